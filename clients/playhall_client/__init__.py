@@ -1,0 +1,1 @@
+"""Python client for Playhall: connection, lobby calls, room mirrors kept by diffs, moves."""
