@@ -1,0 +1,284 @@
+"""The Mantis rule engine.
+
+Mantis is the game the server's benchmark plays, so every method here is written to be cheap:
+
+- Cards are ints (see :mod:`.cards`); every fact about a card is one table lookup.
+- The shuffled deck is one list that is never changed after setup. ``next`` is the index of
+  the top card; drawing a card is ``next + 1``. New states share the deck list with the old
+  one instead of copying 105 ints per move (nothing ever writes to it).
+- ``apply`` copies the state dict shallowly and replaces only the lists a move changes (one or
+  two tanks, at most one score pile), never the whole state.
+
+State (server-only; plain data)::
+
+    seats   int           number of players, 2..6
+    target  int           score pile size that wins at once (option resolved at setup)
+    deck    list[int]     the shuffled 105 cards, in deal/draw order (hidden)
+    next    int           index in ``deck`` of the top card of the draw pile; 105 = empty
+    tanks   list[list[int]]  face-up cards in front of each seat
+    piles   list[list[int]]  face-down score piles (only their sizes are public)
+    turn    int           the seat to act (meaningless once ``result`` is set)
+    first   int           the randomly chosen first player
+    rng     int           the RNG state after setup (Rulings 2: shuffle and first player)
+    last    dict | None   the last flip, in public form (what the view shows)
+    result  dict | None   {"winners", "scores", "reason"} once the game is over
+
+Cards in the deck before ``next`` were dealt or drawn and now sit in a tank or a score pile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from playhall.games.contract import (
+    Applied,
+    Event,
+    Game,
+    Move,
+    Option,
+    Outcome,
+    Rejected,
+    State,
+    View,
+)
+from playhall.games.rng import Rng, seed_state
+
+from .bot import choose
+from .cards import BACK, BACK_NAMES, CODE, COLOURS, DECK_SIZE, FACE
+
+TANK_DEAL = 4  # Ruling 2: four cards face up into each tank.
+DEFAULT_TARGET = 10  # Ruling 6.
+TWO_PLAYER_TARGET = 15  # Ruling 6, two players.
+
+
+def resolve_target(seats: int, option: int) -> int:
+    """The winning score for ``seats`` players: the option, where 0 means the rules' default."""
+    if option:
+        return option
+    return TWO_PLAYER_TARGET if seats == 2 else DEFAULT_TARGET
+
+
+def _split(tank: list[int], colour: int) -> tuple[list[int], list[int]]:
+    """The cards of ``tank`` whose face is ``colour``, and the rest (both in tank order)."""
+    matched = [c for c in tank if FACE[c] == colour]
+    if not matched:
+        return matched, tank
+    return matched, [c for c in tank if FACE[c] != colour]
+
+
+def final_result(piles: Sequence[Sequence[int]], tanks: Sequence[Sequence[int]]) -> dict[str, Any]:
+    """Ruling 8: the deck ran out with nobody at the target. Most points wins; a tie goes to the
+    most cards in tank; players still tied all win."""
+    points = [len(p) for p in piles]
+    best = max(points)
+    leaders = [s for s, p in enumerate(points) if p == best]
+    most = max(len(tanks[s]) for s in leaders)
+    winners = [s for s in leaders if len(tanks[s]) == most]
+    return {"winners": winners, "scores": points, "reason": "deck_exhausted"}
+
+
+def _parse(state: State, seat: int, move: Any) -> int | None:
+    """Check the move's shape; return the steal target, or None for a score.
+
+    Raises ``bad_move`` for anything malformed and ``illegal_move`` for stealing from yourself.
+    """
+    if type(move) is not dict:
+        raise Rejected("bad_move", "a move must be a map with a 'type'")
+    kind = move.get("type")
+    if kind == "score":
+        if len(move) != 1:
+            raise Rejected("bad_move", "a score move has no other fields")
+        return None
+    if kind == "steal":
+        if len(move) != 2 or "target" not in move:
+            raise Rejected("bad_move", "a steal move has exactly the fields 'type' and 'target'")
+        victim = move["target"]
+        if type(victim) is not int or not 0 <= victim < state["seats"]:
+            raise Rejected("bad_move", "'target' must be the seat number of a player")
+        if victim == seat:
+            raise Rejected("illegal_move", "you cannot steal from yourself")
+        return victim
+    raise Rejected("bad_move", "move type must be 'score' or 'steal'")
+
+
+class Mantis(Game):
+    """Mantis for 2–6 players (seed rules plus rulings 1–9 in shared/rules)."""
+
+    id = "mantis"
+    title = "Mantis"
+    min_seats = 2
+    max_seats = 6
+    options = (
+        Option(
+            "target",
+            0,
+            "score pile size that wins at once; 0 = the rules' default (10, or 15 with 2 players)",
+            minimum=0,
+            maximum=DECK_SIZE,
+        ),
+    )
+
+    # -- setup ------------------------------------------------------------------------------
+
+    def setup(self, seats: int, options: dict[str, Any], seed: int) -> State:
+        if type(seats) is not int or not self.min_seats <= seats <= self.max_seats:
+            raise Rejected("bad_option", "Mantis needs 2 to 6 players")
+        rng = Rng(seed_state(seed))
+        deck = list(range(DECK_SIZE))
+        rng.shuffle(deck)
+        first = rng.below(seats)
+        dealt = TANK_DEAL * seats
+        # Dealt one card at a time around the table, as at a real table.
+        tanks = [deck[s:dealt:seats] for s in range(seats)]
+        return {
+            "seats": seats,
+            "target": resolve_target(seats, int(options.get("target", 0))),
+            "deck": deck,
+            "next": dealt,
+            "tanks": tanks,
+            "piles": [[] for _ in range(seats)],
+            "turn": first,
+            "first": first,
+            "rng": rng.state,
+            "last": None,
+            "result": None,
+        }
+
+    # -- queries ----------------------------------------------------------------------------
+
+    def to_act(self, state: State) -> list[int]:
+        if state["result"] is not None:
+            return []
+        return [state["turn"]]
+
+    def legal_moves(self, state: State, seat: int) -> list[Move]:
+        if state["result"] is not None or seat != state["turn"]:
+            return []
+        moves: list[Move] = [{"type": "score"}]
+        moves.extend({"type": "steal", "target": o} for o in range(state["seats"]) if o != seat)
+        return moves
+
+    def outcome(self, state: State) -> Outcome | None:
+        result = state["result"]
+        if result is None:
+            return None
+        return Outcome(list(result["winners"]), list(result["scores"]), result["reason"])
+
+    def view(self, state: State, seat: int | None) -> View:
+        """Everything in Mantis is public except the deck's faces and order and the colours in
+        score piles (Ruling 3), so every viewer gets the same view apart from ``you``."""
+        nxt = state["next"]
+        left = DECK_SIZE - nxt
+        result = state["result"]
+        last = state["last"]
+        return {
+            "you": seat,
+            "seats": state["seats"],
+            "turn": None if result is not None else state["turn"],
+            "first": state["first"],
+            "target": state["target"],
+            "tanks": [[CODE[c] for c in tank] for tank in state["tanks"]],
+            "scores": [len(p) for p in state["piles"]],
+            "top_back": list(BACK_NAMES[BACK[state["deck"][nxt]]]) if left else None,
+            "cards_left": left,
+            "last": None if last is None else dict(last),
+            "outcome": None if result is None else {
+                "winners": list(result["winners"]),
+                "scores": list(result["scores"]),
+                "reason": result["reason"],
+            },
+        }
+
+    # -- the move ---------------------------------------------------------------------------
+
+    def apply(self, state: State, seat: int, move: Move) -> Applied:
+        if state["result"] is not None:
+            raise Rejected("game_over", "the game is over")
+        if seat != state["turn"] or type(seat) is not int:
+            raise Rejected("not_your_turn", "it is not your turn")
+        victim = _parse(state, seat, move)
+
+        nxt = state["next"]
+        card = state["deck"][nxt]
+        colour = FACE[card]
+        code = CODE[card]
+        colour_name = COLOURS[colour]
+        new = dict(state)
+        new["next"] = nxt + 1
+        tanks = list(state["tanks"])
+        new["tanks"] = tanks
+        events: list[Event] = [{
+            "type": "flip", "seat": seat, "action": "score" if victim is None else "steal",
+            "target": victim, "card": code, "colour": colour_name,
+        }]
+        extra_turn = False
+        won = False
+
+        if victim is None:
+            # Ruling 4 (and 9: an empty tank never matches, so the card joins it).
+            matched, rest = _split(tanks[seat], colour)
+            if matched:
+                piles = list(state["piles"])
+                pile = piles[seat] + matched
+                pile.append(card)
+                piles[seat] = pile
+                new["piles"] = piles
+                tanks[seat] = rest
+                count = len(matched) + 1
+                events.append({"type": "scored", "seat": seat, "colour": colour_name,
+                               "count": count, "pile": len(pile)})
+                result, into = "scored", seat
+                won = len(pile) >= state["target"]
+            else:
+                tanks[seat] = rest + [card]
+                count = 1
+                events.append({"type": "to_tank", "seat": seat, "card": code})
+                result, into = "to_tank", seat
+        else:
+            # Ruling 5; Ruling 7 gives a successful stealer another turn with two players.
+            matched, rest = _split(tanks[victim], colour)
+            if matched:
+                moved = matched + [card]
+                tanks[victim] = rest
+                tanks[seat] = tanks[seat] + moved
+                count = len(moved)
+                events.append({"type": "stolen", "seat": seat, "from": victim,
+                               "colour": colour_name, "cards": [CODE[c] for c in moved],
+                               "count": count})
+                result, into = "stolen", seat
+                extra_turn = state["seats"] == 2
+            else:
+                tanks[victim] = rest + [card]
+                count = 1
+                events.append({"type": "to_tank", "seat": victim, "card": code})
+                result, into = "to_tank", victim
+
+        new["last"] = {"seat": seat, "action": events[0]["action"], "target": victim,
+                       "card": code, "colour": colour_name, "result": result, "into": into,
+                       "count": count}
+
+        if won:
+            outcome: dict[str, Any] | None = {
+                "winners": [seat], "scores": [len(p) for p in new["piles"]],
+                "reason": "target_reached",
+            }
+        elif nxt + 1 == DECK_SIZE:
+            outcome = final_result(new["piles"], tanks)
+        else:
+            outcome = None
+
+        if outcome is not None:
+            new["result"] = outcome
+            events.append({"type": "game_over", "winners": list(outcome["winners"]),
+                           "scores": list(outcome["scores"]), "reason": outcome["reason"]})
+        elif extra_turn:
+            events.append({"type": "extra_turn", "seat": seat})
+        else:
+            new["turn"] = (seat + 1) % state["seats"]
+        return Applied(new, events)
+
+    # -- bot --------------------------------------------------------------------------------
+
+    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
+        return choose(view, seat, moves, seed)
