@@ -39,6 +39,14 @@ def start_resolution(
         "type": "complete", "mandala": mandala, "by": completer, "first_chooser": chooser,
         "final": final,
     })
+    m = state["mandalas"][mandala]
+    if field_size(m, 0) == 0 and field_size(m, 1) == 0:
+        # Nobody has a claim: the whole mountain is discarded without any picks (ruling 6).
+        cards = [s["colour"] for s in m["mountain"] for _ in range(s["count"])]
+        state["discard"].extend(cards)
+        m["mountain"] = []
+        events.append({"type": "mountain_discarded", "mandala": mandala, "count": len(cards)})
+        finish_resolution(state, events)
 
 
 def pick(state: State, colour: str, events: list[Event]) -> None:
