@@ -1,0 +1,320 @@
+"""The Python client: one connection to a Playhall server, its requests, and a local mirror of
+each room's view kept by applying the server's diffs.
+
+The client knows no game rules. It keeps, per room, the view and its version; an ``update``
+whose ``from`` is not the mirror's version means something was missed, and the client asks for a
+``sync`` (the server answers with the missed diffs or a snapshot).
+
+If the connection drops, or the server restarts (close code 1012), the client reconnects with
+its token, re-syncs every room it had, and retries requests that were in flight. A move keeps
+its move id across the retry, so the server applies it at most once and answers it again if it
+had already applied it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from playhall_protocol import SUPPORTED_VERSIONS, apply_diff, decode, encode
+
+
+class ServerError(Exception):
+    """The server refused a request: ``code`` (see PROTOCOL.md), ``reason``, and the reply."""
+
+    def __init__(self, reply: dict[str, Any]) -> None:
+        super().__init__(f"{reply.get('code')}: {reply.get('reason')}")
+        self.code: str = reply.get("code", "")
+        self.reason: str = reply.get("reason", "")
+        self.reply = reply
+
+
+class ConnectionLost(Exception):
+    """The connection dropped before the reply came, and reconnecting is off or failed."""
+
+
+@dataclass
+class RoomMirror:
+    """The client's copy of one room's view."""
+
+    room: str
+    version: int = -1
+    view: dict[str, Any] = field(default_factory=dict)
+    presence: list[bool] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    @property
+    def seat(self) -> int | None:
+        return self.view.get("you")
+
+    @property
+    def my_turn(self) -> bool:
+        return self.seat is not None and self.seat in self.view.get("to_act", [])
+
+    async def wait(self, predicate: Callable[[RoomMirror], bool], timeout: float = 10.0) -> None:
+        """Wait until ``predicate(mirror)`` holds (checked after every change)."""
+        async with self.changed:
+            await asyncio.wait_for(self.changed.wait_for(lambda: predicate(self)), timeout)
+
+
+class Client:
+    def __init__(self, url: str, *, name: str | None = None, token: str | None = None,
+                 reconnect: bool = True, max_frame: int = 4 * 1024 * 1024) -> None:
+        self.url = url
+        self.name = name
+        self.token = token
+        self.player = ""
+        self.reconnect = reconnect
+        self.max_frame = max_frame
+        self.rooms: dict[str, RoomMirror] = {}
+        self.pushes: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.welcome: dict[str, Any] = {}
+        self._ws: ClientConnection | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._online = asyncio.Event()
+        self._closing = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.reconnects = 0
+
+    # -- connection ----------------------------------------------------------------------------
+
+    @classmethod
+    async def connect(cls, url: str, **kwargs: Any) -> Client:
+        client = cls(url, **kwargs)
+        await client._open()
+        return client
+
+    async def _open(self) -> None:
+        self._ws = await connect(self.url, max_size=self.max_frame, compression=None,
+                                 open_timeout=10)
+        self._reader = asyncio.create_task(self._read_forever(self._ws))
+        hello: dict[str, Any] = {"protocol": list(SUPPORTED_VERSIONS)}
+        if self.token:
+            hello["token"] = self.token
+        if self.name:
+            hello["name"] = self.name
+        self.welcome = await self._send("hello", hello)
+        self.player = self.welcome["player"]
+        self.name = self.welcome["name"]
+        self.token = self.welcome.get("token", self.token)
+        self._online.set()
+        for mirror in list(self.rooms.values()):
+            await self._resync(mirror)
+
+    async def close(self) -> None:
+        self._closing = True
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+
+    async def _read_forever(self, ws: ClientConnection) -> None:
+        close_code = None
+        try:
+            async for frame in ws:
+                self._receive(decode(frame))
+        except ConnectionClosed:
+            pass
+        finally:
+            close_code = ws.close_code
+            self._online.clear()
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(ConnectionLost(f"connection closed ({close_code})"))
+            self._pending.clear()
+        if not self._closing and self.reconnect:
+            self._spawn(self._reconnect())
+
+    async def _reconnect(self) -> None:
+        delay = 0.05
+        while not self._closing:
+            try:
+                await self._open()
+                self.reconnects += 1
+                return
+            except (OSError, ConnectionClosed, ConnectionLost, asyncio.TimeoutError):
+                await asyncio.sleep(delay)  # backoff between connection attempts
+                delay = min(delay * 2, 2.0)
+
+    def _receive(self, message: dict[str, Any]) -> None:
+        kind = message.get("t")
+        if kind in ("ok", "error") and message.get("re") in self._pending:
+            future = self._pending.pop(message["re"])
+            if not future.done():
+                if kind == "ok":
+                    future.set_result(message)
+                else:
+                    future.set_exception(ServerError(message))
+            return
+        if kind == "update":
+            self._apply_update(message)
+        elif kind == "snapshot":
+            mirror = self._mirror(message["room"])
+            mirror.view = message["view"]
+            mirror.version = message["version"]
+            mirror.presence = message.get("presence", [])
+            mirror.events.extend(message.get("events", []))
+            self._notify(mirror)
+        elif kind == "presence":
+            mirror = self._mirror(message["room"])
+            mirror.presence = message["presence"]
+            self._notify(mirror)
+        self.pushes.put_nowait(message)
+
+    def _apply_update(self, message: dict[str, Any]) -> None:
+        mirror = self._mirror(message["room"])
+        if message["to"] <= mirror.version:
+            return  # already have it (a replay overlapping a snapshot)
+        if message["from"] != mirror.version:
+            self._spawn(self._resync(mirror))
+            return
+        try:
+            mirror.view = apply_diff(mirror.view, message["diff"])
+        except ValueError:
+            self._spawn(self._resync(mirror))
+            return
+        mirror.version = message["to"]
+        mirror.events.extend(message.get("events", []))
+        self._notify(mirror)
+
+    def _notify(self, mirror: RoomMirror) -> None:
+        async def wake() -> None:
+            async with mirror.changed:
+                mirror.changed.notify_all()
+        self._spawn(wake())
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _resync(self, mirror: RoomMirror) -> None:
+        with contextlib.suppress(ServerError, ConnectionLost):
+            await self._send("sync", self._sync_fields(mirror))
+
+    @staticmethod
+    def _sync_fields(mirror: RoomMirror) -> dict[str, Any]:
+        """A sync names the version the mirror has, if it has one (else it gets a snapshot)."""
+        fields: dict[str, Any] = {"room": mirror.room}
+        if mirror.version >= 0:
+            fields["version"] = mirror.version
+        return fields
+
+    def _mirror(self, room: str) -> RoomMirror:
+        mirror = self.rooms.get(room)
+        if mirror is None:
+            mirror = self.rooms[room] = RoomMirror(room)
+        return mirror
+
+    # -- requests ------------------------------------------------------------------------------
+
+    async def _send(self, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+        if self._ws is None:
+            raise ConnectionLost("not connected")
+        rid = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = future
+        try:
+            await self._ws.send(encode({"t": kind, "id": rid, **fields}))
+        except ConnectionClosed as exc:
+            self._pending.pop(rid, None)
+            raise ConnectionLost(str(exc)) from None
+        return await future
+
+    async def request(self, kind: str, retry: bool = True, **fields: Any) -> dict[str, Any]:
+        """Send a request and return the ``ok`` reply; raises :class:`ServerError` on refusal.
+
+        With ``retry``, a request cut off by a dropped connection is sent again once the client
+        has reconnected (safe for every request: moves carry their id)."""
+        while True:
+            try:
+                return await self._send(kind, fields)
+            except ConnectionLost:
+                if not (retry and self.reconnect) or self._closing:
+                    raise
+                await asyncio.wait_for(self._online.wait(), 30)
+
+    async def send_raw(self, frame: bytes | str) -> None:
+        """Send bytes as they are (for tests of bad input)."""
+        assert self._ws is not None
+        await self._ws.send(frame)
+
+    # -- lobby ---------------------------------------------------------------------------------
+
+    async def games(self) -> list[dict[str, Any]]:
+        return list((await self.request("games"))["games"])
+
+    async def list_rooms(self, game: str | None = None) -> list[dict[str, Any]]:
+        fields = {"game": game} if game else {}
+        return list((await self.request("rooms", **fields))["rooms"])
+
+    async def watch_lobby(self, game: str | None = None) -> list[dict[str, Any]]:
+        fields = {"game": game} if game else {}
+        return list((await self.request("lobby.watch", **fields))["rooms"])
+
+    async def create(self, game: str, seats: int, *, options: dict[str, Any] | None = None,
+                     private: bool = False, sit: bool = True) -> RoomMirror:
+        reply = await self.request("create", game=game, seats=seats, options=options or {},
+                                   private=private, sit=sit)
+        mirror = self._mirror(reply["room"])
+        await mirror.wait(lambda m: m.version >= reply["version"])
+        return mirror
+
+    async def join(self, room: str | None = None, *, code: str | None = None,
+                   seat: int | None = None, watch: bool = False) -> RoomMirror:
+        fields: dict[str, Any] = {}
+        if room is not None:
+            fields["room"] = room
+        if code is not None:
+            fields["code"] = code
+        if seat is not None:
+            fields["seat"] = seat
+        if watch:
+            fields["watch"] = True
+        reply = await self.request("join", **fields)
+        mirror = self._mirror(reply["room"])
+        await mirror.wait(lambda m: m.version >= reply["version"])
+        return mirror
+
+    async def leave(self, room: str) -> None:
+        await self.request("leave", room=room)
+        self.rooms.pop(room, None)
+
+    async def ready(self, room: str, ready: bool = True) -> dict[str, Any]:
+        return await self.request("ready", room=room, ready=ready)
+
+    async def start(self, room: str) -> dict[str, Any]:
+        return await self.request("start", room=room)
+
+    async def add_bot(self, room: str, seat: int) -> dict[str, Any]:
+        return await self.request("bot", room=room, seat=seat)
+
+    async def chat(self, room: str, text: str) -> None:
+        await self.request("chat", room=room, text=text)
+
+    async def sync(self, room: str) -> dict[str, Any]:
+        return await self.request("sync", **self._sync_fields(self._mirror(room)))
+
+    async def rematch(self, room: str) -> str:
+        return str((await self.request("rematch", room=room))["room"])
+
+    async def move(self, room: str, move: dict[str, Any], *, mid: str | None = None,
+                   version: int | None = None) -> dict[str, Any]:
+        """Make a move against the mirror's current version (or ``version``). Returns the ok
+        reply (with the new version); raises :class:`ServerError` if refused."""
+        mirror = self._mirror(room)
+        return await self.request(
+            "move", room=room, version=mirror.version if version is None else version,
+            mid=mid or secrets.token_hex(6), move=move)

@@ -1,0 +1,56 @@
+"""Frames on the wire: one msgpack map per binary websocket message.
+
+Strings are msgpack str (UTF-8); raw bytes are msgpack bin; maps have string keys. Decoding
+refuses anything else with a :class:`ProtocolError` carrying an error code, so a bad frame is
+always answered, never crashes the reader.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+
+from playhall_protocol.errors import BAD_FRAME
+
+
+class ProtocolError(Exception):
+    """A frame or message that breaks the protocol. ``code`` is one of :mod:`.errors`."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(f"{code}: {reason}")
+        self.code = code
+        self.reason = reason
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """Encode a message. Raises ``TypeError`` for anything that is not plain data (a bug on the
+    sending side, not bad input)."""
+    return msgpack.packb(message, use_bin_type=True)  # type: ignore[no-any-return]
+
+
+def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
+    """Decode one frame into a message map, or raise :class:`ProtocolError` (``bad_frame``)."""
+    if isinstance(frame, str):
+        raise ProtocolError(BAD_FRAME, "text frames are not accepted; send binary msgpack")
+    try:
+        message = msgpack.unpackb(frame, raw=False, strict_map_key=True, use_list=True)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+        raise ProtocolError(BAD_FRAME, f"not a single msgpack value: {exc}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError(BAD_FRAME, "a frame must be a msgpack map")
+    if _depth(message, max_depth) > max_depth:
+        raise ProtocolError(BAD_FRAME, f"nested deeper than {max_depth} levels")
+    return message
+
+
+def _depth(data: Any, limit: int, level: int = 1) -> int:
+    """Nesting depth, stopping early once past ``limit`` (deep frames are cheap to make and
+    expensive to walk later)."""
+    if level > limit:
+        return level
+    if isinstance(data, dict):
+        return max((_depth(v, limit, level + 1) for v in data.values()), default=level)
+    if isinstance(data, list):
+        return max((_depth(v, limit, level + 1) for v in data), default=level)
+    return level

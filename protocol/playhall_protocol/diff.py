@@ -1,0 +1,122 @@
+"""The view-diff format: how a client turns the view it has into the view the server has now,
+without knowing any game's rules.
+
+A diff is a list of operations applied in order. A path is a list of steps from the root: a str
+steps into a map, an int into an array.
+
+``["set", path, value]``
+    Put ``value`` at ``path``. The parent must exist. In an array the index is either an existing
+    index (replace) or the array's length (append). An empty path replaces the whole view.
+``["del", path]``
+    Remove the key at the end of ``path`` from its map.
+``["len", path, n]``
+    Truncate the array at ``path`` to length ``n`` (n never grows an array: "set" appends).
+
+Values are copied in whole; nothing is shared between ops. ``make_diff`` is the reference
+producer, ``apply_diff`` the reference consumer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Path = list[str | int]
+Op = list[Any]
+
+
+def make_diff(old: Any, new: Any) -> list[Op]:
+    """Operations that turn ``old`` into ``new`` (``[]`` if equal)."""
+    ops: list[Op] = []
+    _diff(old, new, [], ops)
+    return ops
+
+
+def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
+    if old == new and type(old) is type(new):
+        return
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key, value in new.items():
+            if key not in old:
+                ops.append(["set", [*path, key], value])
+            else:
+                _diff(old[key], value, [*path, key], ops)
+        for key in old:
+            if key not in new:
+                ops.append(["del", [*path, key]])
+        return
+    if isinstance(old, list) and isinstance(new, list) and old and new:
+        common = min(len(old), len(new))
+        # A list whose elements mostly changed is cheaper sent whole than element by element.
+        changed = sum(1 for i in range(common) if old[i] != new[i])
+        if changed * 2 <= common or common > 8:
+            for i in range(common):
+                _diff(old[i], new[i], [*path, i], ops)
+            for i in range(common, len(new)):
+                ops.append(["set", [*path, i], new[i]])
+            if len(new) < len(old):
+                ops.append(["len", path, len(new)])
+            return
+    ops.append(["set", path, new])
+
+
+def apply_diff(view: Any, ops: list[Op]) -> Any:
+    """Apply ``ops`` to ``view`` (mutated in place where possible) and return the new view.
+
+    Raises ``ValueError`` on an operation that does not fit the view; a client then asks for a
+    snapshot.
+    """
+    for op in ops:
+        if not isinstance(op, list) or not op or not isinstance(op[0], str):
+            raise ValueError(f"malformed op {op!r}")
+        kind = op[0]
+        if len(op) < 2 or not isinstance(op[1], list):
+            raise ValueError(f"malformed op {op!r}")
+        path = op[1]
+        if kind == "set" and len(op) == 3:
+            if not path:
+                view = _copy(op[2])
+                continue
+            parent = _walk(view, path[:-1])
+            key = path[-1]
+            if isinstance(parent, dict) and isinstance(key, str):
+                parent[key] = _copy(op[2])
+            elif isinstance(parent, list) and isinstance(key, int) and 0 <= key <= len(parent):
+                if key == len(parent):
+                    parent.append(_copy(op[2]))
+                else:
+                    parent[key] = _copy(op[2])
+            else:
+                raise ValueError(f"cannot set {path!r}")
+        elif kind == "del" and len(op) == 2 and path:
+            parent = _walk(view, path[:-1])
+            if not isinstance(parent, dict) or path[-1] not in parent:
+                raise ValueError(f"cannot delete {path!r}")
+            del parent[path[-1]]
+        elif kind == "len" and len(op) == 3 and isinstance(op[2], int):
+            target = _walk(view, path)
+            if not isinstance(target, list) or not 0 <= op[2] <= len(target):
+                raise ValueError(f"cannot truncate {path!r} to {op[2]}")
+            del target[op[2]:]
+        else:
+            raise ValueError(f"malformed op {op!r}")
+    return view
+
+
+def _walk(view: Any, path: Path) -> Any:
+    node = view
+    for step in path:
+        if isinstance(node, dict) and isinstance(step, str) and step in node:
+            node = node[step]
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            node = node[step]
+        else:
+            raise ValueError(f"path {path!r} does not exist")
+    return node
+
+
+def _copy(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _copy(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_copy(v) for v in data]
+    return data

@@ -1,0 +1,116 @@
+"""The messages a client may send, their fields and types, and their validation.
+
+Every client message is a map with ``"t"`` (its type) and ``"id"`` (a request id the reply
+echoes as ``"re"``). The server answers every request exactly once, with ``{"t": "ok", "re": id,
+...}`` or ``{"t": "error", "re": id, "code": ..., "reason": ...}``; it also pushes messages
+without ``"re"`` (``update``, ``snapshot``, ``presence``, ``chat``, ``lobby``, ``notice``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from playhall_protocol.codec import ProtocolError
+from playhall_protocol.errors import BAD_MESSAGE, UNKNOWN_TYPE
+
+MAX_ID = 2**53 - 1          # fits a JavaScript number exactly
+MAX_TEXT = 500              # chat text
+MAX_NAME = 32
+MAX_KEY = 64                # room ids, join codes, move ids, game ids
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    kind: type | tuple[type, ...]
+    required: bool = True
+    max_len: int | None = None   # for str and list values
+    minimum: int | None = None   # for int values
+
+    def check(self, value: Any) -> None:
+        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+        # bool is an int to Python but not on the wire: `true` is never a seat number.
+        if isinstance(value, bool) and bool not in kinds:
+            raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} must be {_names(kinds)}")
+        if not isinstance(value, kinds):
+            raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} must be {_names(kinds)}")
+        if self.max_len is not None and isinstance(value, str | list) and len(value) > self.max_len:
+            raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} is longer than {self.max_len}")
+        if isinstance(value, int) and not isinstance(value, bool):
+            low = 0 if self.minimum is None else self.minimum
+            if not low <= value <= MAX_ID:
+                raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} is out of range")
+
+
+def _names(kinds: tuple[type, ...]) -> str:
+    words = {str: "a string", int: "an integer", bool: "a boolean", dict: "a map", list: "an array"}
+    return " or ".join(words.get(k, k.__name__) for k in kinds)
+
+
+ROOM = Field("room", str, max_len=MAX_KEY)
+
+#: Client message type -> its fields (besides "t" and "id").
+CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
+    "hello": (Field("protocol", (int, list), max_len=16), Field("token", str, False, 200),
+              Field("name", str, False, MAX_NAME)),
+    "ping": (),
+    "games": (),
+    "rooms": (Field("game", str, False, MAX_KEY),),
+    "lobby.watch": (Field("game", str, False, MAX_KEY),),
+    "lobby.unwatch": (),
+    "create": (Field("game", str, max_len=MAX_KEY), Field("seats", int),
+               Field("options", dict, False), Field("private", bool, False),
+               Field("sit", bool, False)),
+    "join": (Field("room", str, False, MAX_KEY), Field("code", str, False, MAX_KEY),
+             Field("seat", int, False), Field("watch", bool, False)),
+    "leave": (ROOM,),
+    "ready": (ROOM, Field("ready", bool, False)),
+    "start": (ROOM,),
+    "bot": (ROOM, Field("seat", int)),
+    "chat": (ROOM, Field("text", str, max_len=MAX_TEXT)),
+    "move": (ROOM, Field("version", int), Field("mid", (str, int), max_len=MAX_KEY),
+             Field("move", dict)),
+    "sync": (ROOM, Field("version", int, False)),
+    "rematch": (ROOM,),
+}
+
+#: Types the server pushes without a request.
+SERVER_PUSHES = ("update", "snapshot", "presence", "chat", "lobby", "notice")
+
+
+def validate(message: dict[str, Any]) -> tuple[str, int]:
+    """Check a decoded client message; return its type and request id.
+
+    Raises :class:`ProtocolError`. Unknown fields are refused too: a typo should fail loudly,
+    not be silently ignored.
+    """
+    kind = message.get("t")
+    if not isinstance(kind, str):
+        raise ProtocolError(BAD_MESSAGE, 'every message needs a string "t"')
+    request_id = message.get("id")
+    if not isinstance(request_id, int) or isinstance(request_id, bool) or not 0 <= request_id <= MAX_ID:
+        raise ProtocolError(BAD_MESSAGE, 'every request needs an integer "id" (0 .. 2^53-1)')
+    fields = CLIENT_MESSAGES.get(kind)
+    if fields is None:
+        raise ProtocolError(UNKNOWN_TYPE, f"unknown message type {kind!r}")
+    allowed = {"t", "id"} | {f.name for f in fields}
+    for name in message:
+        if name not in allowed:
+            raise ProtocolError(BAD_MESSAGE, f"unexpected field {name!r} in {kind!r}")
+    for f in fields:
+        if f.name in message:
+            f.check(message[f.name])
+        elif f.required:
+            raise ProtocolError(BAD_MESSAGE, f"{kind!r} needs field {f.name!r}")
+    return kind, request_id
+
+
+def request_id_of(message: Any) -> int | None:
+    """The request id of a message, if it has a usable one (to address an error reply even when
+    the rest of the message is bad)."""
+    if isinstance(message, dict):
+        rid = message.get("id")
+        if isinstance(rid, int) and not isinstance(rid, bool) and 0 <= rid <= MAX_ID:
+            return rid
+    return None

@@ -1,0 +1,89 @@
+"""Wiring: Redis (embedded or configured), the store, the lobby, the rooms and the websocket
+endpoint, plus graceful shutdown.
+
+SIGTERM (or SIGINT) drains: the server stops taking changes (``draining``), lets every room
+finish the command in hand (so whatever was acknowledged is stored), closes every socket with
+1012 "server restarting" — which the client library answers by reconnecting and resuming — and
+stops the embedded Redis if it started one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from dataclasses import dataclass
+
+import redis.asyncio as aioredis
+from websockets.asyncio.server import Server, serve
+
+from playhall import log
+from playhall.config import Config
+from playhall.lobby import Lobby
+from playhall.net.endpoint import Endpoint
+from playhall.rooms.manager import RoomManager
+from playhall.store.embedded import EmbeddedRedis
+from playhall.store.redis_store import Store
+from playhall_protocol import errors
+
+logger = log.get("playhall.app")
+
+
+@dataclass
+class Running:
+    config: Config
+    server: Server
+    endpoint: Endpoint
+    rooms: RoomManager
+    redis: aioredis.Redis
+    embedded: EmbeddedRedis | None
+
+    @property
+    def port(self) -> int:
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def drain(self) -> None:
+        logger.info("draining", rooms=len(self.rooms.rooms), sessions=len(self.endpoint.sessions))
+        self.endpoint.draining = True
+        await asyncio.wait_for(self.rooms.close(), self.config.drain_timeout)
+        await self.endpoint.close_all(errors.CLOSE_RESTARTING, "server restarting")
+        self.server.close()
+        await self.server.wait_closed()
+        await self.redis.aclose()
+        if self.embedded is not None:
+            await asyncio.to_thread(self.embedded.stop)
+        logger.info("stopped")
+
+
+async def start(config: Config) -> Running:
+    embedded = None
+    url = config.redis_url
+    if not url:
+        embedded = EmbeddedRedis(config.data_dir, fsync=config.redis_fsync)
+        url = await asyncio.to_thread(embedded.start)
+    client = aioredis.Redis.from_url(url, max_connections=64)
+    await client.ping()
+    store = Store(client, config.key_prefix)
+    lobby = Lobby(store)
+    rooms = RoomManager(store, config, lobby)
+    endpoint = Endpoint(config, store, rooms, lobby)
+    server = await serve(endpoint.handle, config.host, config.port,
+                         process_request=endpoint.process_request, max_size=config.max_frame,
+                         compression=None, ping_interval=20, ping_timeout=20)
+    running = Running(config, server, endpoint, rooms, client, embedded)
+    restored = await rooms.restore_active()
+    rooms.start_renewing()
+    logger.info("listening", url=f"ws://{config.host}:{running.port}/", redis=url,
+                embedded=embedded is not None, restored_rooms=restored, instance=config.instance)
+    return running
+
+
+async def serve_forever(config: Config) -> None:
+    running = await start(config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await running.drain()

@@ -1,0 +1,1 @@
+"""The websocket side: connections (sessions), their limits, and message dispatch."""

@@ -1,0 +1,266 @@
+"""The websocket endpoint: reads frames, checks them against the protocol, and dispatches each
+request to the lobby, the player registry or a room actor. Every request gets exactly one
+reply; bad input gets an ``error`` reply with a code and a reason and changes nothing.
+
+Requests of one connection are handled in order, one at a time: replies come back in request
+order and a flooding client slows only itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import itertools
+import secrets
+import time
+from http import HTTPStatus
+from typing import Any
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from playhall import __version__, log
+from playhall.catalog import all_games, get_game
+from playhall.config import Config
+from playhall.games.contract import Rejected
+from playhall.lobby import Lobby
+from playhall.net.session import Session
+from playhall.rooms.actor import RoomError, new_room_id, new_seed
+from playhall.rooms.manager import RoomManager
+from playhall.rooms.record import RoomRecord, Seat
+from playhall.store.redis_store import Store
+from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, encode, errors
+from playhall_protocol.messages import validate
+
+logger = log.get("playhall.net")
+
+#: Messages handled by the room actor; their replies are whatever the actor returns.
+ROOM_COMMANDS = {"join", "leave", "ready", "start", "bot", "chat", "move", "sync", "rematch"}
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class Endpoint:
+    def __init__(self, config: Config, store: Store, rooms: RoomManager, lobby: Lobby) -> None:
+        self.config = config
+        self.store = store
+        self.rooms = rooms
+        self.lobby = lobby
+        self.sessions: set[Session] = set()
+        self.draining = False
+        self._ids = itertools.count(1)
+        self._background: set[asyncio.Task[None]] = set()
+
+    # -- HTTP on the same port -----------------------------------------------------------------
+
+    def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        if request.path == "/healthz":
+            status = HTTPStatus.SERVICE_UNAVAILABLE if self.draining else HTTPStatus.OK
+            body = "draining\n" if self.draining else "ok\n"
+            return connection.respond(status, body)
+        return None
+
+    # -- one connection ------------------------------------------------------------------------
+
+    async def handle(self, ws: ServerConnection) -> None:
+        session = Session(ws, self.config, self._resnapshot)
+        conn = next(self._ids)
+        session.start()
+        self.sessions.add(session)
+        clog = logger.bind(conn=conn, peer=str(ws.remote_address))
+        clog.debug("connected")
+        try:
+            async for frame in ws:
+                if not session.bucket.allow():
+                    if session.bucket.flooding:
+                        clog.warning("flooding_closed", player=session.player)
+                        await ws.close(errors.CLOSE_POLICY, "flooding: too many messages")
+                        break
+                    self._refuse(session, frame, errors.RATE_LIMITED,
+                                 f"more than {self.config.rate:g} messages/s; this one was dropped")
+                    continue
+                await self._handle_frame(session, frame, clog)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.sessions.discard(session)
+            self.lobby.unwatch(session)
+            for room_id in list(session.rooms):
+                room = self.rooms.rooms.get(room_id)
+                if room is not None:
+                    try:
+                        await room.submit("detach", session, {})
+                    except RoomError:
+                        pass
+            await session.stop()
+            clog.debug("disconnected", player=session.player)
+
+    def _refuse(self, session: Session, frame: bytes | str, code: str, reason: str) -> None:
+        rid = None
+        if isinstance(frame, bytes):
+            try:
+                message = decode(frame)
+                rid = message.get("id") if isinstance(message.get("id"), int) else None
+            except ProtocolError:
+                pass
+        session.reply(encode({"t": "error", "re": rid, "code": code, "reason": reason}))
+
+    async def _handle_frame(self, session: Session, frame: bytes | str, clog: Any) -> None:
+        rid: int | None = None
+        try:
+            message = decode(frame)
+            raw_id = message.get("id")
+            rid = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
+            kind, rid = validate(message)
+            if kind != "hello" and not session.greeted:
+                raise ProtocolError(errors.NOT_HELLO, 'say "hello" first')
+            started = time.perf_counter()
+            result = await self._dispatch(session, kind, message)
+            session.reply(encode({"t": "ok", "re": rid, **result}))
+            if kind != "move" and kind != "ping":
+                clog.debug("request", kind=kind, req=rid, player=session.player,
+                           room=message.get("room"), ms=round((time.perf_counter() - started) * 1e3, 2))
+        except (ProtocolError, RoomError, Rejected) as exc:
+            extra = exc.extra if isinstance(exc, RoomError) else {}
+            session.reply(encode({"t": "error", "re": rid, "code": exc.code,
+                                  "reason": exc.reason, **extra}))
+            clog.info("refused", code=exc.code, reason=exc.reason, req=rid, player=session.player)
+        except Exception:
+            clog.exception("request_failed", req=rid, player=session.player)
+            session.reply(encode({"t": "error", "re": rid, "code": errors.INTERNAL,
+                                  "reason": "internal error; nothing was changed"}))
+
+    async def _dispatch(self, session: Session, kind: str, message: dict[str, Any]) -> dict[str, Any]:
+        if kind == "hello":
+            return await self._hello(session, message)
+        if kind == "ping":
+            return {"time": time.time()}
+        if kind == "games":
+            return {"games": [g.describe() for g in all_games().values()]}
+        if kind == "rooms":
+            return {"rooms": await self.lobby.rooms(message.get("game"))}
+        if kind == "lobby.watch":
+            self.lobby.watch(session, message.get("game"))
+            return {"rooms": await self.lobby.rooms(message.get("game"))}
+        if kind == "lobby.unwatch":
+            self.lobby.unwatch(session)
+            return {}
+        if self.draining:
+            raise RoomError(errors.DRAINING, "the server is restarting; reconnect shortly")
+        if kind == "create":
+            return await self._create(session, message)
+        return await self._room_command(session, kind, message)
+
+    async def _room_command(self, session: Session, kind: str, message: dict[str, Any]) -> dict[str, Any]:
+        args = {k: v for k, v in message.items() if k not in ("t", "id")}
+        room_id = args.get("room")
+        if room_id is None and "code" in args:
+            room_id = await self.store.room_for_code(args["code"])
+            if room_id is None:
+                raise RoomError(errors.BAD_CODE, "no room has that join code")
+        if room_id is None:
+            raise ProtocolError(errors.BAD_MESSAGE, f'{kind!r} needs "room" (or "code")')
+        room = await self.rooms.get(room_id)
+        result = await room.submit(kind, session, args, message["id"])
+        if kind in ("join", "sync"):
+            session.rooms.add(room_id)
+        elif kind == "leave":
+            session.rooms.discard(room_id)
+        return result
+
+    # -- hello ---------------------------------------------------------------------------------
+
+    async def _hello(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
+        offered = message["protocol"]
+        offered = [offered] if isinstance(offered, int) else offered
+        common = [v for v in SUPPORTED_VERSIONS if v in offered]
+        if not common:
+            raise ProtocolError(errors.UNSUPPORTED_VERSION,
+                                f"this server speaks protocol versions {list(SUPPORTED_VERSIONS)}")
+        name = (message.get("name") or "").strip()
+        token = message.get("token")
+        new_token = None
+        if token is not None:
+            player, _, secret = token.partition(".")
+            stored = await self.store.player(player) if player and secret else None
+            if stored is None or not hmac.compare_digest(stored[1], hash_secret(secret)):
+                raise ProtocolError(errors.BAD_TOKEN, "unknown or wrong player token")
+            if name and name != stored[0]:
+                await self.store.rename_player(player, name)
+            name = name or stored[0]
+        else:
+            player = secrets.token_hex(6)
+            secret = secrets.token_urlsafe(24)
+            name = name or f"Player-{player[:4]}"
+            await self.store.create_player(player, name, hash_secret(secret))
+            new_token = f"{player}.{secret}"
+        session.player, session.name, session.protocol = player, name, max(common)
+        reply: dict[str, Any] = {
+            "player": player, "name": name, "protocol": session.protocol,
+            "server": f"playhall/{__version__}", "rooms": await self.store.player_rooms(player),
+            "limits": {"max_frame": self.config.max_frame, "rate": self.config.rate,
+                       "burst": self.config.burst},
+        }
+        if new_token is not None:
+            reply["token"] = new_token
+        return reply
+
+    # -- create --------------------------------------------------------------------------------
+
+    async def _create(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
+        game = get_game(message["game"])
+        if game is None:
+            raise RoomError(errors.NO_SUCH_GAME, f"no game {message['game']!r}; see \"games\"")
+        options = game.normalize_options(message.get("options") or {})
+        low, high = game.seat_range(options)
+        seats = message["seats"]
+        if not low <= seats <= high:
+            raise RoomError(errors.BAD_SEATS, f"{game.title} takes {low} to {high} seats")
+        private = bool(message.get("private", False))
+        room_id = new_room_id()
+        code = None
+        if private:
+            code = secrets.token_hex(3).upper()
+            while not await self.store.set_code(code, room_id):
+                code = secrets.token_hex(3).upper()
+        record = RoomRecord(id=room_id, game=game.id, options=options,
+                            seats=tuple(Seat() for _ in range(seats)), seed=new_seed(),
+                            creator=session.player, private=private, code=code,
+                            created=time.time())
+        room = await self.rooms.create(record)
+        args: dict[str, Any] = {"code": code}
+        if message.get("sit", True):
+            args["seat"] = 0
+        else:
+            args["watch"] = True
+        joined = await room.submit("join", session, args, message["id"])
+        session.rooms.add(room_id)
+        return {"room": room_id, "code": code, "seat": joined["seat"], "version": joined["version"]}
+
+    # -- outbox drained after overflow ---------------------------------------------------------
+
+    def _resnapshot(self, session: Session, room_id: str) -> None:
+        room = self.rooms.rooms.get(room_id)
+        if room is None:
+            session.clear_stale(room_id)
+            return
+
+        async def ask() -> None:
+            try:
+                await room.submit("resnapshot", session, {})
+            except RoomError:
+                pass
+
+        task = asyncio.get_running_loop().create_task(ask())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- shutdown ------------------------------------------------------------------------------
+
+    async def close_all(self, code: int, reason: str) -> None:
+        await asyncio.gather(*(s.ws.close(code, reason) for s in list(self.sessions)),
+                             return_exceptions=True)

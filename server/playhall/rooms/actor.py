@@ -1,0 +1,644 @@
+"""The room actor: one asyncio task per live room, the only code that changes that room.
+
+Everything that changes a room (join, leave, ready, start, bot, move, automatic step, rematch)
+is a :class:`Command` in the room's bounded inbox, handled one at a time. For each accepted
+change the actor builds the new record, stores it in Redis (record, version, log entry, lobby
+index — atomically, fenced by the room's lease), and only then replies and broadcasts. A crash
+at any instant therefore loses nothing a client was told about.
+
+Broadcasting: each viewer key (a seat, or ``None`` for spectators) gets its view computed once
+per version, the diff from its previous view computed once, and the frame encoded once; every
+session of that key receives the same bytes. Diffs are kept in a short history so a client that
+reconnects with an old version catches up without a snapshot.
+
+Overload policy: a full inbox refuses new commands with ``overloaded`` (the client may retry);
+internal commands (timers, bots) are retried a little later instead of being dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+import msgpack
+
+from playhall import log
+from playhall.config import Config
+from playhall.games.contract import Applied, Event, Game, Rejected
+from playhall.rooms import views
+from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
+from playhall.store.redis_store import Commit, Fenced, Store
+from playhall_protocol import encode, errors, make_diff
+
+if TYPE_CHECKING:
+    from playhall.lobby import Lobby
+
+logger = log.get("playhall.room")
+
+ViewerKey = int | None   # a seat, or None for spectators
+
+
+class Viewer(Protocol):
+    """What a room needs of a connection (implemented by :class:`playhall.net.session.Session`)."""
+
+    player: str
+    name: str
+
+    def push(self, frame: bytes, room: str | None = None) -> None: ...
+
+    def is_stale(self, room: str) -> bool: ...
+
+    def clear_stale(self, room: str) -> None: ...
+
+
+class RoomError(Exception):
+    """A refused command; becomes an ``error`` reply."""
+
+    def __init__(self, code: str, reason: str, **extra: Any) -> None:
+        super().__init__(f"{code}: {reason}")
+        self.code = code
+        self.reason = reason
+        self.extra = extra
+
+
+@dataclass
+class Command:
+    kind: str
+    session: Viewer | None
+    args: dict[str, Any]
+    reply: asyncio.Future[dict[str, Any]] | None = None
+    request: int | None = None
+
+
+@dataclass
+class _ViewerState:
+    seat: int | None
+    version: int = -1     # the version of the last view this session was sent
+
+
+@dataclass
+class _Frames:
+    """Frames of one version, encoded once per viewer key."""
+
+    version: int
+    events: list[Event]
+    by_key: dict[ViewerKey, bytes] = field(default_factory=dict)
+
+
+class Room:
+    def __init__(
+        self,
+        record: RoomRecord,
+        game: Game,
+        *,
+        store: Store,
+        config: Config,
+        lobby: Lobby,
+        lease: str,
+        create_room: Callable[[RoomRecord], Awaitable[None]],
+        on_idle: Callable[[Room], None],
+    ) -> None:
+        self.record = record
+        self.game = game
+        self.store = store
+        self.config = config
+        self.lobby = lobby
+        self.lease = lease
+        self._create_room = create_room
+        self._on_idle = on_idle
+        self.inbox: asyncio.Queue[Command] = asyncio.Queue(maxsize=config.room_inbox)
+        self.viewers: dict[Viewer, _ViewerState] = {}
+        self._views: dict[ViewerKey, tuple[int, dict[str, Any]]] = {}
+        self._history: deque[tuple[int, dict[ViewerKey, list[Any]]]] = deque(maxlen=config.history)
+        self._away_since: dict[int, float] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._idle: asyncio.TimerHandle | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+        self.log = logger.bind(room=record.id, game=record.game)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"room:{self.record.id}")
+        self._schedule()
+
+    async def stop(self) -> None:
+        """Finish the command in hand, refuse the rest, and stop."""
+        self._closed = True
+        for handle in (self._timer, self._idle):
+            if handle is not None:
+                handle.cancel()
+        if self._task is not None:
+            await self.inbox.put(Command("_stop", None, {}))
+            await self._task
+        while not self.inbox.empty():
+            command = self.inbox.get_nowait()
+            if command.reply is not None and not command.reply.done():
+                command.reply.set_exception(RoomError(errors.DRAINING, "the room is closing"))
+
+    async def submit(self, kind: str, session: Viewer | None, args: dict[str, Any],
+                     request: int | None = None) -> dict[str, Any]:
+        """Queue a command and wait for its reply; raises :class:`RoomError` when refused."""
+        if self._closed:
+            raise RoomError(errors.DRAINING, "the room is closing; reconnect to resume")
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        try:
+            self.inbox.put_nowait(Command(kind, session, args, future, request))
+        except asyncio.QueueFull:
+            raise RoomError(errors.OVERLOADED, "the room is busy; retry shortly") from None
+        return await future
+
+    def _post(self, kind: str, args: dict[str, Any] | None = None) -> None:
+        """Queue an internal command; a full inbox is retried shortly, never dropped."""
+        if self._closed:
+            return
+        try:
+            self.inbox.put_nowait(Command(kind, None, args or {}))
+        except asyncio.QueueFull:
+            asyncio.get_running_loop().call_later(0.05, self._post, kind, args)
+
+    async def _run(self) -> None:
+        handlers: dict[str, Callable[[Command], Awaitable[dict[str, Any]]]] = {
+            "join": self._join, "sync": self._sync, "leave": self._leave, "ready": self._ready,
+            "start": self._start, "bot": self._add_bot, "chat": self._chat, "move": self._move,
+            "rematch": self._rematch, "detach": self._detach, "resnapshot": self._resnapshot,
+            "_auto": self._auto, "_bot_turn": self._bot_turn,
+        }
+        while True:
+            command = await self.inbox.get()
+            if command.kind == "_stop":
+                return
+            handler = handlers[command.kind]
+            try:
+                result = await handler(command)
+            except RoomError as exc:
+                if command.reply is not None and not command.reply.done():
+                    command.reply.set_exception(exc)
+                continue
+            except Fenced:
+                self.log.warning("room_fenced", command=command.kind)
+                if command.reply is not None and not command.reply.done():
+                    command.reply.set_exception(RoomError(
+                        errors.STORE_FAILED, "this server no longer owns the room; reconnect"))
+                self._closed = True
+                self._on_idle(self)
+                continue
+            except Exception as exc:
+                self.log.exception("room_command_failed", command=command.kind,
+                                   player=getattr(command.session, "player", None),
+                                   req=command.request)
+                if command.reply is not None and not command.reply.done():
+                    code = errors.STORE_FAILED if _is_store_error(exc) else errors.INTERNAL
+                    command.reply.set_exception(RoomError(code, "the change was not made"))
+                continue
+            if command.reply is not None and not command.reply.done():
+                command.reply.set_result(result)
+            self._check_idle()
+
+    # -- storing a change ----------------------------------------------------------------------
+
+    async def _commit(self, new: RoomRecord, kind: str, seat: int | None = None,
+                      player: str | None = None, move: Any = None,
+                      events: list[Event] | None = None) -> None:
+        """Store ``new`` (whose version is the current one + 1), then adopt and broadcast it."""
+        old = self.record
+        listed = not new.private and new.status != FINISHED and any(
+            s.taken and not s.bot for s in new.seats)
+        lobby_blob = msgpack.packb(views.lobby_summary(new, self.game.title)) if listed else None
+        log_entry: dict[str, bytes | str | int] = {"v": new.version, "k": kind}
+        if seat is not None:
+            log_entry["s"] = seat
+        if player is not None:
+            log_entry["p"] = player
+        if move is not None:
+            log_entry["m"] = msgpack.packb(move, use_bin_type=True)
+        await self.store.commit(Commit(
+            room=new.id, lease=self.lease, prev_version=old.version, version=new.version,
+            record=new.pack(), log=log_entry, lobby=lobby_blob, unlist=not listed,
+            active=self._needs_server(new),
+        ))
+        self.record = new
+        if listed or (not old.private and old.status != FINISHED):
+            self.lobby.changed(new.id, views.lobby_summary(new, self.game.title) if listed else None,
+                               new.game)
+        self._broadcast(events or [])
+        self._schedule()
+
+    def _needs_server(self, record: RoomRecord) -> bool:
+        """Whether the room must be loaded after a restart even if no client asks for it."""
+        if record.status != PLAYING or record.state is None:
+            return False
+        if record.deadline is not None:
+            return True
+        return any(record.seats[s].bot for s in self.game.to_act(record.state))
+
+    # -- views and broadcast -------------------------------------------------------------------
+
+    def _view(self, key: ViewerKey) -> dict[str, Any]:
+        version = self.record.version
+        cached = self._views.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        view = views.room_view(self.record, self.game, key)
+        self._views[key] = (version, view)
+        return view
+
+    def _live_keys(self) -> set[ViewerKey]:
+        """Keys whose views are kept up to date: watched ones, and seats whose player dropped
+        recently (so their reconnect is a short diff, not a snapshot)."""
+        keys: set[ViewerKey] = {v.seat for v in self.viewers.values()}
+        now = time.monotonic()
+        for seat, since in list(self._away_since.items()):
+            if now - since <= self.config.away_grace:
+                keys.add(seat)
+            else:
+                del self._away_since[seat]
+        return keys
+
+    def _broadcast(self, events: list[Event]) -> None:
+        version = self.record.version
+        diffs: dict[ViewerKey, list[Any]] = {}
+        for key in self._live_keys():
+            previous = self._views.get(key)
+            new_view = self._view(key)
+            if previous is not None and previous[0] == version - 1:
+                diffs[key] = make_diff(previous[1], new_view)
+        self._history.append((version, diffs))
+        frames = _Frames(version, events)
+        for session, state in self.viewers.items():
+            if session.is_stale(self.record.id):
+                continue  # its outbox overflowed; it gets a snapshot once it drains
+            if state.version == version - 1 and state.seat in diffs:
+                frame = frames.by_key.get(state.seat)
+                if frame is None:
+                    frame = self._update_frame(state.seat, version, diffs[state.seat], events)
+                    frames.by_key[state.seat] = frame
+                session.push(frame, self.record.id)
+            else:
+                session.push(self._snapshot_frame(state.seat, events), self.record.id)
+            state.version = version
+
+    def _update_frame(self, key: ViewerKey, version: int, diff: list[Any],
+                      events: list[Event]) -> bytes:
+        frame = encode({"t": "update", "room": self.record.id, "from": version - 1,
+                        "to": version, "diff": diff, "events": views.visible_events(events, key)})
+        # A diff never costs more than the snapshot it replaces.
+        snapshot = self._snapshot_frame(key, events)
+        return snapshot if len(snapshot) <= len(frame) else frame
+
+    def _snapshot_frame(self, key: ViewerKey, events: list[Event] | None = None) -> bytes:
+        return encode({
+            "t": "snapshot", "room": self.record.id, "version": self.record.version,
+            "view": self._view(key), "presence": self._presence(),
+            "events": views.visible_events(events or [], key),
+        })
+
+    def _presence(self) -> list[bool]:
+        online = {self.record.seat_of(v.player) for v in self.viewers}
+        return [seat.bot or index in online for index, seat in enumerate(self.record.seats)]
+
+    def _push_all(self, message: dict[str, Any]) -> None:
+        frame = encode(message)
+        for session in self.viewers:
+            session.push(frame)
+
+    def _attach(self, session: Viewer, seat: int | None) -> None:
+        before = self._presence()
+        self.viewers[session] = _ViewerState(seat)
+        if seat is not None:
+            self._away_since.pop(seat, None)
+        if self._presence() != before:
+            self._push_all({"t": "presence", "room": self.record.id, "presence": self._presence()})
+
+    def _send_snapshot(self, session: Viewer) -> None:
+        state = self.viewers[session]
+        session.clear_stale(self.record.id)
+        session.push(self._snapshot_frame(state.seat), self.record.id)
+        state.version = self.record.version
+
+    # -- commands from clients -------------------------------------------------------------------
+
+    def _require_viewer(self, command: Command) -> Viewer:
+        assert command.session is not None
+        return command.session
+
+    async def _join(self, command: Command) -> dict[str, Any]:
+        session = self._require_viewer(command)
+        record = self.record
+        if record.private and record.seat_of(session.player) is None \
+                and command.args.get("code") != record.code:
+            raise RoomError(errors.BAD_CODE, "this room is private; its join code is needed")
+        seat = record.seat_of(session.player)
+        wanted = command.args.get("seat")
+        if command.args.get("watch"):
+            seat = None
+        elif seat is not None:
+            if wanted is not None and wanted != seat:
+                raise RoomError(errors.SEAT_TAKEN, f"you already hold seat {seat}")
+        elif wanted is not None or record.status == WAITING:
+            seat = await self._take_seat(session, wanted)
+        self._attach(session, seat)
+        self._send_snapshot(session)
+        return {"room": record.id, "seat": seat, "version": self.record.version,
+                "chat": await self._chat_history()}
+
+    async def _take_seat(self, session: Viewer, wanted: int | None) -> int | None:
+        record = self.record
+        if record.status != WAITING:
+            raise RoomError(errors.WRONG_STATUS, "seats can only be taken before the game starts")
+        free = [i for i, s in enumerate(record.seats) if not s.taken]
+        if wanted is None:
+            if not free:
+                return None  # a full room: watch instead
+            wanted = free[0]
+        if not 0 <= wanted < len(record.seats):
+            raise RoomError(errors.NO_SUCH_SEAT, f"seats are numbered 0 to {len(record.seats) - 1}")
+        if wanted not in free:
+            raise RoomError(errors.SEAT_TAKEN, f"seat {wanted} is taken")
+        new = record.evolve(seats=record.with_seat(wanted, Seat(session.player, session.name)))
+        await self.store.add_player_room(session.player, record.id)
+        events: list[Event] = [{"type": "joined", "seat": wanted, "name": session.name}]
+        if self._single_seat(new):
+            new, events = self._started(new, events)
+        await self._commit(new, "join", wanted, session.player, events=events)
+        return wanted
+
+    def _single_seat(self, record: RoomRecord) -> bool:
+        """Solo rooms (one seat) start as soon as the seat is taken."""
+        return len(record.seats) == 1 and record.seats[0].taken and record.status == WAITING
+
+    async def _sync(self, command: Command) -> dict[str, Any]:
+        """Attach (again) and catch up from ``version``: missed diffs if history has them all,
+        else a snapshot."""
+        session = self._require_viewer(command)
+        seat = self.record.seat_of(session.player)
+        if self.record.private and seat is None and session not in self.viewers:
+            raise RoomError(errors.NOT_IN_ROOM, "join this private room with its code first")
+        have = command.args.get("version")
+        self._attach(session, seat)
+        current = self.record.version
+        replay = self._missed_diffs(seat, have) if isinstance(have, int) else None
+        session.clear_stale(self.record.id)
+        if replay is None:
+            self._send_snapshot(session)
+        else:
+            for version, diff in replay:
+                session.push(encode({"t": "update", "room": self.record.id, "from": version - 1,
+                                     "to": version, "diff": diff, "events": []}), self.record.id)
+            self.viewers[session].version = current
+        return {"room": self.record.id, "seat": seat, "version": current,
+                "caught_up": "snapshot" if replay is None else "diffs"}
+
+    def _missed_diffs(self, key: ViewerKey, have: int) -> list[tuple[int, list[Any]]] | None:
+        current = self.record.version
+        if have == current:
+            return []
+        if have > current or have < current - len(self._history):
+            return None
+        needed = [(v, d.get(key)) for v, d in self._history if v > have]
+        if len(needed) != current - have or any(diff is None for _, diff in needed):
+            return None
+        return [(v, diff) for v, diff in needed if diff is not None]
+
+    async def _resnapshot(self, command: Command) -> dict[str, Any]:
+        session = self._require_viewer(command)
+        if session in self.viewers:
+            self._send_snapshot(session)
+        return {}
+
+    async def _detach(self, command: Command) -> dict[str, Any]:
+        session = self._require_viewer(command)
+        state = self.viewers.pop(session, None)
+        if state is not None:
+            if state.seat is not None and all(v.seat != state.seat for v in self.viewers.values()):
+                self._away_since[state.seat] = time.monotonic()
+            self._push_all({"t": "presence", "room": self.record.id, "presence": self._presence()})
+        return {}
+
+    async def _leave(self, command: Command) -> dict[str, Any]:
+        session = self._require_viewer(command)
+        seat = self.record.seat_of(session.player)
+        if seat is not None and self.record.status == WAITING:
+            seats = self.record.with_seat(seat, Seat())
+            # Someone leaving changes the table: earlier "ready"s no longer stand.
+            seats = tuple(Seat(s.player, s.name, s.bot, s.bot) for s in seats)
+            await self.store.remove_player_room(session.player, self.record.id)
+            await self._commit(self.record.evolve(seats=seats), "leave", seat, session.player,
+                               events=[{"type": "left", "seat": seat, "name": session.name}])
+        await self._detach(command)
+        return {"room": self.record.id}
+
+    def _seated(self, session: Viewer) -> int:
+        seat = self.record.seat_of(session.player)
+        if seat is None:
+            raise RoomError(errors.NOT_SEATED, "you hold no seat in this room")
+        return seat
+
+    def _waiting(self) -> None:
+        if self.record.status != WAITING:
+            raise RoomError(errors.WRONG_STATUS, f"the room is {self.record.status}")
+
+    async def _ready(self, command: Command) -> dict[str, Any]:
+        session = self._require_viewer(command)
+        seat = self._seated(session)
+        self._waiting()
+        ready = bool(command.args.get("ready", True))
+        old = self.record.seats[seat]
+        new = self.record.evolve(seats=self.record.with_seat(
+            seat, Seat(old.player, old.name, old.bot, ready)))
+        events: list[Event] = [{"type": "ready", "seat": seat, "ready": ready}]
+        if all(s.taken and s.ready for s in new.seats):
+            new, events = self._started(new, events)
+        await self._commit(new, "ready", seat, session.player, events=events)
+        return {"room": self.record.id, "status": self.record.status}
+
+    async def _start(self, command: Command) -> dict[str, Any]:
+        session = self._require_viewer(command)
+        self._waiting()
+        if session.player != self.record.creator:
+            raise RoomError(errors.NOT_CREATOR, "only the room's creator can start it early")
+        empty = [i for i, s in enumerate(self.record.seats) if not s.taken]
+        if empty:
+            raise RoomError(errors.NOT_READY, f"seats {empty} are empty; fill them or add bots")
+        new, events = self._started(self.record.evolve(), [])
+        await self._commit(new, "start", None, session.player, events=events)
+        return {"room": self.record.id, "status": self.record.status}
+
+    def _started(self, record: RoomRecord, events: list[Event]) -> tuple[RoomRecord, list[Event]]:
+        """``record`` (already evolved) with the game set up and running."""
+        state = self.game.setup(len(record.seats), record.options, record.seed)
+        started = _with_state(record, self.game, Applied(state, []))
+        return started, [*events, {"type": "started"}]
+
+    async def _add_bot(self, command: Command) -> dict[str, Any]:
+        session = self._require_viewer(command)
+        self._seated(session)
+        self._waiting()
+        seat = command.args["seat"]
+        if not 0 <= seat < len(self.record.seats):
+            raise RoomError(errors.NO_SUCH_SEAT, f"seats are numbered 0 to {len(self.record.seats) - 1}")
+        if self.record.seats[seat].taken:
+            raise RoomError(errors.SEAT_TAKEN, f"seat {seat} is taken")
+        bots = sum(1 for s in self.record.seats if s.bot)
+        new = self.record.evolve(seats=self.record.with_seat(
+            seat, Seat(None, f"Bot {bots + 1}", bot=True, ready=True)))
+        events: list[Event] = [{"type": "bot_added", "seat": seat}]
+        if all(s.taken and s.ready for s in new.seats):
+            new, events = self._started(new, events)
+        await self._commit(new, "bot", seat, session.player, events=events)
+        return {"room": self.record.id, "seat": seat}
+
+    async def _chat(self, command: Command) -> dict[str, Any]:
+        session = self._require_viewer(command)
+        if session not in self.viewers:
+            raise RoomError(errors.NOT_IN_ROOM, "join or watch the room to chat in it")
+        text = command.args["text"].strip()
+        if not text:
+            raise RoomError(errors.BAD_MESSAGE, "empty chat line")
+        line = {"t": "chat", "room": self.record.id, "player": session.player,
+                "name": session.name, "seat": self.record.seat_of(session.player),
+                "text": text, "at": time.time()}
+        await self.store.add_chat(self.record.id, msgpack.packb(line))
+        self._push_all(line)
+        return {}
+
+    async def _chat_history(self) -> list[dict[str, Any]]:
+        return [msgpack.unpackb(b) for b in await self.store.chat(self.record.id)]
+
+    async def _rematch(self, command: Command) -> dict[str, Any]:
+        session = self._require_viewer(command)
+        self._seated(session)
+        if self.record.status != FINISHED:
+            raise RoomError(errors.WRONG_STATUS, "a rematch needs a finished game")
+        if self.record.rematch is None:
+            old = self.record
+            new_id = new_room_id()
+            seats = tuple(Seat(s.player, s.name, s.bot, s.bot) for s in old.seats)
+            await self._create_room(RoomRecord(
+                id=new_id, game=old.game, options=old.options, seats=seats, seed=new_seed(),
+                creator=old.creator, private=old.private, code=None, rematch_of=old.id,
+                created=time.time()))
+            await self._commit(old.evolve(rematch=new_id), "rematch", old.seat_of(session.player),
+                               session.player, events=[{"type": "rematch", "room": new_id}])
+        return {"room": self.record.rematch}
+
+    # -- moves, bots and automatic steps ---------------------------------------------------------
+
+    async def _move(self, command: Command) -> dict[str, Any]:
+        session = self._require_viewer(command)
+        args = command.args
+        seat = self._seated(session)
+        earlier = self.record.seen_reply(session.player, args["mid"])
+        if earlier is not None:
+            return dict(earlier)  # the same move sent again: same answer, not applied twice
+        if self.record.status != PLAYING or self.record.state is None:
+            code = errors.GAME_OVER if self.record.status == FINISHED else errors.WRONG_STATUS
+            raise RoomError(code, f"the room is {self.record.status}", version=self.record.version)
+        if args["version"] != self.record.version:
+            raise RoomError(errors.STALE, f"the room is at version {self.record.version}",
+                            version=self.record.version)
+        applied = self._apply(seat, args["move"])
+        reply = {"room": self.record.id, "version": self.record.version + 1}
+        new = _with_state(self.record.evolve(seen=self.record.remember(
+            session.player, args["mid"], reply)), self.game, applied)
+        await self._commit(new, "move", seat, session.player, args["move"], applied.events)
+        return reply
+
+    def _apply(self, seat: int, move: dict[str, Any]) -> Applied:
+        assert self.record.state is not None
+        try:
+            return self.game.apply(self.record.state, seat, move)
+        except Rejected as exc:
+            raise RoomError(exc.code, exc.reason, version=self.record.version) from None
+
+    async def _bot_turn(self, command: Command) -> dict[str, Any]:
+        record = self.record
+        seat = command.args["seat"]
+        if record.status != PLAYING or record.state is None or not record.seats[seat].bot \
+                or seat not in self.game.to_act(record.state):
+            return {}  # the game moved on since this was scheduled
+        moves = self.game.legal_moves(record.state, seat)
+        view = self.game.view(record.state, seat)
+        move = self.game.bot_move(view, seat, moves, (record.seed + record.version) & (2**63 - 1))
+        applied = self._apply(seat, move)
+        await self._commit(_with_state(record.evolve(), self.game, applied), "bot_move", seat,
+                           None, move, applied.events)
+        return {}
+
+    async def _auto(self, command: Command) -> dict[str, Any]:
+        record = self.record
+        if record.status != PLAYING or record.state is None or record.deadline is None:
+            return {}
+        if time.time() < record.deadline:
+            self._schedule()  # woken early (clock adjustments): wait again
+            return {}
+        applied = self.game.apply_auto(record.state)
+        await self._commit(_with_state(record.evolve(), self.game, applied), "auto", None, None,
+                           None, applied.events)
+        return {}
+
+    def _schedule(self) -> None:
+        """Arm the one timer the room needs now: its automatic step, or a bot's turn."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        record = self.record
+        if self._closed or record.status != PLAYING or record.state is None:
+            return
+        loop = asyncio.get_running_loop()
+        if record.deadline is not None:
+            delay = max(0.0, record.deadline - time.time())
+            self._timer = loop.call_later(delay, self._post, "_auto")
+            return
+        for seat in self.game.to_act(record.state):
+            if record.seats[seat].bot:
+                self._timer = loop.call_later(self.config.bot_delay, self._post, "_bot_turn",
+                                              {"seat": seat})
+                return
+
+    def _check_idle(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+        if not self.viewers and self._timer is None and not self._closed:
+            self._idle = asyncio.get_running_loop().call_later(
+                self.config.idle_evict, self._on_idle, self)
+
+    # -- snapshots for the manager ---------------------------------------------------------------
+
+    def summary(self) -> dict[str, Any]:
+        return views.lobby_summary(self.record, self.game.title)
+
+
+def _with_state(record: RoomRecord, game: Game, applied: Applied) -> RoomRecord:
+    """``record`` carrying the engine's new state, with status, outcome and the absolute
+    deadline of the next automatic step derived from it."""
+    state = applied.state
+    outcome = game.outcome(state)
+    delay = None if outcome is not None else game.auto_delay(state)
+    return replace(
+        record,
+        state=state,
+        status=FINISHED if outcome is not None else PLAYING,
+        outcome=outcome.as_dict() if outcome is not None else None,
+        deadline=time.time() + delay if delay is not None else None,
+    )
+
+
+def _is_store_error(exc: BaseException) -> bool:
+    return type(exc).__module__.startswith("redis")
+
+
+def new_room_id() -> str:
+    return secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")
+
+
+def new_seed() -> int:
+    return int.from_bytes(os.urandom(8), "big") >> 1

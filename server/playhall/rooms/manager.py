@@ -1,0 +1,142 @@
+"""The rooms this process holds in memory: loading them from Redis on demand (taking the
+room's lease first), creating new ones, keeping leases alive, and letting idle rooms go.
+
+A process holds a room only as a cache of what Redis has; evicting it, or losing the process,
+loses nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from playhall import log
+from playhall.catalog import get_game
+from playhall.config import Config
+from playhall.lobby import Lobby
+from playhall.rooms.actor import Room, RoomError
+from playhall.rooms.record import RoomRecord
+from playhall.store.redis_store import Commit, Store
+from playhall_protocol import errors
+
+logger = log.get("playhall.rooms")
+
+
+class RoomManager:
+    def __init__(self, store: Store, config: Config, lobby: Lobby) -> None:
+        self.store = store
+        self.config = config
+        self.lobby = lobby
+        self.rooms: dict[str, Room] = {}
+        self._loading: dict[str, asyncio.Task[Room]] = {}
+        self._renewer: asyncio.Task[None] | None = None
+        self._stopping: set[asyncio.Task[None]] = set()
+
+    async def get(self, room_id: str) -> Room:
+        room = self.rooms.get(room_id)
+        if room is not None:
+            return room
+        task = self._loading.get(room_id)
+        if task is None:
+            task = asyncio.create_task(self._load(room_id))
+            self._loading[room_id] = task
+            task.add_done_callback(lambda _: self._loading.pop(room_id, None))
+        return await asyncio.shield(task)
+
+    async def _load(self, room_id: str) -> Room:
+        lease = await self.store.acquire(room_id, self.config.instance, self.config.lease_ms)
+        if lease is None:
+            raise RoomError(errors.STORE_FAILED, "another server process holds this room")
+        stored = await self.store.load(room_id)
+        if stored is None:
+            await self.store.release(room_id, lease)
+            raise RoomError(errors.NO_SUCH_ROOM, f"no room {room_id!r}")
+        record = RoomRecord.unpack(stored[1])
+        game = get_game(record.game)
+        if game is None:
+            await self.store.release(room_id, lease)
+            raise RoomError(errors.NO_SUCH_GAME, f"this server does not offer {record.game!r}")
+        room = self._adopt(record, lease)
+        logger.info("room_loaded", room=room_id, version=record.version, status=record.status)
+        return room
+
+    def _adopt(self, record: RoomRecord, lease: str) -> Room:
+        game = get_game(record.game)
+        assert game is not None
+        room = Room(record, game, store=self.store, config=self.config, lobby=self.lobby,
+                    lease=lease, create_room=self._create_stored, on_idle=self.evict)
+        self.rooms[record.id] = room
+        room.start()
+        return room
+
+    async def create(self, record: RoomRecord) -> Room:
+        """Store a new room (version 1) and start its actor."""
+        await self._create_stored(record)
+        return await self.get(record.id)
+
+    async def _create_stored(self, record: RoomRecord) -> None:
+        lease = await self.store.acquire(record.id, self.config.instance, self.config.lease_ms)
+        if lease is None:  # pragma: no cover - a fresh random id nobody can hold
+            raise RoomError(errors.STORE_FAILED, "could not take the new room's lease")
+        first = record.evolve()
+        await self.store.commit(Commit(
+            room=record.id, lease=lease, prev_version=-1, version=first.version,
+            record=first.pack(), log={"v": first.version, "k": "create", "p": record.creator},
+            unlist=True))
+        for seat in first.seats:
+            if seat.player is not None:
+                await self.store.add_player_room(seat.player, record.id)
+        self._adopt(first, lease)
+
+    def evict(self, room: Room) -> None:
+        """Let an idle (or fenced) room go; safe to call from a timer callback."""
+        if self.rooms.get(room.record.id) is room:
+            del self.rooms[room.record.id]
+            task = asyncio.get_running_loop().create_task(self._stop(room))
+            self._stopping.add(task)
+            task.add_done_callback(self._stopping.discard)
+
+    async def _stop(self, room: Room) -> None:
+        await room.stop()
+        with contextlib.suppress(Exception):
+            await self.store.release(room.record.id, room.lease)
+        logger.info("room_evicted", room=room.record.id, version=room.record.version)
+
+    async def restore_active(self) -> int:
+        """Load every room that needs a server even with no client (timers, bots to move)."""
+        count = 0
+        for room_id in await self.store.active_rooms():
+            try:
+                await self.get(room_id)
+                count += 1
+            except RoomError as exc:
+                logger.warning("room_restore_failed", room=room_id, code=exc.code, reason=exc.reason)
+        return count
+
+    def start_renewing(self) -> None:
+        self._renewer = asyncio.create_task(self._renew_forever())
+
+    async def _renew_forever(self) -> None:
+        interval = self.config.lease_ms / 3000
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                lost = await self.store.renew(
+                    {rid: room.lease for rid, room in self.rooms.items()}, self.config.lease_ms)
+            except Exception:
+                logger.exception("lease_renew_failed")
+                continue
+            for room_id in lost:
+                room = self.rooms.get(room_id)
+                if room is not None:
+                    logger.warning("lease_lost", room=room_id)
+                    self.evict(room)
+
+    async def close(self) -> None:
+        """Stop every room (each finishes its command in hand) and release the leases."""
+        if self._renewer is not None:
+            self._renewer.cancel()
+        for room in list(self.rooms.values()):
+            self.evict(room)
+        if self._stopping:
+            await asyncio.gather(*self._stopping, return_exceptions=True)

