@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
-from playhall.games.contract import Rejected
+from playhall.games.contract import Rejected, State
 from playhall.games.mandala import GAME
 from playhall.games.mandala.cards import COLOURS, new_deck
 from playhall.games.rng import Rng, seed_state
@@ -129,7 +128,7 @@ def test_ruling_5_discard_action_discards_one_colour_and_draws_as_many() -> None
                       "visible_to": [0]}]
 
 
-def five_colour_left(p0_field: int, p1_field: int) -> dict[str, object]:
+def five_colour_left(p0_field: int, p1_field: int) -> State:
     """Left mandala with five colours: red 2, orange 1, yellow 3 in the mountain, green in field 0,
     blue in field 1; player 0 holds purple and completes it by playing purple to the field."""
     return position(
@@ -317,7 +316,7 @@ def test_ruling_8b_draw_with_deck_and_discard_both_empty_ends_at_once() -> None:
 
 
 def finished(cups: tuple[dict[str, int], dict[str, int]],
-             rivers: tuple[list[str], list[str]]) -> dict[str, object]:
+             rivers: tuple[list[str], list[str]]) -> State:
     state = position(cups=cups, rivers=rivers)
     state["phase"] = "over"
     state["end"] = "river_full"
