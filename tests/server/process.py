@@ -1,0 +1,60 @@
+"""Run the real server as a separate process (``python -m playhall.cli serve``), so tests can
+SIGKILL it like an operator's ``kill -9``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from websockets.asyncio.client import connect
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class ServerProcess:
+    def __init__(self, port: int, redis_url: str, prefix: str, instance: str,
+                 extra: list[str] | None = None) -> None:
+        self.port = port
+        self.args = [sys.executable, "-m", "playhall.cli", "serve", "--port", str(port),
+                     "--redis-url", redis_url, "--bot-delay", "0", "--log-format", "json",
+                     "--log-level", "warning", *(extra or [])]
+        self.env = {**os.environ, "PLAYHALL_KEY_PREFIX": prefix, "PLAYHALL_INSTANCE": instance,
+                    "PYTHONPATH": os.pathsep.join(str(ROOT / d) for d in ("protocol", "server", "clients"))}
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/"
+
+    async def start(self, timeout: float = 20) -> None:
+        self.process = subprocess.Popen(self.args, env=self.env, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:  # ready when it accepts a websocket
+            try:
+                async with connect(self.url, open_timeout=1):
+                    return
+            except OSError:
+                if self.process.poll() is not None or loop.time() > deadline:
+                    err = self.process.stderr.read().decode() if self.process.stderr else ""
+                    raise RuntimeError(f"server did not start:\n{err[-3000:]}") from None
+                await asyncio.sleep(0.05)  # polling for readiness, not standing in for sync
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def terminate(self, timeout: float = 30) -> int:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout)
+
+    def stderr(self) -> str:
+        assert self.process is not None and self.process.stderr is not None
+        return self.process.stderr.read().decode()
