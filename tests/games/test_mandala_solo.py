@@ -108,6 +108,17 @@ def test_ruling_11_first_new_card_goes_to_his_field_and_he_draws_on() -> None:
     assert s["discard"] == ["red"] and s["deck"] == ["purple"]
 
 
+def test_ruling_11_first_card_of_a_colour_already_in_his_field_is_not_a_sixth_colour() -> None:
+    # Five colours present; green is already his, so it is not "the sixth": field, draw on.
+    state = position("solo", slot=1, mountains=([("red", 1), ("orange", 1)], [("blue", 1)]),
+                     fields=((counts(yellow=1), counts(green=1, blue=1)),),
+                     deck=["green", "red", "purple"])
+    s, events = yoga_step(state)
+    assert draws(events) == [("green", "field"), ("red", "discard")]
+    assert s["mandalas"][0]["fields"][1] == counts(green=2, blue=1)
+    assert s["resolution"] is None and s["slot"] == 2
+
+
 def test_ruling_11_later_card_in_the_humans_field_is_discarded() -> None:
     state = position("solo", slot=2, mountains=([("red", 1)], [("blue", 1)]),
                      fields=((counts(), counts()), (counts(orange=2), counts())),
