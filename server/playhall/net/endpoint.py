@@ -78,12 +78,14 @@ class Endpoint:
                 if not session.bucket.allow():
                     if session.bucket.flooding:
                         clog.warning("flooding_closed", player=session.player)
-                        await ws.close(errors.CLOSE_POLICY, "flooding: too many messages")
+                        await session.close(errors.CLOSE_POLICY, "flooding: too many messages")
                         break
                     self._refuse(session, frame, errors.RATE_LIMITED,
                                  f"more than {self.config.rate:g} messages/s; this one was dropped")
                     continue
                 await self._handle_frame(session, frame, clog)
+                # Let the writer and other connections run even when frames arrive in a burst.
+                await asyncio.sleep(0)
         except ConnectionClosed:
             pass
         finally:
@@ -262,5 +264,5 @@ class Endpoint:
     # -- shutdown ------------------------------------------------------------------------------
 
     async def close_all(self, code: int, reason: str) -> None:
-        await asyncio.gather(*(s.ws.close(code, reason) for s in list(self.sessions)),
+        await asyncio.gather(*(s.close(code, reason) for s in list(self.sessions)),
                              return_exceptions=True)

@@ -39,6 +39,8 @@ class Session:
         self._on_drained = on_drained
         self._writer: asyncio.Task[None] | None = None
         self.frames_dropped = 0
+        self._sending = False
+        self._idle = asyncio.Event()   # set whenever the outbox has just been emptied
 
     @property
     def greeted(self) -> bool:
@@ -76,6 +78,16 @@ class Session:
     def clear_stale(self, room: str) -> None:
         self._stale.discard(room)
 
+    async def close(self, code: int, reason: str, flush_timeout: float = 2.0) -> None:
+        """Close after sending what is queued (the replies explaining why, above all)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + flush_timeout
+        while (self._outbox or self._sending) and loop.time() < deadline:
+            self._idle.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), deadline - loop.time())
+        await self.ws.close(code, reason)
+
     # -- writing -------------------------------------------------------------------------------
 
     async def _write_forever(self) -> None:
@@ -83,6 +95,7 @@ class Session:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
+                self._sending = True
                 while self._outbox:
                     frame = self._outbox.popleft()
                     try:
@@ -90,6 +103,8 @@ class Session:
                     except TimeoutError:
                         await self.ws.close(errors.CLOSE_TOO_SLOW, "too slow: reconnect to resume")
                         return
+                self._sending = False
+                self._idle.set()
                 for room in list(self._stale):
                     self._on_drained(self, room)
         except ConnectionClosed:

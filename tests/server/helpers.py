@@ -1,0 +1,47 @@
+"""Helpers for server tests: a seated two-player Mantis room, reading pushed messages."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from playhall_client import Client, RoomMirror
+
+
+@dataclass
+class Table:
+    clients: list[Client]
+    mirrors: list[RoomMirror]
+
+    @property
+    def room(self) -> str:
+        return self.mirrors[0].room
+
+    def mover(self) -> int:
+        """Index of the seat to move."""
+        return self.mirrors[0].view["to_act"][0]
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.close()
+
+
+async def started_table(url: str, game: str = "mantis", seats: int = 2,
+                        options: dict[str, Any] | None = None) -> Table:
+    clients = [await Client.connect(url, name=f"p{i}") for i in range(seats)]
+    first = await clients[0].create(game, seats, options=options)
+    mirrors = [first] + [await c.join(first.room) for c in clients[1:]]
+    for client in clients:
+        await client.ready(first.room)
+    for mirror in mirrors:
+        await mirror.wait(lambda m: m.view["status"] == "playing")
+    return Table(clients, mirrors)
+
+
+async def next_push(client: Client, kind: str, timeout: float = 10) -> dict[str, Any]:
+    """The next pushed message (or unrequested reply) of type ``kind``."""
+    while True:
+        message = await asyncio.wait_for(client.pushes.get(), timeout)
+        if message.get("t") == kind:
+            return message
