@@ -25,37 +25,43 @@ from playhall.games.rng import Rng
 DENIAL = 0.6  # how much of the opponent's gain a pick is worth to me when I take it away
 
 
-def take_value(river: list[str], colour: str, count: int, has_field: bool) -> float:
-    """What taking ``count`` cards of ``colour`` is worth to a player with this river."""
+def take_value(player: dict[str, Any], colour: str, count: int, has_field: bool) -> float:
+    """What taking ``count`` cards of ``colour`` is worth to ``player`` (a view's player entry,
+    or any dict with a ``river`` and, when known, a ``cup``)."""
     if not has_field:
         return 0.0
+    river = player["river"]
     if colour in river:
         return float(count * (river.index(colour) + 1))
+    if len(river) >= 6:
+        return 0.0
     space = len(river) + 1
-    # One card goes to the river and scores nothing; the space it opens pays for later cards.
-    return (count - 1) * space + 0.5 * space
+    # One card goes to the river and scores nothing; the space it opens pays for the rest, for
+    # cards of that colour already waiting in my cup (known only for myself), and for later ones.
+    waiting = player.get("cup", {}).get(colour, 0)
+    return (count - 1 + waiting) * space + 0.5 * space
 
 
 def _greedy_resolution(view: View, me: int, mountain: list[dict[str, Any]],
                        sizes: list[int], first: int) -> float:
     """My gain minus my opponent's if both pick greedily from ``mountain`` starting with
     ``first``."""
-    rivers = [list(p["river"]) for p in view["players"]]
+    players = [{"river": list(p["river"]), "cup": p.get("cup", {})} for p in view["players"]]
     stacks = [dict(s) for s in mountain]
     chooser, balance = first, 0.0
     while stacks:
         other = 1 - chooser
 
         def worth(stack: dict[str, Any], c: int = chooser, o: int = other) -> float:
-            own = take_value(rivers[c], stack["colour"], stack["count"], sizes[c] > 0)
-            return own + DENIAL * take_value(rivers[o], stack["colour"], stack["count"],
+            own = take_value(players[c], stack["colour"], stack["count"], sizes[c] > 0)
+            return own + DENIAL * take_value(players[o], stack["colour"], stack["count"],
                                              sizes[o] > 0)
 
         best = max(stacks, key=worth)
-        gain = take_value(rivers[chooser], best["colour"], best["count"], sizes[chooser] > 0)
-        if sizes[chooser] > 0 and best["colour"] not in rivers[chooser] and len(
-                rivers[chooser]) < 6:
-            rivers[chooser].append(best["colour"])
+        gain = take_value(players[chooser], best["colour"], best["count"], sizes[chooser] > 0)
+        river = players[chooser]["river"]
+        if sizes[chooser] > 0 and best["colour"] not in river and len(river) < 6:
+            river.append(best["colour"])
         balance += gain if chooser == me else -gain
         stacks.remove(best)
         chooser = other
@@ -100,16 +106,17 @@ def _score_action(view: View, me: int, move: Move) -> float:
     if move["type"] == "field":
         before = view["mandalas"][move["mandala"]]["field_sizes"]
         took_lead = before[me] <= before[1 - me] < sizes[me]
-        prize = sum(take_value(player["river"], s["colour"], s["count"], True)
-                    for s in m["mountain"])
+        prize = sum(take_value(player, s["colour"], s["count"], True) for s in m["mountain"])
         left = hand_size - move["count"]
         return (3.0 if took_lead else 0.5) + 0.15 * prize - 0.7 * move["count"] - (
             1.5 if left < 2 else 0.0)
-    value = take_value(player["river"], move["colour"], 1, True)
-    side = 1.0 if lead > 0 else (-1.0 if lead < 0 else 0.0)
+    # A mountain card feeds whoever picks first there: worth its value to me if I lead, a loss
+    # if my opponent does (measured with my valuation: theirs was no better in trials).
+    side = (lead > 0) - (lead < 0)
+    side_value = side * take_value(player, move["colour"], 1, True)
     drawn = min(3, view["hand_limit"] - hand_size + 1)
     risk = 1.0 if _colours_after(m) == 5 and lead < 0 else 0.0
-    return side * value + 0.4 * drawn - risk
+    return side_value + 0.4 * drawn - risk
 
 
 def _score_choice(view: View, me: int, move: Move) -> float:
@@ -117,9 +124,9 @@ def _score_choice(view: View, me: int, move: Move) -> float:
     mandala = view["mandalas"][index]
     stack = next(s for s in mandala["mountain"] if s["colour"] == move["colour"])
     sizes = mandala["field_sizes"]
-    rivers = [p["river"] for p in view["players"]]
-    own = take_value(rivers[me], stack["colour"], stack["count"], sizes[me] > 0)
-    deny = take_value(rivers[1 - me], stack["colour"], stack["count"], sizes[1 - me] > 0)
+    players = view["players"]
+    own = take_value(players[me], stack["colour"], stack["count"], sizes[me] > 0)
+    deny = take_value(players[1 - me], stack["colour"], stack["count"], sizes[1 - me] > 0)
     return own + DENIAL * deny
 
 
