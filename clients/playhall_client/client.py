@@ -21,10 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from playhall_protocol import SUPPORTED_VERSIONS, apply_diff, decode, encode
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
-
-from playhall_protocol import SUPPORTED_VERSIONS, apply_diff, decode, encode
 
 
 class ServerError(Exception):
@@ -67,8 +66,15 @@ class RoomMirror:
 
 
 class Client:
-    def __init__(self, url: str, *, name: str | None = None, token: str | None = None,
-                 reconnect: bool = True, max_frame: int = 4 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        name: str | None = None,
+        token: str | None = None,
+        reconnect: bool = True,
+        max_frame: int = 4 * 1024 * 1024,
+    ) -> None:
         self.url = url
         self.name = name
         self.token = token
@@ -96,8 +102,9 @@ class Client:
         return client
 
     async def _open(self) -> None:
-        self._ws = await connect(self.url, max_size=self.max_frame, compression=None,
-                                 open_timeout=10)
+        self._ws = await connect(
+            self.url, max_size=self.max_frame, compression=None, open_timeout=10
+        )
         self._reader = asyncio.create_task(self._read_forever(self._ws))
         hello: dict[str, Any] = {"protocol": list(SUPPORTED_VERSIONS)}
         if self.token:
@@ -144,7 +151,7 @@ class Client:
                 await self._open()
                 self.reconnects += 1
                 return
-            except (OSError, ConnectionClosed, ConnectionLost, asyncio.TimeoutError):
+            except (TimeoutError, OSError, ConnectionClosed, ConnectionLost):
                 await asyncio.sleep(delay)  # backoff between connection attempts
                 delay = min(delay * 2, 2.0)
 
@@ -193,6 +200,7 @@ class Client:
         async def wake() -> None:
             async with mirror.changed:
                 mirror.changed.notify_all()
+
         self._spawn(wake())
 
     def _spawn(self, coro: Any) -> None:
@@ -233,7 +241,7 @@ class Client:
             raise ConnectionLost(str(exc)) from None
         return await future
 
-    async def request(self, kind: str, retry: bool = True, **fields: Any) -> dict[str, Any]:
+    async def request(self, kind: str, *, retry: bool = True, **fields: Any) -> dict[str, Any]:
         """Send a request and return the ``ok`` reply; raises :class:`ServerError` on refusal.
 
         With ``retry``, a request cut off by a dropped connection is sent again once the client
@@ -257,23 +265,37 @@ class Client:
         return list((await self.request("games"))["games"])
 
     async def list_rooms(self, game: str | None = None) -> list[dict[str, Any]]:
-        fields = {"game": game} if game else {}
+        fields: dict[str, Any] = {"game": game} if game else {}
         return list((await self.request("rooms", **fields))["rooms"])
 
     async def watch_lobby(self, game: str | None = None) -> list[dict[str, Any]]:
-        fields = {"game": game} if game else {}
+        fields: dict[str, Any] = {"game": game} if game else {}
         return list((await self.request("lobby.watch", **fields))["rooms"])
 
-    async def create(self, game: str, seats: int, *, options: dict[str, Any] | None = None,
-                     private: bool = False, sit: bool = True) -> RoomMirror:
-        reply = await self.request("create", game=game, seats=seats, options=options or {},
-                                   private=private, sit=sit)
+    async def create(
+        self,
+        game: str,
+        seats: int,
+        *,
+        options: dict[str, Any] | None = None,
+        private: bool = False,
+        sit: bool = True,
+    ) -> RoomMirror:
+        reply = await self.request(
+            "create", game=game, seats=seats, options=options or {}, private=private, sit=sit
+        )
         mirror = self._mirror(reply["room"])
         await mirror.wait(lambda m: m.version >= reply["version"])
         return mirror
 
-    async def join(self, room: str | None = None, *, code: str | None = None,
-                   seat: int | None = None, watch: bool = False) -> RoomMirror:
+    async def join(
+        self,
+        room: str | None = None,
+        *,
+        code: str | None = None,
+        seat: int | None = None,
+        watch: bool = False,
+    ) -> RoomMirror:
         fields: dict[str, Any] = {}
         if room is not None:
             fields["room"] = room
@@ -310,11 +332,16 @@ class Client:
     async def rematch(self, room: str) -> str:
         return str((await self.request("rematch", room=room))["room"])
 
-    async def move(self, room: str, move: dict[str, Any], *, mid: str | None = None,
-                   version: int | None = None) -> dict[str, Any]:
+    async def move(
+        self, room: str, move: dict[str, Any], *, mid: str | None = None, version: int | None = None
+    ) -> dict[str, Any]:
         """Make a move against the mirror's current version (or ``version``). Returns the ok
         reply (with the new version); raises :class:`ServerError` if refused."""
         mirror = self._mirror(room)
         return await self.request(
-            "move", room=room, version=mirror.version if version is None else version,
-            mid=mid or secrets.token_hex(6), move=move)
+            "move",
+            room=room,
+            version=mirror.version if version is None else version,
+            mid=mid or secrets.token_hex(6),
+            move=move,
+        )

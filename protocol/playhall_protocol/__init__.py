@@ -12,5 +12,12 @@ from playhall_protocol.diff import apply_diff, make_diff
 VERSION = 1
 SUPPORTED_VERSIONS = (1,)
 
-__all__ = ["VERSION", "SUPPORTED_VERSIONS", "ProtocolError", "decode", "encode", "apply_diff",
-           "make_diff"]
+__all__ = [
+    "VERSION",
+    "SUPPORTED_VERSIONS",
+    "ProtocolError",
+    "decode",
+    "encode",
+    "apply_diff",
+    "make_diff",
+]

@@ -26,7 +26,8 @@ class ProtocolError(Exception):
 def encode(message: dict[str, Any]) -> bytes:
     """Encode a message. Raises ``TypeError`` for anything that is not plain data (a bug on the
     sending side, not bad input)."""
-    return msgpack.packb(message, use_bin_type=True)  # type: ignore[no-any-return]
+    packed: bytes = msgpack.packb(message, use_bin_type=True)
+    return packed
 
 
 def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:

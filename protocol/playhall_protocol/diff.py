@@ -96,7 +96,7 @@ def apply_diff(view: Any, ops: list[Op]) -> Any:
             target = _walk(view, path)
             if not isinstance(target, list) or not 0 <= op[2] <= len(target):
                 raise ValueError(f"cannot truncate {path!r} to {op[2]}")
-            del target[op[2]:]
+            del target[op[2] :]
         else:
             raise ValueError(f"malformed op {op!r}")
     return view

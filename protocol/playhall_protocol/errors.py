@@ -5,42 +5,42 @@ Game engines add game-specific codes for illegal moves (documented on each game'
 """
 
 # Frames and messages
-BAD_FRAME = "bad_frame"            # not a msgpack map, text frame, too deep
-BAD_MESSAGE = "bad_message"        # missing/ill-typed field, value out of range
-UNKNOWN_TYPE = "unknown_type"      # "t" names no message the server knows
-NOT_HELLO = "hello_first"          # anything before a successful hello
+BAD_FRAME = "bad_frame"  # not a msgpack map, text frame, too deep
+BAD_MESSAGE = "bad_message"  # missing/ill-typed field, value out of range
+UNKNOWN_TYPE = "unknown_type"  # "t" names no message the server knows
+NOT_HELLO = "hello_first"  # anything before a successful hello
 UNSUPPORTED_VERSION = "unsupported_version"
-BAD_TOKEN = "bad_token"            # resume token unknown or wrong
-RATE_LIMITED = "rate_limited"      # too many messages; this one was dropped
+BAD_TOKEN = "bad_token"  # resume token unknown or wrong
+RATE_LIMITED = "rate_limited"  # too many messages; this one was dropped
 
 # Lobby and rooms
 NO_SUCH_GAME = "no_such_game"
 BAD_OPTION = "bad_option"
 BAD_SEATS = "bad_seats"
 NO_SUCH_ROOM = "no_such_room"
-BAD_CODE = "bad_code"              # private room, wrong or missing join code
+BAD_CODE = "bad_code"  # private room, wrong or missing join code
 SEAT_TAKEN = "seat_taken"
 NO_SUCH_SEAT = "no_such_seat"
 ROOM_FULL = "room_full"
-NOT_SEATED = "not_seated"          # the action needs a seat in this room
-NOT_IN_ROOM = "not_in_room"        # not watching or seated
+NOT_SEATED = "not_seated"  # the action needs a seat in this room
+NOT_IN_ROOM = "not_in_room"  # not watching or seated
 NOT_CREATOR = "not_creator"
-WRONG_STATUS = "wrong_status"      # e.g. ready after the game started
-NOT_READY = "not_ready"            # start with empty seats
-OVERLOADED = "overloaded"          # room inbox full; retry later
-DRAINING = "draining"              # server is shutting down; reconnect elsewhere/later
-STORE_FAILED = "store_failed"      # the change could not be stored; nothing changed
+WRONG_STATUS = "wrong_status"  # e.g. ready after the game started
+NOT_READY = "not_ready"  # start with empty seats
+OVERLOADED = "overloaded"  # room inbox full; retry later
+DRAINING = "draining"  # server is shutting down; reconnect elsewhere/later
+STORE_FAILED = "store_failed"  # the change could not be stored; nothing changed
 
 # Moves
-STALE = "stale"                    # move made against an old version; reply carries the current
+STALE = "stale"  # move made against an old version; reply carries the current
 NOT_YOUR_TURN = "not_your_turn"
 ILLEGAL_MOVE = "illegal_move"
 BAD_MOVE = "bad_move"
 GAME_OVER = "game_over"
 
-INTERNAL = "internal"              # a server bug; the room is unchanged
+INTERNAL = "internal"  # a server bug; the room is unchanged
 
 # Websocket close codes the server uses (see PROTOCOL.md).
-CLOSE_RESTARTING = 1012            # server restarting: reconnect and resume
-CLOSE_POLICY = 1008                # flooding or repeated protocol abuse
-CLOSE_TOO_SLOW = 4000              # outbox stayed full: reconnect and resume
+CLOSE_RESTARTING = 1012  # server restarting: reconnect and resume
+CLOSE_POLICY = 1008  # flooding or repeated protocol abuse
+CLOSE_TOO_SLOW = 4000  # outbox stayed full: reconnect and resume

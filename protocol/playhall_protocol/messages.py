@@ -14,10 +14,10 @@ from typing import Any
 from playhall_protocol.codec import ProtocolError
 from playhall_protocol.errors import BAD_MESSAGE, UNKNOWN_TYPE
 
-MAX_ID = 2**53 - 1          # fits a JavaScript number exactly
-MAX_TEXT = 500              # chat text
+MAX_ID = 2**53 - 1  # fits a JavaScript number exactly
+MAX_TEXT = 500  # chat text
 MAX_NAME = 32
-MAX_KEY = 64                # room ids, join codes, move ids, game ids
+MAX_KEY = 64  # room ids, join codes, move ids, game ids
 
 
 @dataclass(frozen=True)
@@ -25,8 +25,8 @@ class Field:
     name: str
     kind: type | tuple[type, ...]
     required: bool = True
-    max_len: int | None = None   # for str and list values
-    minimum: int | None = None   # for int values
+    max_len: int | None = None  # for str and list values
+    minimum: int | None = None  # for int values
 
     def check(self, value: Any) -> None:
         kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
@@ -52,25 +52,40 @@ ROOM = Field("room", str, max_len=MAX_KEY)
 
 #: Client message type -> its fields (besides "t" and "id").
 CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
-    "hello": (Field("protocol", (int, list), max_len=16), Field("token", str, False, 200),
-              Field("name", str, False, MAX_NAME)),
+    "hello": (
+        Field("protocol", (int, list), max_len=16),
+        Field("token", str, False, 200),
+        Field("name", str, False, MAX_NAME),
+    ),
     "ping": (),
     "games": (),
     "rooms": (Field("game", str, False, MAX_KEY),),
     "lobby.watch": (Field("game", str, False, MAX_KEY),),
     "lobby.unwatch": (),
-    "create": (Field("game", str, max_len=MAX_KEY), Field("seats", int),
-               Field("options", dict, False), Field("private", bool, False),
-               Field("sit", bool, False)),
-    "join": (Field("room", str, False, MAX_KEY), Field("code", str, False, MAX_KEY),
-             Field("seat", int, False), Field("watch", bool, False)),
+    "create": (
+        Field("game", str, max_len=MAX_KEY),
+        Field("seats", int),
+        Field("options", dict, False),
+        Field("private", bool, False),
+        Field("sit", bool, False),
+    ),
+    "join": (
+        Field("room", str, False, MAX_KEY),
+        Field("code", str, False, MAX_KEY),
+        Field("seat", int, False),
+        Field("watch", bool, False),
+    ),
     "leave": (ROOM,),
     "ready": (ROOM, Field("ready", bool, False)),
     "start": (ROOM,),
     "bot": (ROOM, Field("seat", int)),
     "chat": (ROOM, Field("text", str, max_len=MAX_TEXT)),
-    "move": (ROOM, Field("version", int), Field("mid", (str, int), max_len=MAX_KEY),
-             Field("move", dict)),
+    "move": (
+        ROOM,
+        Field("version", int),
+        Field("mid", (str, int), max_len=MAX_KEY),
+        Field("move", dict),
+    ),
     "sync": (ROOM, Field("version", int, False)),
     "rematch": (ROOM,),
 }
@@ -89,7 +104,11 @@ def validate(message: dict[str, Any]) -> tuple[str, int]:
     if not isinstance(kind, str):
         raise ProtocolError(BAD_MESSAGE, 'every message needs a string "t"')
     request_id = message.get("id")
-    if not isinstance(request_id, int) or isinstance(request_id, bool) or not 0 <= request_id <= MAX_ID:
+    if (
+        not isinstance(request_id, int)
+        or isinstance(request_id, bool)
+        or not 0 <= request_id <= MAX_ID
+    ):
         raise ProtocolError(BAD_MESSAGE, 'every request needs an integer "id" (0 .. 2^53-1)')
     fields = CLIENT_MESSAGES.get(kind)
     if fields is None:

@@ -15,6 +15,7 @@ import signal
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
+from playhall_protocol import errors
 from websockets.asyncio.server import Server, serve
 
 from playhall import log
@@ -24,7 +25,6 @@ from playhall.net.endpoint import Endpoint
 from playhall.rooms.manager import RoomManager
 from playhall.store.embedded import EmbeddedRedis
 from playhall.store.redis_store import Store
-from playhall_protocol import errors
 
 logger = log.get("playhall.app")
 
@@ -67,14 +67,27 @@ async def start(config: Config) -> Running:
     lobby = Lobby(store)
     rooms = RoomManager(store, config, lobby)
     endpoint = Endpoint(config, store, rooms, lobby)
-    server = await serve(endpoint.handle, config.host, config.port,
-                         process_request=endpoint.process_request, max_size=config.max_frame,
-                         compression=None, ping_interval=20, ping_timeout=20)
+    server = await serve(
+        endpoint.handle,
+        config.host,
+        config.port,
+        process_request=endpoint.process_request,
+        max_size=config.max_frame,
+        compression=None,
+        ping_interval=20,
+        ping_timeout=20,
+    )
     running = Running(config, server, endpoint, rooms, client, embedded)
     restored = await rooms.restore_active()
     rooms.start_renewing()
-    logger.info("listening", url=f"ws://{config.host}:{running.port}/", redis=url,
-                embedded=embedded is not None, restored_rooms=restored, instance=config.instance)
+    logger.info(
+        "listening",
+        url=f"ws://{config.host}:{running.port}/",
+        redis=url,
+        embedded=embedded is not None,
+        restored_rooms=restored,
+        instance=config.instance,
+    )
     return running
 
 

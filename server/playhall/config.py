@@ -51,7 +51,7 @@ class Config:
     history: int = 64
     #: Seconds SIGTERM waits for rooms to finish the commands they hold.
     drain_timeout: float = 10.0
-    log_format: str = "auto"   # auto | json | console
+    log_format: str = "auto"  # auto | json | console
     log_level: str = "info"
     #: Directory of static browser client files served at "/", if any.
     web_dir: Path | None = None

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 import msgpack
+from playhall_protocol import encode
 
 from playhall.store.redis_store import Store
-from playhall_protocol import encode
 
 
 class Watcher(Protocol):
@@ -38,8 +38,11 @@ class Lobby:
 
     def changed(self, room: str, summary: dict[str, Any] | None, game: str) -> None:
         """A public room changed (``summary``) or left the listing (``None``)."""
-        message: dict[str, Any] = {"t": "lobby", "rooms": [summary]} if summary is not None \
+        message: dict[str, Any] = (
+            {"t": "lobby", "rooms": [summary]}
+            if summary is not None
             else {"t": "lobby", "removed": [room]}
+        )
         frame = encode(message)
         for watcher, wanted in self._watchers.items():
             if wanted is None or wanted == game:

@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-
 from playhall import app, log
 from playhall.config import Config
 from playhall.store.embedded import EmbeddedRedis
@@ -43,8 +42,16 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def test_config(redis_url: str, **overrides: object) -> Config:
     tag = uuid.uuid4().hex[:8]
-    config = Config(host="127.0.0.1", port=0, redis_url=redis_url, key_prefix=f"t{tag}:",
-                    instance=f"test-{tag}", bot_delay=0.0, log_format="json", log_level="error")
+    config = Config(
+        host="127.0.0.1",
+        port=0,
+        redis_url=redis_url,
+        key_prefix=f"t{tag}:",
+        instance=f"test-{tag}",
+        bot_delay=0.0,
+        log_format="json",
+        log_level="error",
+    )
     for name, value in overrides.items():
         setattr(config, name, value)
     return config

@@ -27,8 +27,9 @@ class Table:
             await client.close()
 
 
-async def started_table(url: str, game: str = "mantis", seats: int = 2,
-                        options: dict[str, Any] | None = None) -> Table:
+async def started_table(
+    url: str, game: str = "mantis", seats: int = 2, options: dict[str, Any] | None = None
+) -> Table:
     clients = [await Client.connect(url, name=f"p{i}") for i in range(seats)]
     first = await clients[0].create(game, seats, options=options)
     mirrors = [first] + [await c.join(first.room) for c in clients[1:]]

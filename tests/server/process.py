@@ -16,14 +16,33 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class ServerProcess:
-    def __init__(self, port: int, redis_url: str, prefix: str, instance: str,
-                 extra: list[str] | None = None) -> None:
+    def __init__(
+        self, port: int, redis_url: str, prefix: str, instance: str, extra: list[str] | None = None
+    ) -> None:
         self.port = port
-        self.args = [sys.executable, "-m", "playhall.cli", "serve", "--port", str(port),
-                     "--redis-url", redis_url, "--bot-delay", "0", "--log-format", "json",
-                     "--log-level", "warning", *(extra or [])]
-        self.env = {**os.environ, "PLAYHALL_KEY_PREFIX": prefix, "PLAYHALL_INSTANCE": instance,
-                    "PYTHONPATH": os.pathsep.join(str(ROOT / d) for d in ("protocol", "server", "clients"))}
+        self.args = [
+            sys.executable,
+            "-m",
+            "playhall.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--redis-url",
+            redis_url,
+            "--bot-delay",
+            "0",
+            "--log-format",
+            "json",
+            "--log-level",
+            "warning",
+            *(extra or []),
+        ]
+        self.env = {
+            **os.environ,
+            "PLAYHALL_KEY_PREFIX": prefix,
+            "PLAYHALL_INSTANCE": instance,
+            "PYTHONPATH": os.pathsep.join(str(ROOT / d) for d in ("protocol", "server", "clients")),
+        }
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -31,8 +50,9 @@ class ServerProcess:
         return f"ws://127.0.0.1:{self.port}/"
 
     async def start(self, timeout: float = 20) -> None:
-        self.process = subprocess.Popen(self.args, env=self.env, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(
+            self.args, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:  # ready when it accepts a websocket

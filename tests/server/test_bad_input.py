@@ -7,10 +7,9 @@ import asyncio
 
 import msgpack
 import pytest
+from playhall_client import Client, ServerError
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
-
-from playhall_client import Client, ServerError
 
 from .helpers import Table, next_push, started_table
 
@@ -39,12 +38,15 @@ def _nested(depth: int) -> list:
     return value
 
 
-@pytest.mark.parametrize("frame, reason", [
-    (b"\xc1", "not a single msgpack value"),            # 0xc1 is never valid msgpack
-    (msgpack.packb([1, 2, 3]), "must be a msgpack map"),
-    (msgpack.packb({"t": "ping", "id": 1}) + b"\x00", "not a single msgpack value"),
-    (msgpack.packb({"a": _nested(40)}), "nested deeper"),
-])
+@pytest.mark.parametrize(
+    "frame, reason",
+    [
+        (b"\xc1", "not a single msgpack value"),  # 0xc1 is never valid msgpack
+        (msgpack.packb([1, 2, 3]), "must be a msgpack map"),
+        (msgpack.packb({"t": "ping", "id": 1}) + b"\x00", "not a single msgpack value"),
+        (msgpack.packb({"a": _nested(40)}), "nested deeper"),
+    ],
+)
 async def test_malformed_frames_get_bad_frame(table: Table, frame: bytes, reason: str) -> None:
     client = table.clients[0]
     version = table.mirrors[0].version
@@ -62,24 +64,34 @@ async def test_text_frames_are_refused(table: Table) -> None:
     await assert_room_unchanged_and_serving(table, table.mirrors[0].version)
 
 
-@pytest.mark.parametrize("message, code, words", [
-    ({"t": "teleport", "id": 5}, "unknown_type", "unknown message type"),
-    ({"t": "ping"}, "bad_message", '"id"'),
-    ({"id": 5}, "bad_message", '"t"'),
-    ({"t": "create", "id": 5, "game": "mantis", "seats": "two"}, "bad_message", "'seats'"),
-    ({"t": "create", "id": 5, "game": "mantis", "seats": True}, "bad_message", "'seats'"),
-    ({"t": "create", "id": 5, "game": "chess", "seats": 2}, "no_such_game", "chess"),
-    ({"t": "create", "id": 5, "game": "mantis", "seats": 9}, "bad_seats", "2 to 6"),
-    ({"t": "create", "id": 5, "game": "mantis", "seats": 2, "options": {"turbo": 1}},
-     "bad_option", "turbo"),
-    ({"t": "create", "id": 5, "game": "mantis", "seats": 2, "options": {"target": "ten"}},
-     "bad_option", "target"),
-    ({"t": "chat", "id": 5, "room": "x", "text": "y" * 501}, "bad_message", "longer than 500"),
-    ({"t": "join", "id": 5, "room": "nope"}, "no_such_room", "nope"),
-    ({"t": "ping", "id": 5, "extra": 1}, "bad_message", "unexpected field"),
-])
-async def test_ill_formed_messages_are_refused(table: Table, message: dict, code: str,
-                                               words: str) -> None:
+@pytest.mark.parametrize(
+    "message, code, words",
+    [
+        ({"t": "teleport", "id": 5}, "unknown_type", "unknown message type"),
+        ({"t": "ping"}, "bad_message", '"id"'),
+        ({"id": 5}, "bad_message", '"t"'),
+        ({"t": "create", "id": 5, "game": "mantis", "seats": "two"}, "bad_message", "'seats'"),
+        ({"t": "create", "id": 5, "game": "mantis", "seats": True}, "bad_message", "'seats'"),
+        ({"t": "create", "id": 5, "game": "chess", "seats": 2}, "no_such_game", "chess"),
+        ({"t": "create", "id": 5, "game": "mantis", "seats": 9}, "bad_seats", "2 to 6"),
+        (
+            {"t": "create", "id": 5, "game": "mantis", "seats": 2, "options": {"turbo": 1}},
+            "bad_option",
+            "turbo",
+        ),
+        (
+            {"t": "create", "id": 5, "game": "mantis", "seats": 2, "options": {"target": "ten"}},
+            "bad_option",
+            "target",
+        ),
+        ({"t": "chat", "id": 5, "room": "x", "text": "y" * 501}, "bad_message", "longer than 500"),
+        ({"t": "join", "id": 5, "room": "nope"}, "no_such_room", "nope"),
+        ({"t": "ping", "id": 5, "extra": 1}, "bad_message", "unexpected field"),
+    ],
+)
+async def test_ill_formed_messages_are_refused(
+    table: Table, message: dict, code: str, words: str
+) -> None:
     client = table.clients[0]
     await client.send_raw(msgpack.packb(message))
     error = await next_push(client, "error")
@@ -92,8 +104,13 @@ async def test_moves_with_wrong_field_types(table: Table) -> None:
     seat = table.mover()
     client = table.clients[seat]
     for bad in ({"version": "7"}, {"move": "score"}, {"mid": 1.5}):
-        fields = {"room": table.room, "version": table.mirrors[0].version, "mid": "m1",
-                  "move": {"type": "score"}, **bad}
+        fields = {
+            "room": table.room,
+            "version": table.mirrors[0].version,
+            "mid": "m1",
+            "move": {"type": "score"},
+            **bad,
+        }
         with pytest.raises(ServerError) as err:
             await client.request("move", **fields)
         assert err.value.code == "bad_message"
@@ -109,14 +126,17 @@ async def test_move_out_of_turn(table: Table) -> None:
     await assert_room_unchanged_and_serving(table, version)
 
 
-@pytest.mark.parametrize("move, code", [
-    ({"type": "steal", "target": 0}, None),        # stealing from yourself: filled in below
-    ({"type": "steal", "target": 7}, "bad_move"),           # no such seat
-    ({"type": "fly"}, "bad_move"),
-    ({"type": "steal"}, "bad_move"),
-    ({"type": "steal", "target": "1"}, "bad_move"),
-    ({}, "bad_move"),
-])
+@pytest.mark.parametrize(
+    "move, code",
+    [
+        ({"type": "steal", "target": 0}, None),  # stealing from yourself: filled in below
+        ({"type": "steal", "target": 7}, "bad_move"),  # no such seat
+        ({"type": "fly"}, "bad_move"),
+        ({"type": "steal"}, "bad_move"),
+        ({"type": "steal", "target": "1"}, "bad_move"),
+        ({}, "bad_move"),
+    ],
+)
 async def test_illegal_and_malformed_moves(table: Table, move: dict, code: str | None) -> None:
     seat = table.mover()
     if code is None:
@@ -134,8 +154,9 @@ async def test_nobody_can_act_for_another_seat(table: Table, url: str) -> None:
     version = table.mirrors[0].version
     # Naming a seat is not part of the protocol: the seat comes from the player's token.
     with pytest.raises(ServerError) as err:
-        await other.request("move", room=table.room, version=version, mid="x", seat=seat,
-                            move={"type": "score"})
+        await other.request(
+            "move", room=table.room, version=version, mid="x", seat=seat, move={"type": "score"}
+        )
     assert err.value.code == "bad_message" and "seat" in err.value.reason
     # A spectator, and a stranger with a forged token, cannot move either.
     watcher = await Client.connect(url, name="watcher")
@@ -191,8 +212,11 @@ async def test_oversized_frame_closes_with_1009(table: Table, url: str, server) 
     async with connect(url, max_size=None) as ws:
         await ws.send(msgpack.packb({"t": "hello", "id": 1, "protocol": 1}))
         await ws.recv()
-        await ws.send(msgpack.packb({"t": "chat", "id": 2, "room": "r",
-                                     "text": "x" * (server.config.max_frame + 10)}))
+        await ws.send(
+            msgpack.packb(
+                {"t": "chat", "id": 2, "room": "r", "text": "x" * (server.config.max_frame + 10)}
+            )
+        )
         with pytest.raises(ConnectionClosed) as closed:
             await ws.recv()
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009

@@ -14,13 +14,15 @@ async def play_until_over(players: list[tuple[Client, RoomMirror]], timeout: flo
     async def run(client: Client, mirror: RoomMirror) -> None:
         nonlocal moves
         while True:
-            await mirror.wait(lambda m: m.view.get("status") == "finished" or bool(m.view.get("moves")), timeout)
+            await mirror.wait(
+                lambda m: m.view.get("status") == "finished" or bool(m.view.get("moves")), timeout
+            )
             if mirror.view["status"] == "finished":
                 return
             version = mirror.version
             await client.move(mirror.room, mirror.view["moves"][0])
             moves += 1
-            await mirror.wait(lambda m: m.version > version, timeout)
+            await mirror.wait(lambda m, v=version: m.version > v, timeout)
 
     await asyncio.gather(*(run(c, m) for c, m in players))
     return moves

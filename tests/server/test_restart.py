@@ -14,7 +14,6 @@ import uuid
 import msgpack
 import pytest
 import redis.asyncio as aioredis
-
 from playhall.catalog import get_game
 from playhall.rooms.record import RoomRecord
 from playhall_client import Client, ConnectionLost, RoomMirror, ServerError
@@ -23,11 +22,14 @@ from .conftest import free_port
 from .process import ServerProcess
 
 
-async def mover(client: Client, mirror: RoomMirror, acked: list[tuple[int, dict]],
-                stop: asyncio.Event) -> None:
+async def mover(
+    client: Client, mirror: RoomMirror, acked: list[tuple[int, dict]], stop: asyncio.Event
+) -> None:
     """Move whenever it is our turn; record every acknowledged (version, move)."""
     while not stop.is_set():
-        await mirror.wait(lambda m: m.view.get("status") == "finished" or bool(m.view.get("moves")), 60)
+        await mirror.wait(
+            lambda m: m.view.get("status") == "finished" or bool(m.view.get("moves")), 60
+        )
         if mirror.view["status"] == "finished":
             return
         move = mirror.view["moves"][-1]
@@ -36,10 +38,10 @@ async def mover(client: Client, mirror: RoomMirror, acked: list[tuple[int, dict]
             reply = await client.move(mirror.room, move)
         except ServerError as exc:
             assert exc.code == "stale", exc  # raced a catch-up; the mirror is about to move on
-            await mirror.wait(lambda m: m.version > version, 60)
+            await mirror.wait(lambda m, v=version: m.version > v, 60)
             continue
         acked.append((reply["version"], move))
-        await mirror.wait(lambda m: m.version >= reply["version"], 60)
+        await mirror.wait(lambda m, v=reply["version"]: m.version >= v, 60)
 
 
 @pytest.mark.parametrize("players", [2, 4])
@@ -59,7 +61,10 @@ async def test_sigkill_mid_game_loses_no_acknowledged_move(redis_url: str, playe
         await mirror0.wait(lambda m: m.view["status"] == "playing")
         acked: list[tuple[int, dict]] = []
         stop = asyncio.Event()
-        tasks = [asyncio.create_task(mover(c, m, acked, stop)) for c, m in zip(clients, mirrors)]
+        tasks = [
+            asyncio.create_task(mover(c, m, acked, stop))
+            for c, m in zip(clients, mirrors, strict=True)
+        ]
         # Kill in the middle of the stream of moves, not between them.
         await mirror0.wait(lambda m: m.version >= players + 12, 60)
         first.kill()
@@ -75,13 +80,17 @@ async def test_sigkill_mid_game_loses_no_acknowledged_move(redis_url: str, playe
         try:
             version, blob = await r.hmget(f"{prefix}room:{room}", ["v", "d"])
             record = RoomRecord.unpack(blob)
-            entries = [{k.decode(): v for k, v in f.items()}
-                       for _, f in await r.xrange(f"{prefix}room:{room}:log")]
+            entries = [
+                {k.decode(): v for k, v in f.items()}
+                for _, f in await r.xrange(f"{prefix}room:{room}:log")
+            ]
         finally:
             await r.aclose()
         assert int(version) == record.version == mirrors[0].version
         assert [int(e["v"]) for e in entries] == list(range(1, record.version + 1))
-        moves_by_version = {int(e["v"]): msgpack.unpackb(e["m"]) for e in entries if e["k"] == b"move"}
+        moves_by_version = {
+            int(e["v"]): msgpack.unpackb(e["m"]) for e in entries if e["k"] == b"move"
+        }
         for v, move in acked:
             assert moves_by_version[v] == move  # acknowledged => stored, at that version
         assert len(moves_by_version) == len(acked)  # nothing applied twice, nothing extra

@@ -116,11 +116,12 @@ class Option:
         if self.choices is not None and value not in self.choices:
             allowed = ", ".join(str(c) for c in self.choices)
             raise Rejected("bad_option", f"option {self.name!r} must be one of: {allowed}")
-        if self.minimum is not None and value < self.minimum:
+        if isinstance(value, int) and self.minimum is not None and value < self.minimum:
             raise Rejected("bad_option", f"option {self.name!r} must be at least {self.minimum}")
-        if self.maximum is not None and value > self.maximum:
+        if isinstance(value, int) and self.maximum is not None and value > self.maximum:
             raise Rejected("bad_option", f"option {self.name!r} must be at most {self.maximum}")
-        return value  # type: ignore[no-any-return]
+        result: bool | int | str = value
+        return result
 
 
 class Game(ABC):

@@ -17,6 +17,8 @@ import time
 from http import HTTPStatus
 from typing import Any
 
+from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, encode, errors
+from playhall_protocol.messages import validate
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
@@ -31,8 +33,6 @@ from playhall.rooms.actor import RoomError, new_room_id, new_seed
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import RoomRecord, Seat
 from playhall.store.redis_store import Store
-from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, encode, errors
-from playhall_protocol.messages import validate
 
 logger = log.get("playhall.net")
 
@@ -80,8 +80,12 @@ class Endpoint:
                         clog.warning("flooding_closed", player=session.player)
                         await session.close(errors.CLOSE_POLICY, "flooding: too many messages")
                         break
-                    self._refuse(session, frame, errors.RATE_LIMITED,
-                                 f"more than {self.config.rate:g} messages/s; this one was dropped")
+                    self._refuse(
+                        session,
+                        frame,
+                        errors.RATE_LIMITED,
+                        f"more than {self.config.rate:g} messages/s; this one was dropped",
+                    )
                     continue
                 await self._handle_frame(session, frame, clog)
                 # Let the writer and other connections run even when frames arrive in a burst.
@@ -124,19 +128,36 @@ class Endpoint:
             result = await self._dispatch(session, kind, message)
             session.reply(encode({"t": "ok", "re": rid, **result}))
             if kind != "move" and kind != "ping":
-                clog.debug("request", kind=kind, req=rid, player=session.player,
-                           room=message.get("room"), ms=round((time.perf_counter() - started) * 1e3, 2))
+                clog.debug(
+                    "request",
+                    kind=kind,
+                    req=rid,
+                    player=session.player,
+                    room=message.get("room"),
+                    ms=round((time.perf_counter() - started) * 1e3, 2),
+                )
         except (ProtocolError, RoomError, Rejected) as exc:
             extra = exc.extra if isinstance(exc, RoomError) else {}
-            session.reply(encode({"t": "error", "re": rid, "code": exc.code,
-                                  "reason": exc.reason, **extra}))
+            session.reply(
+                encode({"t": "error", "re": rid, "code": exc.code, "reason": exc.reason, **extra})
+            )
             clog.info("refused", code=exc.code, reason=exc.reason, req=rid, player=session.player)
         except Exception:
             clog.exception("request_failed", req=rid, player=session.player)
-            session.reply(encode({"t": "error", "re": rid, "code": errors.INTERNAL,
-                                  "reason": "internal error; nothing was changed"}))
+            session.reply(
+                encode(
+                    {
+                        "t": "error",
+                        "re": rid,
+                        "code": errors.INTERNAL,
+                        "reason": "internal error; nothing was changed",
+                    }
+                )
+            )
 
-    async def _dispatch(self, session: Session, kind: str, message: dict[str, Any]) -> dict[str, Any]:
+    async def _dispatch(
+        self, session: Session, kind: str, message: dict[str, Any]
+    ) -> dict[str, Any]:
         if kind == "hello":
             return await self._hello(session, message)
         if kind == "ping":
@@ -157,7 +178,9 @@ class Endpoint:
             return await self._create(session, message)
         return await self._room_command(session, kind, message)
 
-    async def _room_command(self, session: Session, kind: str, message: dict[str, Any]) -> dict[str, Any]:
+    async def _room_command(
+        self, session: Session, kind: str, message: dict[str, Any]
+    ) -> dict[str, Any]:
         args = {k: v for k, v in message.items() if k not in ("t", "id")}
         room_id = args.get("room")
         if room_id is None and "code" in args:
@@ -181,8 +204,10 @@ class Endpoint:
         offered = [offered] if isinstance(offered, int) else offered
         common = [v for v in SUPPORTED_VERSIONS if v in offered]
         if not common:
-            raise ProtocolError(errors.UNSUPPORTED_VERSION,
-                                f"this server speaks protocol versions {list(SUPPORTED_VERSIONS)}")
+            raise ProtocolError(
+                errors.UNSUPPORTED_VERSION,
+                f"this server speaks protocol versions {list(SUPPORTED_VERSIONS)}",
+            )
         name = (message.get("name") or "").strip()
         token = message.get("token")
         new_token = None
@@ -202,10 +227,16 @@ class Endpoint:
             new_token = f"{player}.{secret}"
         session.player, session.name, session.protocol = player, name, max(common)
         reply: dict[str, Any] = {
-            "player": player, "name": name, "protocol": session.protocol,
-            "server": f"playhall/{__version__}", "rooms": await self.store.player_rooms(player),
-            "limits": {"max_frame": self.config.max_frame, "rate": self.config.rate,
-                       "burst": self.config.burst},
+            "player": player,
+            "name": name,
+            "protocol": session.protocol,
+            "server": f"playhall/{__version__}",
+            "rooms": await self.store.player_rooms(player),
+            "limits": {
+                "max_frame": self.config.max_frame,
+                "rate": self.config.rate,
+                "burst": self.config.burst,
+            },
         }
         if new_token is not None:
             reply["token"] = new_token
@@ -216,7 +247,7 @@ class Endpoint:
     async def _create(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
         game = get_game(message["game"])
         if game is None:
-            raise RoomError(errors.NO_SUCH_GAME, f"no game {message['game']!r}; see \"games\"")
+            raise RoomError(errors.NO_SUCH_GAME, f'no game {message["game"]!r}; see "games"')
         options = game.normalize_options(message.get("options") or {})
         low, high = game.seat_range(options)
         seats = message["seats"]
@@ -229,10 +260,17 @@ class Endpoint:
             code = secrets.token_hex(3).upper()
             while not await self.store.set_code(code, room_id):
                 code = secrets.token_hex(3).upper()
-        record = RoomRecord(id=room_id, game=game.id, options=options,
-                            seats=tuple(Seat() for _ in range(seats)), seed=new_seed(),
-                            creator=session.player, private=private, code=code,
-                            created=time.time())
+        record = RoomRecord(
+            id=room_id,
+            game=game.id,
+            options=options,
+            seats=tuple(Seat() for _ in range(seats)),
+            seed=new_seed(),
+            creator=session.player,
+            private=private,
+            code=code,
+            created=time.time(),
+        )
         room = await self.rooms.create(record)
         args: dict[str, Any] = {"code": code}
         if message.get("sit", True):
@@ -264,5 +302,6 @@ class Endpoint:
     # -- shutdown ------------------------------------------------------------------------------
 
     async def close_all(self, code: int, reason: str) -> None:
-        await asyncio.gather(*(s.close(code, reason) for s in list(self.sessions)),
-                             return_exceptions=True)
+        await asyncio.gather(
+            *(s.close(code, reason) for s in list(self.sessions)), return_exceptions=True
+        )

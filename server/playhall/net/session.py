@@ -15,17 +15,18 @@ import contextlib
 from collections import deque
 from collections.abc import Callable
 
+from playhall_protocol import errors
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from playhall.config import Config
 from playhall.net.ratelimit import TokenBucket
-from playhall_protocol import errors
 
 
 class Session:
-    def __init__(self, ws: ServerConnection, config: Config,
-                 on_drained: Callable[[Session, str], None]) -> None:
+    def __init__(
+        self, ws: ServerConnection, config: Config, on_drained: Callable[[Session, str], None]
+    ) -> None:
         self.ws = ws
         self.config = config
         self.player = ""
@@ -40,7 +41,7 @@ class Session:
         self._writer: asyncio.Task[None] | None = None
         self.frames_dropped = 0
         self._sending = False
-        self._idle = asyncio.Event()   # set whenever the outbox has just been emptied
+        self._idle = asyncio.Event()  # set whenever the outbox has just been emptied
 
     @property
     def greeted(self) -> bool:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgpack
+from playhall_protocol import encode, errors, make_diff
 
 from playhall import log
 from playhall.config import Config
@@ -34,14 +35,13 @@ from playhall.games.contract import Applied, Event, Game, Rejected
 from playhall.rooms import views
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.store.redis_store import Commit, Fenced, Store
-from playhall_protocol import encode, errors, make_diff
 
 if TYPE_CHECKING:
     from playhall.lobby import Lobby
 
 logger = log.get("playhall.room")
 
-ViewerKey = int | None   # a seat, or None for spectators
+ViewerKey = int | None  # a seat, or None for spectators
 
 
 class Viewer(Protocol):
@@ -79,7 +79,7 @@ class Command:
 @dataclass
 class _ViewerState:
     seat: int | None
-    version: int = -1     # the version of the last view this session was sent
+    version: int = -1  # the version of the last view this session was sent
 
 
 @dataclass
@@ -143,8 +143,9 @@ class Room:
             if command.reply is not None and not command.reply.done():
                 command.reply.set_exception(RoomError(errors.DRAINING, "the room is closing"))
 
-    async def submit(self, kind: str, session: Viewer | None, args: dict[str, Any],
-                     request: int | None = None) -> dict[str, Any]:
+    async def submit(
+        self, kind: str, session: Viewer | None, args: dict[str, Any], request: int | None = None
+    ) -> dict[str, Any]:
         """Queue a command and wait for its reply; raises :class:`RoomError` when refused."""
         if self._closed:
             raise RoomError(errors.DRAINING, "the room is closing; reconnect to resume")
@@ -166,10 +167,19 @@ class Room:
 
     async def _run(self) -> None:
         handlers: dict[str, Callable[[Command], Awaitable[dict[str, Any]]]] = {
-            "join": self._join, "sync": self._sync, "leave": self._leave, "ready": self._ready,
-            "start": self._start, "bot": self._add_bot, "chat": self._chat, "move": self._move,
-            "rematch": self._rematch, "detach": self._detach, "resnapshot": self._resnapshot,
-            "_auto": self._auto, "_bot_turn": self._bot_turn,
+            "join": self._join,
+            "sync": self._sync,
+            "leave": self._leave,
+            "ready": self._ready,
+            "start": self._start,
+            "bot": self._add_bot,
+            "chat": self._chat,
+            "move": self._move,
+            "rematch": self._rematch,
+            "detach": self._detach,
+            "resnapshot": self._resnapshot,
+            "_auto": self._auto,
+            "_bot_turn": self._bot_turn,
         }
         while True:
             command = await self.inbox.get()
@@ -185,15 +195,21 @@ class Room:
             except Fenced:
                 self.log.warning("room_fenced", command=command.kind)
                 if command.reply is not None and not command.reply.done():
-                    command.reply.set_exception(RoomError(
-                        errors.STORE_FAILED, "this server no longer owns the room; reconnect"))
+                    command.reply.set_exception(
+                        RoomError(
+                            errors.STORE_FAILED, "this server no longer owns the room; reconnect"
+                        )
+                    )
                 self._closed = True
                 self._on_idle(self)
                 continue
             except Exception as exc:
-                self.log.exception("room_command_failed", command=command.kind,
-                                   player=getattr(command.session, "player", None),
-                                   req=command.request)
+                self.log.exception(
+                    "room_command_failed",
+                    command=command.kind,
+                    player=getattr(command.session, "player", None),
+                    req=command.request,
+                )
                 if command.reply is not None and not command.reply.done():
                     code = errors.STORE_FAILED if _is_store_error(exc) else errors.INTERNAL
                     command.reply.set_exception(RoomError(code, "the change was not made"))
@@ -204,13 +220,22 @@ class Room:
 
     # -- storing a change ----------------------------------------------------------------------
 
-    async def _commit(self, new: RoomRecord, kind: str, seat: int | None = None,
-                      player: str | None = None, move: Any = None,
-                      events: list[Event] | None = None) -> None:
+    async def _commit(
+        self,
+        new: RoomRecord,
+        kind: str,
+        seat: int | None = None,
+        player: str | None = None,
+        move: Any = None,
+        events: list[Event] | None = None,
+    ) -> None:
         """Store ``new`` (whose version is the current one + 1), then adopt and broadcast it."""
         old = self.record
-        listed = not new.private and new.status != FINISHED and any(
-            s.taken and not s.bot for s in new.seats)
+        listed = (
+            not new.private
+            and new.status != FINISHED
+            and any(s.taken and not s.bot for s in new.seats)
+        )
         lobby_blob = msgpack.packb(views.lobby_summary(new, self.game.title)) if listed else None
         log_entry: dict[str, bytes | str | int] = {"v": new.version, "k": kind}
         if seat is not None:
@@ -219,15 +244,24 @@ class Room:
             log_entry["p"] = player
         if move is not None:
             log_entry["m"] = msgpack.packb(move, use_bin_type=True)
-        await self.store.commit(Commit(
-            room=new.id, lease=self.lease, prev_version=old.version, version=new.version,
-            record=new.pack(), log=log_entry, lobby=lobby_blob, unlist=not listed,
-            active=self._needs_server(new),
-        ))
+        await self.store.commit(
+            Commit(
+                room=new.id,
+                lease=self.lease,
+                prev_version=old.version,
+                version=new.version,
+                record=new.pack(),
+                log=log_entry,
+                lobby=lobby_blob,
+                unlist=not listed,
+                active=self._needs_server(new),
+            )
+        )
         self.record = new
         if listed or (not old.private and old.status != FINISHED):
-            self.lobby.changed(new.id, views.lobby_summary(new, self.game.title) if listed else None,
-                               new.game)
+            self.lobby.changed(
+                new.id, views.lobby_summary(new, self.game.title) if listed else None, new.game
+            )
         self._broadcast(events or [])
         self._schedule()
 
@@ -285,20 +319,34 @@ class Room:
                 session.push(self._snapshot_frame(state.seat, events), self.record.id)
             state.version = version
 
-    def _update_frame(self, key: ViewerKey, version: int, diff: list[Any],
-                      events: list[Event]) -> bytes:
-        frame = encode({"t": "update", "room": self.record.id, "from": version - 1,
-                        "to": version, "diff": diff, "events": views.visible_events(events, key)})
+    def _update_frame(
+        self, key: ViewerKey, version: int, diff: list[Any], events: list[Event]
+    ) -> bytes:
+        frame = encode(
+            {
+                "t": "update",
+                "room": self.record.id,
+                "from": version - 1,
+                "to": version,
+                "diff": diff,
+                "events": views.visible_events(events, key),
+            }
+        )
         # A diff never costs more than the snapshot it replaces.
         snapshot = self._snapshot_frame(key, events)
         return snapshot if len(snapshot) <= len(frame) else frame
 
     def _snapshot_frame(self, key: ViewerKey, events: list[Event] | None = None) -> bytes:
-        return encode({
-            "t": "snapshot", "room": self.record.id, "version": self.record.version,
-            "view": self._view(key), "presence": self._presence(),
-            "events": views.visible_events(events or [], key),
-        })
+        return encode(
+            {
+                "t": "snapshot",
+                "room": self.record.id,
+                "version": self.record.version,
+                "view": self._view(key),
+                "presence": self._presence(),
+                "events": views.visible_events(events or [], key),
+            }
+        )
 
     def _presence(self) -> list[bool]:
         online = {self.record.seat_of(v.player) for v in self.viewers}
@@ -332,8 +380,11 @@ class Room:
     async def _join(self, command: Command) -> dict[str, Any]:
         session = self._require_viewer(command)
         record = self.record
-        if record.private and record.seat_of(session.player) is None \
-                and command.args.get("code") != record.code:
+        if (
+            record.private
+            and record.seat_of(session.player) is None
+            and command.args.get("code") != record.code
+        ):
             raise RoomError(errors.BAD_CODE, "this room is private; its join code is needed")
         seat = record.seat_of(session.player)
         wanted = command.args.get("seat")
@@ -346,8 +397,12 @@ class Room:
             seat = await self._take_seat(session, wanted)
         self._attach(session, seat)
         self._send_snapshot(session)
-        return {"room": record.id, "seat": seat, "version": self.record.version,
-                "chat": await self._chat_history()}
+        return {
+            "room": record.id,
+            "seat": seat,
+            "version": self.record.version,
+            "chat": await self._chat_history(),
+        }
 
     async def _take_seat(self, session: Viewer, wanted: int | None) -> int | None:
         record = self.record
@@ -390,11 +445,26 @@ class Room:
             self._send_snapshot(session)
         else:
             for version, diff in replay:
-                session.push(encode({"t": "update", "room": self.record.id, "from": version - 1,
-                                     "to": version, "diff": diff, "events": []}), self.record.id)
+                session.push(
+                    encode(
+                        {
+                            "t": "update",
+                            "room": self.record.id,
+                            "from": version - 1,
+                            "to": version,
+                            "diff": diff,
+                            "events": [],
+                        }
+                    ),
+                    self.record.id,
+                )
             self.viewers[session].version = current
-        return {"room": self.record.id, "seat": seat, "version": current,
-                "caught_up": "snapshot" if replay is None else "diffs"}
+        return {
+            "room": self.record.id,
+            "seat": seat,
+            "version": current,
+            "caught_up": "snapshot" if replay is None else "diffs",
+        }
 
     def _missed_diffs(self, key: ViewerKey, have: int) -> list[tuple[int, list[Any]]] | None:
         current = self.record.version
@@ -430,8 +500,13 @@ class Room:
             # Someone leaving changes the table: earlier "ready"s no longer stand.
             seats = tuple(Seat(s.player, s.name, s.bot, s.bot) for s in seats)
             await self.store.remove_player_room(session.player, self.record.id)
-            await self._commit(self.record.evolve(seats=seats), "leave", seat, session.player,
-                               events=[{"type": "left", "seat": seat, "name": session.name}])
+            await self._commit(
+                self.record.evolve(seats=seats),
+                "leave",
+                seat,
+                session.player,
+                events=[{"type": "left", "seat": seat, "name": session.name}],
+            )
         await self._detach(command)
         return {"room": self.record.id}
 
@@ -451,8 +526,9 @@ class Room:
         self._waiting()
         ready = bool(command.args.get("ready", True))
         old = self.record.seats[seat]
-        new = self.record.evolve(seats=self.record.with_seat(
-            seat, Seat(old.player, old.name, old.bot, ready)))
+        new = self.record.evolve(
+            seats=self.record.with_seat(seat, Seat(old.player, old.name, old.bot, ready))
+        )
         events: list[Event] = [{"type": "ready", "seat": seat, "ready": ready}]
         if all(s.taken and s.ready for s in new.seats):
             new, events = self._started(new, events)
@@ -483,12 +559,15 @@ class Room:
         self._waiting()
         seat = command.args["seat"]
         if not 0 <= seat < len(self.record.seats):
-            raise RoomError(errors.NO_SUCH_SEAT, f"seats are numbered 0 to {len(self.record.seats) - 1}")
+            raise RoomError(
+                errors.NO_SUCH_SEAT, f"seats are numbered 0 to {len(self.record.seats) - 1}"
+            )
         if self.record.seats[seat].taken:
             raise RoomError(errors.SEAT_TAKEN, f"seat {seat} is taken")
         bots = sum(1 for s in self.record.seats if s.bot)
-        new = self.record.evolve(seats=self.record.with_seat(
-            seat, Seat(None, f"Bot {bots + 1}", bot=True, ready=True)))
+        new = self.record.evolve(
+            seats=self.record.with_seat(seat, Seat(None, f"Bot {bots + 1}", bot=True, ready=True))
+        )
         events: list[Event] = [{"type": "bot_added", "seat": seat}]
         if all(s.taken and s.ready for s in new.seats):
             new, events = self._started(new, events)
@@ -502,9 +581,15 @@ class Room:
         text = command.args["text"].strip()
         if not text:
             raise RoomError(errors.BAD_MESSAGE, "empty chat line")
-        line = {"t": "chat", "room": self.record.id, "player": session.player,
-                "name": session.name, "seat": self.record.seat_of(session.player),
-                "text": text, "at": time.time()}
+        line = {
+            "t": "chat",
+            "room": self.record.id,
+            "player": session.player,
+            "name": session.name,
+            "seat": self.record.seat_of(session.player),
+            "text": text,
+            "at": time.time(),
+        }
         await self.store.add_chat(self.record.id, msgpack.packb(line))
         self._push_all(line)
         return {}
@@ -521,12 +606,27 @@ class Room:
             old = self.record
             new_id = new_room_id()
             seats = tuple(Seat(s.player, s.name, s.bot, s.bot) for s in old.seats)
-            await self._create_room(RoomRecord(
-                id=new_id, game=old.game, options=old.options, seats=seats, seed=new_seed(),
-                creator=old.creator, private=old.private, code=None, rematch_of=old.id,
-                created=time.time()))
-            await self._commit(old.evolve(rematch=new_id), "rematch", old.seat_of(session.player),
-                               session.player, events=[{"type": "rematch", "room": new_id}])
+            await self._create_room(
+                RoomRecord(
+                    id=new_id,
+                    game=old.game,
+                    options=old.options,
+                    seats=seats,
+                    seed=new_seed(),
+                    creator=old.creator,
+                    private=old.private,
+                    code=None,
+                    rematch_of=old.id,
+                    created=time.time(),
+                )
+            )
+            await self._commit(
+                old.evolve(rematch=new_id),
+                "rematch",
+                old.seat_of(session.player),
+                session.player,
+                events=[{"type": "rematch", "room": new_id}],
+            )
         return {"room": self.record.rematch}
 
     # -- moves, bots and automatic steps ---------------------------------------------------------
@@ -542,12 +642,18 @@ class Room:
             code = errors.GAME_OVER if self.record.status == FINISHED else errors.WRONG_STATUS
             raise RoomError(code, f"the room is {self.record.status}", version=self.record.version)
         if args["version"] != self.record.version:
-            raise RoomError(errors.STALE, f"the room is at version {self.record.version}",
-                            version=self.record.version)
+            raise RoomError(
+                errors.STALE,
+                f"the room is at version {self.record.version}",
+                version=self.record.version,
+            )
         applied = self._apply(seat, args["move"])
         reply = {"room": self.record.id, "version": self.record.version + 1}
-        new = _with_state(self.record.evolve(seen=self.record.remember(
-            session.player, args["mid"], reply)), self.game, applied)
+        new = _with_state(
+            self.record.evolve(seen=self.record.remember(session.player, args["mid"], reply)),
+            self.game,
+            applied,
+        )
         await self._commit(new, "move", seat, session.player, args["move"], applied.events)
         return reply
 
@@ -561,15 +667,25 @@ class Room:
     async def _bot_turn(self, command: Command) -> dict[str, Any]:
         record = self.record
         seat = command.args["seat"]
-        if record.status != PLAYING or record.state is None or not record.seats[seat].bot \
-                or seat not in self.game.to_act(record.state):
+        if (
+            record.status != PLAYING
+            or record.state is None
+            or not record.seats[seat].bot
+            or seat not in self.game.to_act(record.state)
+        ):
             return {}  # the game moved on since this was scheduled
         moves = self.game.legal_moves(record.state, seat)
         view = self.game.view(record.state, seat)
         move = self.game.bot_move(view, seat, moves, (record.seed + record.version) & (2**63 - 1))
         applied = self._apply(seat, move)
-        await self._commit(_with_state(record.evolve(), self.game, applied), "bot_move", seat,
-                           None, move, applied.events)
+        await self._commit(
+            _with_state(record.evolve(), self.game, applied),
+            "bot_move",
+            seat,
+            None,
+            move,
+            applied.events,
+        )
         return {}
 
     async def _auto(self, command: Command) -> dict[str, Any]:
@@ -580,8 +696,14 @@ class Room:
             self._schedule()  # woken early (clock adjustments): wait again
             return {}
         applied = self.game.apply_auto(record.state)
-        await self._commit(_with_state(record.evolve(), self.game, applied), "auto", None, None,
-                           None, applied.events)
+        await self._commit(
+            _with_state(record.evolve(), self.game, applied),
+            "auto",
+            None,
+            None,
+            None,
+            applied.events,
+        )
         return {}
 
     def _schedule(self) -> None:
@@ -599,8 +721,9 @@ class Room:
             return
         for seat in self.game.to_act(record.state):
             if record.seats[seat].bot:
-                self._timer = loop.call_later(self.config.bot_delay, self._post, "_bot_turn",
-                                              {"seat": seat})
+                self._timer = loop.call_later(
+                    self.config.bot_delay, self._post, "_bot_turn", {"seat": seat}
+                )
                 return
 
     def _check_idle(self) -> None:
@@ -609,7 +732,8 @@ class Room:
             self._idle = None
         if not self.viewers and self._timer is None and not self._closed:
             self._idle = asyncio.get_running_loop().call_later(
-                self.config.idle_evict, self._on_idle, self)
+                self.config.idle_evict, self._on_idle, self
+            )
 
     # -- snapshots for the manager ---------------------------------------------------------------
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from playhall_protocol import errors
+
 from playhall import log
 from playhall.catalog import get_game
 from playhall.config import Config
@@ -17,7 +19,6 @@ from playhall.lobby import Lobby
 from playhall.rooms.actor import Room, RoomError
 from playhall.rooms.record import RoomRecord
 from playhall.store.redis_store import Commit, Store
-from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
 
@@ -63,8 +64,16 @@ class RoomManager:
     def _adopt(self, record: RoomRecord, lease: str) -> Room:
         game = get_game(record.game)
         assert game is not None
-        room = Room(record, game, store=self.store, config=self.config, lobby=self.lobby,
-                    lease=lease, create_room=self._create_stored, on_idle=self.evict)
+        room = Room(
+            record,
+            game,
+            store=self.store,
+            config=self.config,
+            lobby=self.lobby,
+            lease=lease,
+            create_room=self._create_stored,
+            on_idle=self.evict,
+        )
         self.rooms[record.id] = room
         room.start()
         return room
@@ -79,10 +88,17 @@ class RoomManager:
         if lease is None:  # pragma: no cover - a fresh random id nobody can hold
             raise RoomError(errors.STORE_FAILED, "could not take the new room's lease")
         first = record.evolve()
-        await self.store.commit(Commit(
-            room=record.id, lease=lease, prev_version=-1, version=first.version,
-            record=first.pack(), log={"v": first.version, "k": "create", "p": record.creator},
-            unlist=True))
+        await self.store.commit(
+            Commit(
+                room=record.id,
+                lease=lease,
+                prev_version=-1,
+                version=first.version,
+                record=first.pack(),
+                log={"v": first.version, "k": "create", "p": record.creator},
+                unlist=True,
+            )
+        )
         for seat in first.seats:
             if seat.player is not None:
                 await self.store.add_player_room(seat.player, record.id)
@@ -110,7 +126,9 @@ class RoomManager:
                 await self.get(room_id)
                 count += 1
             except RoomError as exc:
-                logger.warning("room_restore_failed", room=room_id, code=exc.code, reason=exc.reason)
+                logger.warning(
+                    "room_restore_failed", room=room_id, code=exc.code, reason=exc.reason
+                )
         return count
 
     def start_renewing(self) -> None:
@@ -122,7 +140,8 @@ class RoomManager:
             await asyncio.sleep(interval)
             try:
                 lost = await self.store.renew(
-                    {rid: room.lease for rid, room in self.rooms.items()}, self.config.lease_ms)
+                    {rid: room.lease for rid, room in self.rooms.items()}, self.config.lease_ms
+                )
             except Exception:
                 logger.exception("lease_renew_failed")
                 continue

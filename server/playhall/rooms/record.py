@@ -21,7 +21,7 @@ SEEN_PER_PLAYER = 32
 
 @dataclass(frozen=True)
 class Seat:
-    player: str | None = None   # player id holding the seat (None: empty, or a bot)
+    player: str | None = None  # player id holding the seat (None: empty, or a bot)
     name: str | None = None
     bot: bool = False
     ready: bool = False
@@ -64,7 +64,7 @@ class RoomRecord:
         return None
 
     def with_seat(self, index: int, seat: Seat) -> tuple[Seat, ...]:
-        return self.seats[:index] + (seat,) + self.seats[index + 1:]
+        return self.seats[:index] + (seat,) + self.seats[index + 1 :]
 
     def seen_reply(self, player: str, move_id: Any) -> Any | None:
         for mid, reply in self.seen.get(player, ()):
@@ -74,7 +74,7 @@ class RoomRecord:
 
     def remember(self, player: str, move_id: Any, reply: Any) -> dict[str, list[list[Any]]]:
         seen = dict(self.seen)
-        seen[player] = [*seen.get(player, [])[-(SEEN_PER_PLAYER - 1):], [move_id, reply]]
+        seen[player] = [*seen.get(player, [])[-(SEEN_PER_PLAYER - 1) :], [move_id, reply]]
         return seen
 
     # -- storage -------------------------------------------------------------------------------
@@ -82,7 +82,8 @@ class RoomRecord:
     def pack(self) -> bytes:
         data = asdict(self)
         data["seats"] = [asdict(s) for s in self.seats]
-        return msgpack.packb(data, use_bin_type=True)  # type: ignore[no-any-return]
+        packed: bytes = msgpack.packb(data, use_bin_type=True)
+        return packed
 
     @classmethod
     def unpack(cls, blob: bytes) -> RoomRecord:

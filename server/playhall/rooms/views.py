@@ -17,8 +17,11 @@ def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any
     state = record.state
     playing = record.status == PLAYING and state is not None
     to_act = game.to_act(state) if playing and state is not None else []
-    moves = game.legal_moves(state, seat) if playing and state is not None and seat in to_act \
-        and not record.seats[seat].bot else []
+    moves = (
+        game.legal_moves(state, seat)
+        if playing and state is not None and seat in to_act and not record.seats[seat].bot
+        else []
+    )
     return {
         "room": record.id,
         "game": record.game,
@@ -28,8 +31,10 @@ def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any
         # The join code lets the holder bring friends: seated players may see it.
         "code": record.code if seat is not None else None,
         "creator": record.creator,
-        "seats": [{"player": s.player, "name": s.name, "bot": s.bot, "ready": s.ready}
-                  for s in record.seats],
+        "seats": [
+            {"player": s.player, "name": s.name, "bot": s.bot, "ready": s.ready}
+            for s in record.seats
+        ],
         "you": seat,
         "to_act": to_act,
         "moves": moves,

