@@ -357,6 +357,8 @@ def test_wrong_seat_empty_area_and_finished_game_are_refused() -> None:
     state = new_game(first=0)
     assert rejection(state, 1, {"type": "sow", "area": 6}) == "not_your_turn"
     assert rejection(state, 7, {"type": "sow", "area": 6}) == "not_your_turn"
+    state = new_game(first=1)
+    assert rejection(state, True, {"type": "sow", "area": 6}) == "not_your_turn"
     state = position({1: "M", 6: "M"}, turn=0)
     assert rejection(state, 0, {"type": "sow", "area": 3}) == "illegal_move"
 

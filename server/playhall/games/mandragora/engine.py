@@ -112,7 +112,7 @@ class MandragoraGame(Game):
         area = _parse_move(move)
         if state["turn"] is None:
             raise Rejected("game_over", "the game is over")
-        if seat != state["turn"]:
+        if type(seat) is not int or seat != state["turn"]:  # True == 1, but is not a seat
             raise Rejected("not_your_turn", f"it is seat {state['turn']}'s turn")
         if area not in board.SELECTABLE[seat]:
             whose = "a base" if area in board.BASE else "the other seat's area"
