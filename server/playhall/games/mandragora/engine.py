@@ -121,8 +121,8 @@ class MandragoraGame(Game):
         if not state["areas"][area]:
             raise Rejected("illegal_move", f"area {area} is empty")
 
-        # Only the stack list and scores change; stacks are immutable strings, so a shallow copy
-        # of each list is a full copy.
+        # Only the stack list and scores change; stacks are immutable strings, so copying the
+        # two lists is a full copy.
         areas = list(state["areas"])
         scores = list(state["scores"])
         moved_first = seat == state["first"]
