@@ -555,7 +555,8 @@ class Room:
 
     async def _add_bot(self, command: Command) -> dict[str, Any]:
         session = self._require_viewer(command)
-        self._seated(session)
+        if session.player != self.record.creator:
+            self._seated(session)  # seated players and the creator may seat bots
         self._waiting()
         seat = command.args["seat"]
         if not 0 <= seat < len(self.record.seats):
