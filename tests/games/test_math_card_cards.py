@@ -5,12 +5,12 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-
 from playhall.games.contract import Rejected
 from playhall.games.math_card import GAME
 from playhall.games.math_card.cards import CARDS
 from playhall.games.math_card.functions import apply_function
 from playhall.games.math_card.scoring import evaluate, judge, read_sequence
+
 from tests.games.test_math_card_support import (
     FILLER,
     action_state,
