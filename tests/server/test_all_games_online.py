@@ -1,0 +1,124 @@
+"""Every game on offer, played online end to end: created from the lobby, seats filled by
+server bots, watched by a spectator whose mirror is kept by diffs; and restored after the server
+is SIGKILLed mid-game, automatic steps (Card Battle turns, Master Yoga) included.
+
+This is what "registered with the lobby" means for a game: nothing here names a game's rules.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import msgpack
+import pytest
+import redis.asyncio as aioredis
+
+from playhall.catalog import all_games, get_game
+from playhall.rooms.record import RoomRecord
+from playhall_client import Client
+
+from .conftest import free_port
+from .process import ServerProcess
+
+#: Each game's table for these tests: seats and options that keep the automatic pacing short.
+TABLES: dict[str, list[tuple[int, dict]]] = {
+    "mantis": [(2, {}), (5, {})],
+    "mandragora": [(2, {})],
+    "mandala": [(2, {}), (1, {"mode": "solo", "yoga_delay_ms": 0})],
+    "card_battle": [(2, {"turn_delay_ms": 0})],
+    "math_card": [(2, {})],
+}
+
+CASES = [
+    pytest.param(game, seats, options, id=f"{game}-{seats}")
+    for game in all_games()
+    for seats, options in TABLES.get(game, [(all_games()[game].min_seats, {})])
+]
+
+
+def test_every_game_has_a_table_here() -> None:
+    assert set(TABLES) >= set(all_games()), "add the new game to TABLES"
+
+
+async def bot_room(client: Client, game: str, seats: int, options: dict) -> str:
+    """A room whose every seat is a server bot, watched by ``client``."""
+    if seats == 1:  # a solo room: the watcher cannot leave the only seat to a bot before it starts
+        mirror = await client.create(game, seats, options=options, sit=False)
+        await client.add_bot(mirror.room, 0)
+        return mirror.room
+    mirror = await client.create(game, seats, options=options, sit=False)
+    for seat in range(seats):
+        await client.add_bot(mirror.room, seat)
+    return mirror.room
+
+
+@pytest.mark.parametrize("game, seats, options", CASES)
+async def test_bots_play_every_game_to_the_end_while_a_spectator_watches(
+    url: str, game: str, seats: int, options: dict
+) -> None:
+    watcher = await Client.connect(url, name="watcher")
+    try:
+        room = await bot_room(watcher, game, seats, options)
+        mirror = watcher.rooms[room]
+        await mirror.wait(lambda m: m.view["status"] == "finished", 120)
+        kept = mirror.view
+        mirror.version = -1
+        await watcher.sync(room)
+        await mirror.wait(lambda m: m.version >= 0)
+        assert mirror.view == kept  # diffs alone reproduced the spectator's view exactly
+        assert mirror.view["outcome"]["reason"]
+        assert mirror.view["you"] is None and mirror.view["moves"] == []
+    finally:
+        await watcher.close()
+
+
+def paced(options: dict) -> dict:
+    """Slow automatic steps a little, so the kill lands in the middle of them."""
+    slower = {"turn_delay_ms": 30, "yoga_delay_ms": 20}
+    return {k: slower.get(k, v) for k, v in options.items()}
+
+
+@pytest.mark.parametrize("game, seats, options", CASES)
+async def test_every_game_resumes_after_sigkill(redis_url: str, game: str, seats: int,
+                                               options: dict) -> None:
+    port = free_port()
+    prefix = f"g{uuid.uuid4().hex[:8]}:"
+    # A small bot delay keeps the game going long enough to be killed in the middle of it.
+    extra = ["--bot-delay", "0.01"]
+    first = ServerProcess(port, redis_url, prefix, "games-test", extra)
+    second = ServerProcess(port, redis_url, prefix, "games-test", extra)
+    await first.start()
+    watcher = await Client.connect(first.url, name="watcher")
+    try:
+        room = await bot_room(watcher, game, seats, paced(options))
+        mirror = watcher.rooms[room]
+        await mirror.wait(lambda m: m.view["status"] == "playing" and m.version >= seats + 6, 60)
+        killed_at = mirror.version
+        first.kill()
+        await second.start()
+        # Nobody asks for the room: the new process restores it by itself (bots, timers).
+        await mirror.wait(lambda m: m.view["status"] == "finished", 120)
+        assert watcher.reconnects >= 1
+
+        r = aioredis.Redis.from_url(redis_url)
+        try:
+            blob = await r.hget(f"{prefix}room:{room}", "d")
+            entries = [{k.decode(): v for k, v in f.items()}
+                       for _, f in await r.xrange(f"{prefix}room:{room}:log")]
+        finally:
+            await r.aclose()
+        record = RoomRecord.unpack(blob)
+        assert record.version > killed_at  # the game went on after the restart
+        engine = get_game(game)
+        assert engine is not None
+        state = engine.setup(seats, record.options, record.seed)
+        for e in entries:
+            if e["k"] in (b"move", b"bot_move"):
+                state = engine.apply(state, int(e["s"]), msgpack.unpackb(e["m"])).state
+            elif e["k"] == b"auto":
+                state = engine.apply_auto(state).state
+        assert msgpack.packb(state) == msgpack.packb(record.state)
+        assert [int(e["v"]) for e in entries] == list(range(1, record.version + 1))
+    finally:
+        await watcher.close()
+        second.terminate()
