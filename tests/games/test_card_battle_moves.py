@@ -121,3 +121,16 @@ def test_setup_refuses_other_seat_counts() -> None:
         with pytest.raises(Rejected):
             GAME.setup(seats, GAME.normalize_options({}), 1)
     assert (GAME.min_seats, GAME.max_seats) == (2, 2)
+
+
+def test_a_huge_junk_deck_is_refused_with_a_bounded_reason() -> None:
+    # 5000 unknown names: the reason counts the deck, names the first ten positions and says
+    # how many more there are, instead of echoing the whole payload back.
+    with pytest.raises(Rejected) as info:
+        GAME.apply(new_game(), 0, deck_move(["x" * 1000] * 5000))
+    reason = info.value.reason
+    assert info.value.code == "bad_deck"
+    assert "the deck has 5000 cards" in reason
+    assert "position 10 (" in reason and "position 11 (" not in reason
+    assert "and 4990 more" in reason
+    assert len(reason) < 1000

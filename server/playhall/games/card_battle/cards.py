@@ -34,6 +34,9 @@ DECK_TYPES: dict[str, dict[str, int]] = {
 
 STRATEGIES: tuple[str, ...] = ("target-mana", "kill-shot", "optimize-damage")
 
+#: How many unknown card positions a refusal names before it only counts the rest.
+_MAX_LISTED = 10
+
 
 #: Ready-made decks (ruling 3 asks for at least these four), true to the seed's descriptions.
 #: Orders were chosen with the free equalization draw (ruling 6) in mind: a deck whose top cards
@@ -121,15 +124,18 @@ def validate_deck(cards: Any, deck_type: Any, strategy: Any) -> dict[str, Any]:
     problems: list[str] = []
     if len(cards) != DECK_SIZE:
         problems.append(f"the deck has {len(cards)} cards; exactly {DECK_SIZE} are required")
-    unknown = [f"position {i} ({name!r})" for i, name in enumerate(cards, start=1)
+    unknown = [f"position {i} ({name[:20]!r})" for i, name in enumerate(cards, start=1)
                if name not in CARD_TYPES]
     if unknown:
-        problems.append("unknown card at " + ", ".join(unknown)
+        # A hostile payload may hold thousands of junk names: name the first few, count the rest.
+        shown = unknown[:_MAX_LISTED] + ([f"and {len(unknown) - _MAX_LISTED} more"]
+                                         if len(unknown) > _MAX_LISTED else [])
+        problems.append("unknown card at " + ", ".join(shown)
                         + f" (cards are: {', '.join(CARD_TYPES)})")
     if deck_type not in DECK_TYPES:
-        problems.append(f"unknown deck type {deck_type!r} (choose {', '.join(DECK_TYPES)})")
+        problems.append(f"unknown deck type {deck_type[:20]!r} (choose {', '.join(DECK_TYPES)})")
     if strategy not in STRATEGIES:
-        problems.append(f"unknown strategy {strategy!r} (choose {', '.join(STRATEGIES)})")
+        problems.append(f"unknown strategy {strategy[:20]!r} (choose {', '.join(STRATEGIES)})")
     if problems:
         raise Rejected("bad_deck", "; ".join(problems))
     return {"cards": list(cards), "deck_type": deck_type, "strategy": strategy, "ready": None}

@@ -51,7 +51,7 @@ def _check_shape(move: Any) -> str:
     keys = set(move)
     if keys != _MOVE_KEYS[kind]:
         missing = sorted(_MOVE_KEYS[kind] - keys, key=str)
-        extra = sorted(str(k) for k in keys - _MOVE_KEYS[kind])
+        extra = sorted(str(k)[:20] for k in keys - _MOVE_KEYS[kind])[:10]
         parts = ([f"missing {', '.join(missing)}"] if missing else []) + \
                 ([f"unexpected {', '.join(extra)}"] if extra else [])
         raise Rejected("bad_move", f"{kind}: {'; '.join(parts)}")
@@ -110,7 +110,7 @@ class CardBattle(Game):
             if not isinstance(name, str):
                 raise Rejected("bad_move", "'deck' must be a string")
             if name not in READY_DECKS:
-                raise Rejected("bad_deck", f"unknown ready-made deck {name!r} "
+                raise Rejected("bad_deck", f"unknown ready-made deck {name[:20]!r} "
                                            f"(choose {', '.join(READY_DECKS)})")
             deck = ready_deck(name)
         else:
