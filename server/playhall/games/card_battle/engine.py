@@ -46,7 +46,7 @@ def _check_shape(move: Any) -> str:
         raise Rejected("bad_move", "a move must be a dict")
     kind = move.get("type")
     if not isinstance(kind, str) or kind not in _MOVE_KEYS:
-        raise Rejected("bad_move", f"unknown move type {kind!r} (expected submit_deck or "
+        raise Rejected("bad_move", f"unknown move type {str(kind)[:30]!r} (expected submit_deck or "
                                    "pick_deck)")
     keys = set(move)
     if keys != _MOVE_KEYS[kind]:
