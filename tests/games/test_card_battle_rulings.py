@@ -145,7 +145,8 @@ def test_ruling_4_bonuses_apply_to_every_card_and_hardy_raises_max_and_current_h
                              deck_move(["goblin"] * 20, "speedy"))
         drawn = turn(state).state["players"][0]["field"][0]
         assert (drawn["max_hp"], drawn["attack"], drawn["speed"]) == (hp, attack, speed)
-    # Hardy current HP: a hardy knight (150) hit once by a plain skeleton (25) keeps 125 of 150.
+    # Hardy raises current HP too: a hardy knight (120 + 30 = 150) hit once by an angry
+    # skeleton (25 + 20 = 45) keeps 105 of 150.
     state = battle_state([[card("skeleton", "angry")], [card("knight", "hardy")]],
                          deck_types=("angry", "hardy"))
     assert state["players"][1]["field"][0]["hp"] == 150
@@ -334,8 +335,8 @@ def test_ruling_10_deaths_are_immediate_and_the_rest_slide_left() -> None:
 
 
 def test_ruling_10_dead_cards_do_not_attack() -> None:
-    # A fast archer (speed 25) kills a slow goblin (speed 20, hp 45 hardy <= 35? no: set 30)
-    # before it can strike: the goblin's queue entry is skipped.
+    # The archer (speed 25, attack 35) kills the goblin (speed 20, set to 30 HP) before the
+    # goblin's turn comes: the goblin is queued but its attack is skipped.
     fields = [[card("archer", card_id=0)], [card("goblin", card_id=0, hp=30)]]
     events = turn(battle_state(fields)).events
     assert len(of_type(events, "queue")[0]["order"]) == 2
