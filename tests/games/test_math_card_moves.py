@@ -87,6 +87,14 @@ def test_deck_building_is_simultaneous_and_one_shot() -> None:
     assert err.value.code == "illegal_move"
 
 
+def test_no_deck_submission_once_play_has_started() -> None:
+    state = started()
+    seat = GAME.to_act(state)[0]
+    with pytest.raises(Rejected) as err:
+        GAME.apply(state, seat, {"type": "submit_deck", "cards": [FILLER] * 40})
+    assert err.value.code == "illegal_move"
+
+
 def test_game_over_refuses_everything() -> None:
     state = play(started(), 0, {"type": "resign"})
     assert GAME.to_act(state) == [] and GAME.legal_moves(state, 0) == []

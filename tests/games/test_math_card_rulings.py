@@ -81,6 +81,10 @@ def test_ruling_4_turn_start_effects_come_before_the_draw() -> None:
     kinds = types(result)
     assert kinds.index("turn_start") < kinds.index("pvp") < kinds.index("draw")
     assert result.state["players"][1]["pvp"] == 1
+    # Reaching 10 PVP at turn start ends the game at once: no draw follows.
+    s["players"][1]["pvp"] = 9
+    ended = applied(s, 0, END)
+    assert GAME.outcome(ended.state) is not None and "draw" not in types(ended)
 
 
 def test_ruling_5_draws_first_turn_one_and_discard_top() -> None:

@@ -29,6 +29,7 @@ from playhall.games.contract import (
 from playhall.games.rng import Rng, seed_state
 
 from . import board, effects
+from .bot import choose
 from .cards import (
     can_be_assertion,
     can_be_value,
@@ -119,6 +120,8 @@ class MathCardGame(Game):
         state["phase"] = "action"
         events.append({"type": "turn_start", "seat": seat, "number": number})
         effects.turn_start(state, seat, events)
+        if any(p["pvp"] >= PVP_TARGET for p in state["players"]):
+            return  # the game ends at once (ruling 16): _advance scores it before any draw
         # standby phase: no card in the pool triggers here.
         count = 1 if number == 1 else 2
         effects.draw(state, seat, count, events, from_discard=True)
@@ -287,6 +290,8 @@ class MathCardGame(Game):
         else:
             if seat not in self.to_act(state):
                 raise Rejected("not_your_turn", "it is not your turn to act")
+            if kind == "submit_deck" and state["phase"] != "deckbuild":
+                raise Rejected("illegal_move", "decks are only submitted before play")
             if kind == "submit_deck":
                 self._submit(new, seat, validate_deck(move["cards"]), events)
             elif move not in self.legal_moves(state, seat):
@@ -494,6 +499,4 @@ class MathCardGame(Game):
     # -- bot --------------------------------------------------------------------------------
 
     def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
-        from .bot import choose
-
         return choose(view, seat, moves, seed)
