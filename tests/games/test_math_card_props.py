@@ -76,6 +76,8 @@ def perturb(state: State, viewer: int | None) -> State:
         p = out["players"][seat]
         p["hand"] = ["000013"] * len(p["hand"])
         p["deck"] = ["000014"] * len(p["deck"])
+        if state["first"] is None and p["decklist"] is not None:
+            p["decklist"] = ["000013"] * 40  # not public until both decks are in
         if state["phase"] != "over":
             for entries in out["areas"].values():
                 for e in entries:

@@ -168,6 +168,7 @@ def function_effect(state: State, seat: int, card_id: str, events: Events) -> No
 def use_six(state: State, seat: int, events: Events) -> None:
     """000009: discard it; the opponent discards a card of their choice."""
     take_from_hand(state, seat, "000009")
+    events.append({"type": "use", "seat": seat, "card": "000009"})
     discard(state, seat, "000009", events)
     open_choice(state, {"kind": "opponent_discard", "seat": 1 - seat, "source": "000009"},
                 events)

@@ -308,7 +308,7 @@ class MathCardGame(Game):
 
     def _submit(self, state: State, seat: int, deck: list[str], events: Events) -> None:
         state["players"][seat]["decklist"] = sorted(deck)
-        events.append({"type": "deck_in", "seat": seat, "size": len(deck)})
+        events.append({"type": "deck_in", "seat": seat})  # the list stays secret until both
 
     def _why(self, state: State, seat: int, move: Move) -> str:
         """A human reason for an illegal but well-formed move (the most likely culprit)."""
