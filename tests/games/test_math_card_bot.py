@@ -5,7 +5,6 @@ from __future__ import annotations
 from playhall.games.contract import State
 from playhall.games.math_card import GAME
 from playhall.games.rng import Rng
-
 from tests.games.test_math_card_props import perturb
 from tests.games.test_math_card_support import action_state, add_assertion, put, started
 

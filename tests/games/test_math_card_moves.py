@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from playhall.games.contract import Rejected
 from playhall.games.math_card import GAME
-
 from tests.games.conformance import encode
 from tests.games.test_math_card_support import FILLER, action_state, play, started
 

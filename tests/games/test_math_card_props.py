@@ -7,13 +7,13 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from playhall.games.contract import Move, State, clone
 from playhall.games.math_card import GAME, MathCardGame
 from playhall.games.math_card.board import is_value_slot
 from playhall.games.math_card.cards import CARDS, can_be_value, is_function, is_operator
 from playhall.games.math_card.decks import READY_DECKS, validate_deck
 from playhall.games.rng import Rng
-
 from tests.games.conformance import encode, play_random_game, replay
 from tests.games.test_math_card_support import count_cards
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+
 from playhall.games.contract import Rejected
 from playhall.games.math_card import GAME
 from playhall.games.math_card.scoring import score_board
-
 from tests.games.test_math_card_support import (
     FILLER,
     action_state,

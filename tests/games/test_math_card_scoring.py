@@ -6,7 +6,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 from playhall.games.math_card.scoring import evaluate, read_sequence, score_board
-
 from tests.games.test_math_card_support import add_assertion, board, put_function
 
 DIV, MDIV, SUB, MUL, ADD, RADD = "000015", "000017", "000013", "000014", "000002", "000016"

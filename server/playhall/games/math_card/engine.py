@@ -59,6 +59,19 @@ def _area_key(seat: int, area: str) -> str:
     return f"private{seat}" if area == "private" else area
 
 
+def _canonical(move: Move) -> Move:
+    """The listed form of answers that can be written several ways: a swap with its positions
+    in order, a rearrange cycle rotated to start at its smallest position (a 2-cycle sorted)."""
+    if move["type"] == "swap" and move["b"] < move["a"]:
+        return {**move, "a": move["b"], "b": move["a"]}
+    if move["type"] == "rearrange" and move["cycle"]:
+        cycle = move["cycle"]
+        start = cycle.index(min(cycle))
+        cycle = cycle[start:] + cycle[:start]
+        return {**move, "cycle": sorted(cycle) if len(cycle) == 2 else cycle}
+    return move
+
+
 class MathCardGame(Game):
     """Two-player Math Magic Card duel (rules: docs/games/math_card.md)."""
 
@@ -292,6 +305,7 @@ class MathCardGame(Game):
                 raise Rejected("not_your_turn", "it is not your turn to act")
             if kind == "submit_deck" and state["phase"] != "deckbuild":
                 raise Rejected("illegal_move", "decks are only submitted before play")
+            move = _canonical(move)
             if kind == "submit_deck":
                 self._submit(new, seat, validate_deck(move["cards"]), events)
             elif move not in self.legal_moves(state, seat):
