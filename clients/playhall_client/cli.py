@@ -1,0 +1,83 @@
+"""``playhall play`` (the terminal client) and ``playhall bot`` (a client-side bot).
+
+The server's ``playhall`` command imports this module when it exists, calls
+:func:`add_parsers` with its subcommand table, and :func:`run` for the commands added here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from playhall_client.client import ConnectionLost, ServerError
+from playhall_client.terminal import DEFAULT_URL, default_token_file, play, stdin_reader
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("play", help="play from the terminal",
+                       description="A line-based terminal client: lobby, rooms, moves, chat.")
+    p.add_argument("--url", default=DEFAULT_URL, help=f"server address (default {DEFAULT_URL})")
+    p.add_argument("--name", help="your name at the table")
+    p.add_argument("--token-file", type=Path,
+                   help="where your player token is kept, so a restarted client gets its "
+                        "seats back (default ~/.config/playhall/token-HOST-PORT)")
+
+    b = sub.add_parser("bot", help="run a client-side bot that plays random legal moves",
+                       description="A bot over the protocol: joins or creates a room, readies, "
+                                   "and plays random legal moves (it knows no rules).")
+    b.add_argument("--url", default=DEFAULT_URL, help=f"server address (default {DEFAULT_URL})")
+    where = b.add_mutually_exclusive_group(required=True)
+    where.add_argument("--room", help="join this room id")
+    where.add_argument("--code", help="join the private room with this join code")
+    where.add_argument("--create", metavar="GAME", help="create a room of this game")
+    b.add_argument("--seats", type=int, default=2, help="seats of a created room (default 2)")
+    b.add_argument("--fill", action="store_true",
+                   help="fill the other seats of a created room with server bots")
+    b.add_argument("--games", type=int, default=1,
+                   help="games to play: the first, then rematches (default 1)")
+    b.add_argument("--name", help="the bot's name")
+    b.add_argument("--token-file", type=Path, help="reuse the player token saved in this file")
+    b.add_argument("--seed", type=int, help="seed for the bot's random choices")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.command == "play":
+            return asyncio.run(_play(args))
+        if args.command == "bot":
+            return asyncio.run(_bot(args))
+    except KeyboardInterrupt:
+        return 130
+    print(f"unknown command {args.command!r}", file=sys.stderr)
+    return 2
+
+
+def _write(text: str) -> None:
+    print(text, flush=True)
+
+
+async def _play(args: argparse.Namespace) -> int:
+    token_file = args.token_file or default_token_file(args.url)
+    return await play(args.url, name=args.name, token_file=token_file, read=stdin_reader(),
+                      write=_write)
+
+
+async def _bot(args: argparse.Namespace) -> int:
+    from playhall_client.bots import run_bot
+
+    if args.games < 1:
+        print("--games must be at least 1", file=sys.stderr)
+        return 2
+    kwargs: dict[str, Any] = {"room": args.room, "code": args.code, "create": args.create,
+                              "seats": args.seats, "fill": args.fill, "games": args.games,
+                              "name": args.name, "token_file": args.token_file, "seed": args.seed}
+    try:
+        outcomes = await run_bot(args.url, log=_write, **kwargs)
+    except (TimeoutError, OSError, ConnectionLost, ServerError, RuntimeError) as exc:
+        print(f"bot stopped: {exc}", file=sys.stderr)
+        return 1
+    print(f"played {len(outcomes)} game(s)", flush=True)
+    return 0

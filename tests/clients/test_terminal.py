@@ -1,0 +1,242 @@
+"""The terminal client against a real server over real websockets, driven by scripted lines.
+
+Synchronisation is on the client's output: the script waits until the text it expects has been
+written, then types the next line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from playhall.catalog import get_game
+from playhall_client import Client
+from playhall_client.terminal import RoomScreen, Terminal, _move_label, parse_value, play
+from tests.server.conftest import redis_url, server, url  # noqa: F401
+
+TIMEOUT = 30.0
+
+
+class Console:
+    """Scripted input lines and captured output, with waits on what was written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.pos = 0
+        self._written = asyncio.Event()
+        self._lines: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def write(self, text: str) -> None:
+        self.text += text + "\n"
+        self._written.set()
+
+    async def read(self) -> str | None:
+        return await self._lines.get()
+
+    def type(self, *lines: str | None) -> None:
+        for line in lines:
+            self._lines.put_nowait(line)
+
+    async def expect(self, *needles: str, timeout: float = TIMEOUT) -> str:
+        """Wait until one of ``needles`` is written after the last match; return which one."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while True:
+            hits = [(at, n) for n in needles if (at := self.text.find(n, self.pos)) >= 0]
+            if hits:
+                at, needle = min(hits)
+                self.pos = at + len(needle)
+                return needle
+            self._written.clear()
+            try:
+                await asyncio.wait_for(self._written.wait(), end - loop.time())
+            except TimeoutError:
+                raise AssertionError(f"none of {needles} in output:\n{self.text[-3000:]}") from None
+
+
+def run_play(console: Console, url: str, token_file: Path,  # noqa: F811
+             name: str = "alice") -> asyncio.Task[int]:
+    return asyncio.create_task(play(url, name=name, token_file=token_file, read=console.read,
+                                    write=console.write))
+
+
+def player_id(text: str) -> str:
+    found = re.search(r"\(player (\w+)\)", text)
+    assert found, text
+    return found.group(1)
+
+
+async def test_terminal_plays_a_whole_mantis_game_against_a_server_bot(
+        url: str, tmp_path: Path) -> None:  # noqa: F811
+    console = Console()
+    mantis = get_game("mantis")
+    assert mantis is not None
+    defaults = [""] * len(mantis.options)   # Enter keeps each option's default
+    console.type("create", "mantis", "2", *defaults, "n")
+    task = run_play(console, url, tmp_path / "token")
+    await console.expect("Created room")
+    await console.expect("Waiting for players. Empty seats: 1")
+    console.type("bot 1")
+    await console.expect("a bot took seat 1")
+    console.type("chat good luck")
+    await console.expect("[chat] alice: good luck")
+    console.type("ready")
+    await console.expect("the game starts")
+    moves = 0
+    while True:
+        seen = await console.expect("Your move — enter a number:", "*** Game over")
+        if seen == "*** Game over":
+            break
+        console.type("1")
+        moves += 1
+    console.type("leave", "quit")
+    assert await asyncio.wait_for(task, TIMEOUT) == 0
+    out = console.text
+    assert moves > 0
+    assert "Mantis — first to 15 points" in out           # the game's own board renderer
+    assert "tank" in out and "Seats:" in out
+    assert "1) Score: flip the top card for your own tank" in out
+    final = out[out.rindex("*** Game over"):]
+    assert re.match(r"\*\*\* Game over: seat [01] .+ wins · scores \d+, \d+ \(\w+\)",
+                    final), final
+    assert "Refused" not in out
+    assert out.rstrip().endswith("Bye.")
+
+
+async def test_token_file_gives_the_same_player_and_its_rooms_back(
+        url: str, tmp_path: Path) -> None:  # noqa: F811
+    token_file = tmp_path / "config" / "token"
+    first = Console()
+    first.type("create mantis 3", None)            # quick create, then end of input
+    assert await asyncio.wait_for(run_play(first, url, token_file), TIMEOUT) == 0
+    room = re.search(r"Created room (\S+)\.", first.text)
+    assert room, first.text
+    assert token_file.exists()
+    assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
+
+    second = Console()
+    task = run_play(second, url, token_file)
+    await second.expect("You have 1 room(s)")
+    second.type("mine")
+    await second.expect(f"1) {room.group(1)}")
+    second.type("1")
+    await second.expect(f"room {room.group(1)} · waiting")
+    await second.expect("0  alice (you)")
+    second.type("quit")
+    assert await asyncio.wait_for(task, TIMEOUT) == 0
+    assert player_id(second.text) == player_id(first.text)
+
+    other = Console()
+    other.type("quit")
+    assert await run_play(other, url, tmp_path / "elsewhere") == 0
+    assert player_id(other.text) != player_id(first.text)
+
+
+async def test_a_refused_token_starts_a_new_identity(url: str, tmp_path: Path) -> None:  # noqa: F811
+    token_file = tmp_path / "token"
+    token_file.write_text("0123456789ab.not-the-secret\n")
+    console = Console()
+    console.type("quit")
+    assert await run_play(console, url, token_file) == 0
+    assert "was refused" in console.text
+    saved = token_file.read_text().strip()
+    assert saved.startswith(player_id(console.text) + ".")
+
+
+async def test_join_by_code_ready_start_and_refusals(url: str, tmp_path: Path) -> None:  # noqa: F811
+    host = await Client.connect(url, name="host")
+    try:
+        mirror = await host.create("mantis", 2, private=True)
+        code = mirror.view["code"]
+        console = Console()
+        console.type(f"join {code.lower()}")
+        task = run_play(console, url, tmp_path / "token", name="guest")
+        await console.expect(f"room {mirror.room} · waiting")
+        await console.expect("1  guest (you)")
+        console.type("start")                       # only the creator may start
+        await console.expect("Refused:")
+        await console.expect("(not_creator)")
+        console.type("5")                           # no moves before the game
+        await console.expect("You have no move to make now.")
+        console.type("frobnicate")
+        await console.expect("Unknown command 'frobnicate'")
+        await host.ready(mirror.room)
+        console.type("ready")
+        await console.expect("the game starts")
+        await console.expect("== Mantis")
+        console.type("quit")
+        assert await asyncio.wait_for(task, TIMEOUT) == 0
+    finally:
+        await host.close()
+
+
+async def test_play_command_reads_stdin_in_a_real_process(url: str, tmp_path: Path) -> None:  # noqa: F811
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "playhall.cli", "play", "--url", url, "--name", "piper",
+        "--token-file", str(tmp_path / "token"),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env)
+    out, _ = await asyncio.wait_for(proc.communicate(b"games\nrooms\n"), TIMEOUT)
+    text = out.decode()
+    assert proc.returncode == 0, text
+    assert "as piper" in text
+    assert "mantis" in text and "Mantis" in text
+    assert text.rstrip().endswith("Bye.")
+    assert (tmp_path / "token").exists()
+
+
+# -- without a server: templates and option values ---------------------------------------------
+
+
+class FakeClient:
+    """Just enough of :class:`Client` for a room screen: records the moves it is asked for."""
+
+    def __init__(self) -> None:
+        self.welcome: dict[str, Any] = {"rooms": []}
+        self.url = "ws://test/"
+        self.name = "t"
+        self.player = "p"
+        self.sent: list[tuple[dict[str, Any], int | None]] = []
+
+    async def move(self, room: str, move: dict[str, Any], *, version: int | None = None) -> None:
+        self.sent.append((move, version))
+
+
+async def test_a_template_move_asks_for_json_and_sends_it_filled() -> None:
+    from playhall_client.client import RoomMirror
+
+    template = {"type": "submit_deck", "template": True, "cards": [], "deck_type": ""}
+    mirror = RoomMirror("r1", version=7, view={
+        "room": "r1", "game": "nogame", "status": "playing", "seats": [], "you": 0,
+        "to_act": [0], "moves": [{"type": "pick_deck", "deck": 1}, template], "state": {"x": 1}})
+    console = Console()
+    fake = FakeClient()
+    screen = RoomScreen(Terminal(fake, console.read, console.write), mirror)  # type: ignore[arg-type]
+    screen.draw()
+    assert "2) submit_deck: enter JSON" in console.text
+    assert "1) type=pick_deck deck=1" in console.text   # the generic move label
+    await screen.command("2")
+    assert "Enter the move as JSON" in console.text
+    await screen.command('{"cards": [1, 2], "deck_type": "custom"}')
+    assert fake.sent == [({"type": "submit_deck", "cards": [1, 2], "deck_type": "custom"}, 7)]
+    screen.draw()
+    await screen.command('2 {"cards": [3]}')        # the same, on one line
+    assert fake.sent[-1] == ({"type": "submit_deck", "cards": [3], "deck_type": ""}, 7)
+    screen.draw()
+    await screen.command("2")
+    await screen.command("{not json")
+    assert "Not valid JSON" in console.text
+    assert len(fake.sent) == 2
+
+
+def test_option_values_follow_the_option_kind() -> None:
+    assert parse_value("yes", {"kind": "bool"}) is True
+    assert parse_value("n", {"kind": "bool"}) is False
+    assert parse_value(" 12 ", {"kind": "int"}) == 12
+    assert parse_value("A", {"kind": "str"}) == "A"
+    assert _move_label("nogame", {"type": "x", "template": True}).startswith("x: enter JSON")
