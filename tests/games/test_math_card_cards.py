@@ -215,6 +215,10 @@ def test_000021_puzzle_hides_its_card_until_the_end() -> None:
         shown = GAME.view(s, viewer)["areas"]["private0"][0]
         assert shown["under"] is None and shown["hidden"] is True
     assert all("000011" not in str(e) for e in result.events if "visible_to" not in e)
+    # The live estimate counts the puzzle only for its owner: lane 0 empty, the public lane
+    # empty -> the owner sees "false, DP 2" twice (public strict -2, private x private 0).
+    assert GAME.view(s, 0)["estimate"]["vp"] == [-2, 0]
+    assert GAME.view(s, 1)["estimate"]["vp"] == [0, 0]
     put(s, 0, 0, "000011", 0)  # lane 0 = 8: the puzzle is true, VP floor(8/2) = 4
     over = play(s, 0, {"type": "end_turn"})  # seat 1's deck is empty: the game ends
     assert GAME.view(over, 1)["areas"]["private0"][0]["under"] == "000011"

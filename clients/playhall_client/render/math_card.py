@@ -89,6 +89,10 @@ def render(view: dict[str, Any], seat: int | None) -> str:
         hand = ", ".join(f"{_name(view, c)} [{_formula(view, c)}]"
                          for c in view["players"][seat]["hand"])
         lines.append(f"Your hand: {hand or 'empty'}")
+    estimate = view.get("estimate")
+    if estimate:
+        lines.append(f"Score if the game ended now (as far as you can see): VP "
+                     f"{estimate['vp'][0]} to {estimate['vp'][1]}")
     pending = view.get("pending")
     if pending:
         source = _name(view, pending["source"]) if pending["source"] else "hand limit"

@@ -484,8 +484,13 @@ class MathCardGame(Game):
                        "source": choice["source"]}
             if choice["seat"] == seat:
                 pending["options"] = effects.answers(state, choice)
+        estimate = None
+        if state["phase"] in ("action", "end"):
+            seen = score_board({"lanes": state["lanes"], "areas": areas}, state["first"])
+            estimate = {"vp": seen["vp"], "public_direction": seen["public_direction"]}
         return {
             "phase": state["phase"],
+            "estimate": estimate,
             "to_act": self.to_act(state),
             "first": state["first"],
             "turn": clone(state["turn"]),
