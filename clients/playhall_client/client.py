@@ -21,9 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from playhall_protocol import SUPPORTED_VERSIONS, apply_diff, decode, encode
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+
+from playhall_protocol import SUPPORTED_VERSIONS, apply_diff, decode, encode
 
 
 class ServerError(Exception):
@@ -92,6 +93,7 @@ class Client:
         self._closing = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self.reconnects = 0
+        self.reconnect_error: ServerError | None = None
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -151,8 +153,12 @@ class Client:
                 await self._open()
                 self.reconnects += 1
                 return
-            except (TimeoutError, OSError, ConnectionClosed, ConnectionLost):
-                await asyncio.sleep(delay)  # backoff between connection attempts
+            except ServerError as exc:
+                self.reconnect_error = exc  # the server refused our token: retrying cannot help
+                return
+            except (OSError, InvalidHandshake, ConnectionClosed, ConnectionLost, TimeoutError):
+                # Down, or draining (503): back off and try again.
+                await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
     def _receive(self, message: dict[str, Any]) -> None:

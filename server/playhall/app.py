@@ -15,7 +15,6 @@ import signal
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
-from playhall_protocol import errors
 from websockets.asyncio.server import Server, serve
 
 from playhall import log
@@ -25,6 +24,7 @@ from playhall.net.endpoint import Endpoint
 from playhall.rooms.manager import RoomManager
 from playhall.store.embedded import EmbeddedRedis
 from playhall.store.redis_store import Store
+from playhall_protocol import errors
 
 logger = log.get("playhall.app")
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 import msgpack
-from playhall_protocol import encode
 
 from playhall.store.redis_store import Store
+from playhall_protocol import encode
 
 
 class Watcher(Protocol):

@@ -24,7 +24,9 @@ def encode(data: Any) -> bytes:
     return msgpack.packb(data, use_bin_type=True, strict_types=True)
 
 
-def step(game: Game, state: State, rng: Rng, fill: Fill | None = None) -> tuple[Applied, int | None]:
+def step(
+    game: Game, state: State, rng: Rng, fill: Fill | None = None
+) -> tuple[Applied, int | None]:
     """Make one step: an automatic one if pending, else a random legal move by a random seat
     that may act. Returns the result and the seat that acted (None for automatic)."""
     before = encode(state)
@@ -75,7 +77,9 @@ def play_random_game(
     raise AssertionError(f"game did not end within {max_steps} steps")
 
 
-def replay(game: Game, seats: int, options: dict[str, Any], seed: int, moves: list[tuple[int | None, Move]]) -> State:
+def replay(
+    game: Game, seats: int, options: dict[str, Any], seed: int, moves: list[tuple[int | None, Move]]
+) -> State:
     """Rebuild a state from seed and moves (None seat = automatic step)."""
     state = game.setup(seats, game.normalize_options(options), seed)
     for seat, move in moves:

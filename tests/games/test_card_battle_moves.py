@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from playhall.games.card_battle import GAME
 from playhall.games.card_battle.cards import READY_DECKS
 from playhall.games.contract import Rejected
-
 from tests.games.conformance import encode
 from tests.games.test_card_battle_support import (
     deck_move,

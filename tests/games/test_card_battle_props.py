@@ -8,11 +8,11 @@ from typing import Any
 import msgpack
 from hypothesis import given
 from hypothesis import strategies as st
+
 from playhall.games.card_battle import GAME
 from playhall.games.card_battle.cards import CARD_TYPES, DECK_TYPES, STRATEGIES
 from playhall.games.contract import Move, State
 from playhall.games.rng import Rng
-
 from tests.games.conformance import encode, play_random_game, replay, step
 from tests.games.test_card_battle_support import deck_move, start_battle
 

@@ -7,11 +7,11 @@ from collections.abc import Callable
 
 import msgpack
 import pytest
+
 from playhall.games.card_battle import GAME
 from playhall.games.card_battle.cards import READY_DECKS
 from playhall.games.contract import Rejected, State
 from playhall.games.rng import Rng
-
 from tests.games.conformance import encode
 from tests.games.test_card_battle_support import (
     battle_state,

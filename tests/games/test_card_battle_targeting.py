@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from playhall.games.card_battle.targeting import choose_target
 
+from playhall.games.card_battle.targeting import choose_target
 from tests.games.test_card_battle_support import battle_state, card, of_type, turn
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from playhall.games.contract import State
-
 from tests.games.test_card_battle_support import deck_move, fill_deck, start_battle, turn
 
 

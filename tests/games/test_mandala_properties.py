@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from playhall.games.contract import Move, Rejected, State
 from playhall.games.mandala import GAME
 from playhall.games.rng import Rng

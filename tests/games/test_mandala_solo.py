@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+
 from playhall.games.contract import Rejected
 from playhall.games.mandala import GAME
 from playhall.games.mandala.cards import new_deck

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+
 from playhall.games.contract import Rejected, State
 from playhall.games.mandala import GAME
 from playhall.games.mandala.cards import COLOURS, new_deck

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from playhall.games.contract import Applied, Rejected, State
 from playhall.games.mandragora import GAME
-
 from tests.games.conformance import encode
 
 ALL_PATTERNS = ("A", "B", "C", "D", "E")

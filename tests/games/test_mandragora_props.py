@@ -10,12 +10,12 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from playhall.games.contract import Move, State
 from playhall.games.mandragora import GAME
 from playhall.games.mandragora.board import PATTERNS
 from playhall.games.mandragora.pieces import value
 from playhall.games.rng import Rng
-
 from tests.games.conformance import encode, play_random_game, replay
 
 seeds = st.integers(min_value=0, max_value=2**64 - 1)

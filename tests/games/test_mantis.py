@@ -11,10 +11,10 @@ from itertools import combinations
 from typing import Any
 
 import pytest
+
 from playhall.games.contract import Rejected, State
 from playhall.games.mantis import GAME
 from playhall.games.mantis.cards import BACK, BACKS, CODE, COLOURS, DECK_SIZE, FACE
-
 from tests.games.conformance import encode
 
 RULING_COLOURS = ["red", "orange", "yellow", "green", "blue", "purple", "pink"]

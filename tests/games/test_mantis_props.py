@@ -14,11 +14,11 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from playhall.games.contract import Move, State
 from playhall.games.mantis import GAME
 from playhall.games.mantis.cards import CODE, DECK_SIZE
 from playhall.games.rng import Rng
-
 from tests.games.conformance import encode, play_random_game, replay
 
 SEATS = st.integers(min_value=2, max_value=6)

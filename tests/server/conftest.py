@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+
 from playhall import app, log
 from playhall.config import Config
 from playhall.store.embedded import EmbeddedRedis

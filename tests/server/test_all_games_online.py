@@ -79,8 +79,9 @@ def paced(options: dict) -> dict:
 
 
 @pytest.mark.parametrize("game, seats, options", CASES)
-async def test_every_game_resumes_after_sigkill(redis_url: str, game: str, seats: int,
-                                               options: dict) -> None:
+async def test_every_game_resumes_after_sigkill(
+    redis_url: str, game: str, seats: int, options: dict
+) -> None:
     port = free_port()
     prefix = f"g{uuid.uuid4().hex[:8]}:"
     # A small bot delay keeps the game going long enough to be killed in the middle of it.
@@ -103,8 +104,10 @@ async def test_every_game_resumes_after_sigkill(redis_url: str, game: str, seats
         r = aioredis.Redis.from_url(redis_url)
         try:
             blob = await r.hget(f"{prefix}room:{room}", "d")
-            entries = [{k.decode(): v for k, v in f.items()}
-                       for _, f in await r.xrange(f"{prefix}room:{room}:log")]
+            entries = [
+                {k.decode(): v for k, v in f.items()}
+                for _, f in await r.xrange(f"{prefix}room:{room}:log")
+            ]
         finally:
             await r.aclose()
         record = RoomRecord.unpack(blob)

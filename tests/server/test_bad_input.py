@@ -7,9 +7,10 @@ import asyncio
 
 import msgpack
 import pytest
-from playhall_client import Client, ServerError
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
+
+from playhall_client import Client, ServerError
 
 from .helpers import Table, next_push, started_table
 

@@ -3,8 +3,6 @@ codes, seats, ready and start, bots, chat, presence, rematch."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from playhall.catalog import all_games
@@ -36,7 +34,10 @@ async def test_lobby_lists_public_rooms_and_updates_watchers_live(url: str) -> N
         assert update["rooms"][0]["room"] == room.room and update["rooms"][0]["taken"] == 1
         await bob.join(room.room)
         update = await next_push(watcher, "lobby")
-        assert update["rooms"][0]["taken"] == 2 and update["rooms"][0]["players"][:2] == ["alice", "bob"]
+        assert update["rooms"][0]["taken"] == 2 and update["rooms"][0]["players"][:2] == [
+            "alice",
+            "bob",
+        ]
         listed = await watcher.list_rooms("mantis")
         assert [r["room"] for r in listed] == [room.room]
         assert await watcher.list_rooms("mandragora") == []

@@ -14,6 +14,7 @@ import uuid
 import msgpack
 import pytest
 import redis.asyncio as aioredis
+
 from playhall.catalog import get_game
 from playhall.rooms.record import RoomRecord
 from playhall_client import Client, ConnectionLost, RoomMirror, ServerError

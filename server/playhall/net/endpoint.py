@@ -17,8 +17,6 @@ import time
 from http import HTTPStatus
 from typing import Any
 
-from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, encode, errors
-from playhall_protocol.messages import validate
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
@@ -33,6 +31,8 @@ from playhall.rooms.actor import RoomError, new_room_id, new_seed
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import RoomRecord, Seat
 from playhall.store.redis_store import Store
+from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, encode, errors
+from playhall_protocol.messages import validate
 
 logger = log.get("playhall.net")
 

@@ -15,12 +15,12 @@ import contextlib
 from collections import deque
 from collections.abc import Callable
 
-from playhall_protocol import errors
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from playhall.config import Config
 from playhall.net.ratelimit import TokenBucket
+from playhall_protocol import errors
 
 
 class Session:

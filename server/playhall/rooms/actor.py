@@ -27,7 +27,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgpack
-from playhall_protocol import encode, errors, make_diff
 
 from playhall import log
 from playhall.config import Config
@@ -35,6 +34,7 @@ from playhall.games.contract import Applied, Event, Game, Rejected
 from playhall.rooms import views
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.store.redis_store import Commit, Fenced, Store
+from playhall_protocol import encode, errors, make_diff
 
 if TYPE_CHECKING:
     from playhall.lobby import Lobby

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from playhall_protocol import errors
-
 from playhall import log
 from playhall.catalog import get_game
 from playhall.config import Config
@@ -19,6 +17,7 @@ from playhall.lobby import Lobby
 from playhall.rooms.actor import Room, RoomError
 from playhall.rooms.record import RoomRecord
 from playhall.store.redis_store import Commit, Store
+from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
 

@@ -17,9 +17,11 @@ def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any
     state = record.state
     playing = record.status == PLAYING and state is not None
     to_act = game.to_act(state) if playing and state is not None else []
+    # Asked of every seated viewer, not only those in to_act: some moves are open to a seat that
+    # is not being waited on (resigning in the Math Magic Card duel).
     moves = (
         game.legal_moves(state, seat)
-        if playing and state is not None and seat in to_act and not record.seats[seat].bot
+        if playing and state is not None and seat is not None and not record.seats[seat].bot
         else []
     )
     return {
