@@ -2,7 +2,8 @@
 
 It sits at a room, says it is ready, and whenever the view lists legal moves for it, sends one
 chosen at random among those that are not templates (a template, such as a Card Battle custom
-deck, needs a payload the bot knows nothing about). After a game it can ask for rematches.
+deck, needs a payload the bot knows nothing about) and not a resignation. After a game it can
+ask for rematches.
 
 Everything it knows comes from the room view kept by the client library: ``status``,
 ``moves`` (filled only when it is this seat's turn) and ``outcome``.
@@ -10,6 +11,7 @@ Everything it knows comes from the room view kept by the client library: ``statu
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -20,14 +22,23 @@ from playhall_client.terminal import connect_with_token_file
 
 Log = Callable[[str], None]
 
+#: Messages per second assumed when the server's welcome states no limit.
+DEFAULT_RATE = 20.0
+#: Refusals that say "not now" rather than "not this move", and the pause before trying again.
+TRANSIENT = frozenset({"rate_limited", "overloaded", "store_failed", "draining"})
+BACKOFF = 0.5
+
 #: How long one wait on the mirror lasts before it is simply started again (a bot may wait for
 #: opponents indefinitely).
 WAIT_SLICE = 3600.0
 
 
 def playable(moves: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The moves a rule-less bot can send: every one except templates."""
-    return [m for m in moves if not m.get("template")]
+    """The moves a rule-less bot can send: every one except templates; and resigning only when
+    nothing else is left (a move type any game may offer, and the one no bot should pick at
+    random)."""
+    sendable = [m for m in moves if not m.get("template")]
+    return [m for m in sendable if m.get("type") != "resign"] or sendable
 
 
 def _quiet(_: str) -> None:
@@ -46,6 +57,18 @@ class RandomBot:
         self.rng = random.Random(seed)
         self.log = log
         self.moves_made = 0
+        # Keep under the server's message rate (it drops what comes faster): one move per
+        # interval, with a margin.
+        rate = float(client.welcome.get("limits", {}).get("rate") or DEFAULT_RATE)
+        self.interval = 1.1 / rate if rate > 0 else 0.0
+        self._next_send = 0.0
+
+    async def _pace(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if now < self._next_send:
+            await asyncio.sleep(self._next_send - now)   # rate pacing, not synchronisation
+        self._next_send = max(now, self._next_send) + self.interval
 
     async def _wait(self, mirror: RoomMirror, predicate: Callable[[RoomMirror], bool]) -> None:
         while True:
@@ -83,12 +106,16 @@ class RandomBot:
             choices = [x for x in playable(mirror.view["moves"])
                        if x not in refused.get(version, [])]
             move = self.rng.choice(choices)
+            await self._pace()
             try:
                 await self.client.move(room, move, version=version)
                 self.moves_made += 1
             except ServerError as exc:
                 if exc.code in ("stale", "not_your_turn"):
                     continue   # the view moved on under us: look again at the new one
+                if exc.code in TRANSIENT:
+                    self._next_send += BACKOFF   # busy or too fast: the same decision, later
+                    continue
                 if exc.code == "game_over":
                     await self._wait(mirror, lambda m: m.view.get("status") == "finished")
                     continue
@@ -111,7 +138,8 @@ class RandomBot:
 
 
 async def run_bot(url: str, *, room: str | None = None, code: str | None = None,
-                  create: str | None = None, seats: int = 2, fill: bool = False,
+                  create: str | None = None, seats: int = 2,
+                  options: dict[str, Any] | None = None, fill: bool = False,
                   games: int = 1, name: str | None = None, token_file: Path | None = None,
                   seed: int | None = None, log: Log = print) -> list[dict[str, Any]]:
     """Connect (with the token kept in ``token_file``, if given), sit (join ``room`` / ``code``,
@@ -124,7 +152,7 @@ async def run_bot(url: str, *, room: str | None = None, code: str | None = None,
         client = await Client.connect(url, name=name)
     try:
         if create is not None:
-            mirror = await client.create(create, seats)
+            mirror = await client.create(create, seats, options=options)
             log(f"created room {mirror.room} ({create}, {seats} seats); waiting for players")
             if fill:
                 for seat, taken in enumerate(mirror.view["seats"]):

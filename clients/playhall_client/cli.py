@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     where.add_argument("--code", help="join the private room with this join code")
     where.add_argument("--create", metavar="GAME", help="create a room of this game")
     b.add_argument("--seats", type=int, default=2, help="seats of a created room (default 2)")
+    b.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="an option of a created room (repeatable); VALUE is read as JSON "
+                        "when it parses (12, true), else as text")
     b.add_argument("--fill", action="store_true",
                    help="fill the other seats of a created room with server bots")
     b.add_argument("--games", type=int, default=1,
@@ -71,11 +75,21 @@ async def _bot(args: argparse.Namespace) -> int:
     if args.games < 1:
         print("--games must be at least 1", file=sys.stderr)
         return 2
-    kwargs: dict[str, Any] = {"room": args.room, "code": args.code, "create": args.create,
-                              "seats": args.seats, "fill": args.fill, "games": args.games,
-                              "name": args.name, "token_file": args.token_file, "seed": args.seed}
+    options: dict[str, Any] = {}
+    for item in args.option:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            print(f"--option needs NAME=VALUE, not {item!r}", file=sys.stderr)
+            return 2
+        try:
+            options[name] = json.loads(value)
+        except json.JSONDecodeError:
+            options[name] = value
     try:
-        outcomes = await run_bot(args.url, log=_write, **kwargs)
+        outcomes = await run_bot(
+            args.url, room=args.room, code=args.code, create=args.create, seats=args.seats,
+            options=options, fill=args.fill, games=args.games, name=args.name,
+            token_file=args.token_file, seed=args.seed, log=_write)
     except (TimeoutError, OSError, ConnectionLost, ServerError, RuntimeError) as exc:
         print(f"bot stopped: {exc}", file=sys.stderr)
         return 1

@@ -371,7 +371,7 @@ class Terminal:
         try:
             mirror = await self.client.join(target)
         except ServerError as exc:
-            if exc.code not in ("no_such_room", "bad_code"):
+            if exc.code != "no_such_room":
                 raise
             mirror = await self.client.join(code=target.upper())
         self._remember(mirror.room)

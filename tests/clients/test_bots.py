@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from typing import Any
+
+import pytest
 
 from playhall_client import Client
 from playhall_client.bots import RandomBot, playable, run_bot
@@ -56,6 +59,19 @@ async def test_run_bot_creates_and_another_joins_by_room_id(url: str) -> None:  
     assert any(line.startswith(f"joined room {room} at seat 1") for line in lines)
 
 
+@pytest.mark.parametrize(("game", "options"), [
+    ("card_battle", {"turn_delay_ms": 0}),   # deck choice offers a template the bot skips
+    ("math_card", {}),                        # deck building, with a template and resigning
+    ("mandragora", {}),
+])
+async def test_a_bot_finishes_games_with_templates_against_a_server_bot(
+        url: str, game: str, options: dict[str, Any]) -> None:  # noqa: F811
+    outcomes = await asyncio.wait_for(
+        run_bot(url, create=game, seats=2, options=options, fill=True, seed=6, log=print),
+        TIMEOUT)
+    assert len(outcomes) == 1 and outcomes[0]["reason"]
+
+
 async def test_bot_command_fills_seats_with_server_bots(url: str) -> None:  # noqa: F811
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     proc = await asyncio.create_subprocess_exec(
@@ -70,6 +86,9 @@ async def test_bot_command_fills_seats_with_server_bots(url: str) -> None:  # no
     assert "played 2 game(s)" in text
 
 
-def test_templates_are_not_playable() -> None:
-    moves = [{"type": "pick_deck", "deck": 0}, {"type": "submit_deck", "template": True}]
+def test_templates_are_not_playable_and_resigning_is_a_last_resort() -> None:
+    moves: list[dict[str, Any]] = [{"type": "pick_deck", "deck": 0},
+                                   {"type": "submit_deck", "template": True},
+                                   {"type": "resign"}]
     assert playable(moves) == [{"type": "pick_deck", "deck": 0}]
+    assert playable(moves[1:]) == [{"type": "resign"}]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from playhall.catalog import get_game
+from playhall.catalog import all_games, get_game
 from playhall_client import Client
 from playhall_client.terminal import RoomScreen, Terminal, _move_label, parse_value, play
 from tests.server.conftest import redis_url, server, url  # noqa: F401
@@ -106,6 +106,23 @@ async def test_terminal_plays_a_whole_mantis_game_against_a_server_bot(
                     final), final
     assert "Refused" not in out
     assert out.rstrip().endswith("Bye.")
+
+
+async def test_every_game_starts_and_draws_in_the_terminal(url: str, tmp_path: Path) -> None:  # noqa: F811
+    console = Console()
+    task = run_play(console, url, tmp_path / "token")
+    for game in all_games().values():
+        console.type(f"create {game.id} 2")
+        await console.expect(f"== {game.title} · room")
+        console.type("bot 1", "ready")
+        await console.expect("the game starts")
+        await console.expect(f"== {game.title} · room")
+        await console.expect("To act:", "*** Game over")
+        console.type("leave")
+        await console.expect("Main menu:")
+    console.type("quit")
+    assert await asyncio.wait_for(task, TIMEOUT) == 0
+    assert "Refused" not in console.text
 
 
 async def test_token_file_gives_the_same_player_and_its_rooms_back(
