@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgpack
+
 Path = list[str | int]
 Op = list[Any]
 
@@ -27,18 +29,31 @@ Op = list[Any]
 def make_diff(old: Any, new: Any) -> list[Op]:
     """Operations that turn ``old`` into ``new`` (``[]`` if equal)."""
     ops: list[Op] = []
-    _diff(old, new, [], ops)
+    if not _same(old, new):
+        _diff(old, new, [], ops)
     return ops
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal as msgpack sees them. Python's ``==`` says ``True == 1 == 1.0`` and so
+    ``[True] == [1]``; on the wire they differ, so containers that ``==`` calls equal are
+    confirmed by their encodings (in C, and only for subtrees that are about to be skipped)."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or a != b:
+        return False
+    if isinstance(a, dict | list):
+        return bool(msgpack.packb(a) == msgpack.packb(b))
+    return True
+
+
 def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
-    if old == new and type(old) is type(new):
-        return
+    # Callers skip equal subtrees before recursing, so no path list is built for them.
     if isinstance(old, dict) and isinstance(new, dict):
         for key, value in new.items():
             if key not in old:
                 ops.append(["set", [*path, key], value])
-            else:
+            elif not _same(old[key], value):
                 _diff(old[key], value, [*path, key], ops)
         for key in old:
             if key not in new:
@@ -46,10 +61,10 @@ def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
         return
     if isinstance(old, list) and isinstance(new, list) and old and new:
         common = min(len(old), len(new))
-        # A list whose elements mostly changed is cheaper sent whole than element by element.
-        changed = sum(1 for i in range(common) if old[i] != new[i])
-        if changed * 2 <= common or common > 8:
-            for i in range(common):
+        changed = [i for i in range(common) if not _same(old[i], new[i])]
+        # A short list whose elements mostly changed is cheaper sent whole.
+        if len(changed) * 2 <= common or common > 8:
+            for i in changed:
                 _diff(old[i], new[i], [*path, i], ops)
             for i in range(common, len(new)):
                 ops.append(["set", [*path, i], new[i]])

@@ -37,6 +37,7 @@ class Running:
     rooms: RoomManager
     redis: aioredis.Redis
     embedded: EmbeddedRedis | None
+    sweeper: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
@@ -45,6 +46,8 @@ class Running:
     async def drain(self) -> None:
         logger.info("draining", rooms=len(self.rooms.rooms), sessions=len(self.endpoint.sessions))
         self.endpoint.draining = True
+        if self.sweeper is not None:
+            self.sweeper.cancel()
         await asyncio.wait_for(self.rooms.close(), self.config.drain_timeout)
         await self.endpoint.close_all(errors.CLOSE_RESTARTING, "server restarting")
         self.server.close()
@@ -80,6 +83,7 @@ async def start(config: Config) -> Running:
     running = Running(config, server, endpoint, rooms, client, embedded)
     restored = await rooms.restore_active()
     rooms.start_renewing()
+    running.sweeper = asyncio.create_task(endpoint.sweep_slow())
     logger.info(
         "listening",
         url=f"ws://{config.host}:{running.port}/",

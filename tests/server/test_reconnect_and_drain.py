@@ -26,10 +26,10 @@ async def test_dropped_client_catches_up_from_missed_diffs(url: str) -> None:
         watching = table.mirrors[(absent + 1) % 3]
         await watching.wait(lambda m: m.presence[absent] is False)
         for _ in range(2):
-            seat = table.mover()
+            seat = watching.view["to_act"][0]
             assert seat != absent
             before = watching.version
-            await table.mirrors[seat].wait(lambda m: bool(m.view["moves"]))
+            await table.mirrors[seat].wait(lambda m, v=before: m.version >= v)
             await table.clients[seat].move(table.room, table.mirrors[seat].view["moves"][0])
             await watching.wait(lambda m, v=before: m.version > v)
         back = await Client.connect(url, token=token)

@@ -147,8 +147,10 @@ class Game(ABC):
         for name in options:
             if name not in known:
                 raise Rejected("bad_option", f"unknown option {name!r} for {self.id}")
-        return {o.name: o.check(options[o.name]) if o.name in options else o.default
-                for o in self.options}
+        return {
+            o.name: o.check(options[o.name]) if o.name in options else o.default
+            for o in self.options
+        }
 
     def seat_range(self, options: Options) -> tuple[int, int]:
         """Allowed seat counts for these (normalized) options. Override when options matter

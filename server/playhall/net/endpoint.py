@@ -299,6 +299,23 @@ class Endpoint:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    # -- slow connections ----------------------------------------------------------------------
+
+    async def sweep_slow(self, every: float = 1.0) -> None:
+        """Close connections that have not taken a frame for ``slow_timeout`` seconds (4000);
+        the client reconnects and resumes from a snapshot."""
+        while True:
+            await asyncio.sleep(every)
+            now = time.monotonic()
+            for session in [s for s in self.sessions if s.too_slow(now)]:
+                logger.warning("slow_connection_closed", player=session.player)
+                self.sessions.discard(session)
+                task = asyncio.get_running_loop().create_task(
+                    session.ws.close(errors.CLOSE_TOO_SLOW, "too slow: reconnect to resume")
+                )
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+
     # -- shutdown ------------------------------------------------------------------------------
 
     async def close_all(self, code: int, reason: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
 from collections.abc import Callable
 
@@ -20,7 +21,6 @@ from websockets.exceptions import ConnectionClosed
 
 from playhall.config import Config
 from playhall.net.ratelimit import TokenBucket
-from playhall_protocol import errors
 
 
 class Session:
@@ -41,6 +41,7 @@ class Session:
         self._writer: asyncio.Task[None] | None = None
         self.frames_dropped = 0
         self._sending = False
+        self.blocked_since: float | None = None
         self._idle = asyncio.Event()  # set whenever the outbox has just been emptied
 
     @property
@@ -89,6 +90,11 @@ class Session:
                 await asyncio.wait_for(self._idle.wait(), deadline - loop.time())
         await self.ws.close(code, reason)
 
+    def too_slow(self, now: float) -> bool:
+        return (
+            self.blocked_since is not None and now - self.blocked_since > self.config.slow_timeout
+        )
+
     # -- writing -------------------------------------------------------------------------------
 
     async def _write_forever(self) -> None:
@@ -99,11 +105,11 @@ class Session:
                 self._sending = True
                 while self._outbox:
                     frame = self._outbox.popleft()
-                    try:
-                        await asyncio.wait_for(self.ws.send(frame), self.config.slow_timeout)
-                    except TimeoutError:
-                        await self.ws.close(errors.CLOSE_TOO_SLOW, "too slow: reconnect to resume")
-                        return
+                    # Not asyncio.wait_for (a task per frame): the endpoint's sweeper closes
+                    # connections whose send has been blocked for longer than slow_timeout.
+                    self.blocked_since = time.monotonic()
+                    await self.ws.send(frame)
+                    self.blocked_since = None
                 self._sending = False
                 self._idle.set()
                 for room in list(self._stale):

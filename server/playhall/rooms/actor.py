@@ -117,6 +117,7 @@ class Room:
         self._views: dict[ViewerKey, tuple[int, dict[str, Any]]] = {}
         self._history: deque[tuple[int, dict[ViewerKey, list[Any]]]] = deque(maxlen=config.history)
         self._away_since: dict[int, float] = {}
+        self._snapshot_size: dict[ViewerKey, int] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._idle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
@@ -332,12 +333,18 @@ class Room:
                 "events": views.visible_events(events, key),
             }
         )
-        # A diff never costs more than the snapshot it replaces.
+        # A diff never costs more than the snapshot it replaces. Encoding the snapshot to
+        # compare costs as much as the diff saves, so it is done only when the diff is at least
+        # half the size of the last snapshot this key was measured at (views change size slowly;
+        # the margin covers that drift).
+        last = self._snapshot_size.get(key)
+        if last is not None and len(frame) * 2 < last:
+            return frame
         snapshot = self._snapshot_frame(key, events)
         return snapshot if len(snapshot) <= len(frame) else frame
 
     def _snapshot_frame(self, key: ViewerKey, events: list[Event] | None = None) -> bytes:
-        return encode(
+        frame = encode(
             {
                 "t": "snapshot",
                 "room": self.record.id,
@@ -347,6 +354,8 @@ class Room:
                 "events": views.visible_events(events or [], key),
             }
         )
+        self._snapshot_size[key] = len(frame)
+        return frame
 
     def _presence(self) -> list[bool]:
         online = {self.record.seat_of(v.player) for v in self.viewers}
@@ -636,9 +645,10 @@ class Room:
         session = self._require_viewer(command)
         args = command.args
         seat = self._seated(session)
-        earlier = self.record.seen_reply(session.player, args["mid"])
+        earlier = self.record.seen_version(session.player, args["mid"])
         if earlier is not None:
-            return dict(earlier)  # the same move sent again: same answer, not applied twice
+            # The same move sent again (a retry after a lost reply): same answer, applied once.
+            return {"room": self.record.id, "version": earlier}
         if self.record.status != PLAYING or self.record.state is None:
             code = errors.GAME_OVER if self.record.status == FINISHED else errors.WRONG_STATUS
             raise RoomError(code, f"the room is {self.record.status}", version=self.record.version)
@@ -649,14 +659,11 @@ class Room:
                 version=self.record.version,
             )
         applied = self._apply(seat, args["move"])
-        reply = {"room": self.record.id, "version": self.record.version + 1}
-        new = _with_state(
-            self.record.evolve(seen=self.record.remember(session.player, args["mid"], reply)),
-            self.game,
-            applied,
-        )
+        version = self.record.version + 1
+        seen = self.record.remember(session.player, args["mid"], version)
+        new = _with_state(self.record.evolve(seen=seen), self.game, applied)
         await self._commit(new, "move", seat, session.player, args["move"], applied.events)
-        return reply
+        return {"room": self.record.id, "version": version}
 
     def _apply(self, seat: int, move: dict[str, Any]) -> Applied:
         assert self.record.state is not None

@@ -6,7 +6,7 @@ the old one in memory, so a failed write leaves the room exactly as it was.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import msgpack
@@ -50,7 +50,7 @@ class RoomRecord:
     rematch: str | None = None
     rematch_of: str | None = None
     created: float = 0.0
-    #: player id -> [[move id, reply], ...] of accepted moves, newest last.
+    #: player id -> [[move id, version it produced], ...] of accepted moves, newest last.
     seen: dict[str, list[list[Any]]] = field(default_factory=dict)
 
     def evolve(self, **changes: Any) -> RoomRecord:
@@ -66,22 +66,26 @@ class RoomRecord:
     def with_seat(self, index: int, seat: Seat) -> tuple[Seat, ...]:
         return self.seats[:index] + (seat,) + self.seats[index + 1 :]
 
-    def seen_reply(self, player: str, move_id: Any) -> Any | None:
-        for mid, reply in self.seen.get(player, ()):
+    def seen_version(self, player: str, move_id: Any) -> int | None:
+        """The version an earlier move with this id produced, if it was accepted."""
+        for mid, version in self.seen.get(player, ()):
             if mid == move_id:
-                return reply
+                return int(version)
         return None
 
-    def remember(self, player: str, move_id: Any, reply: Any) -> dict[str, list[list[Any]]]:
+    def remember(self, player: str, move_id: Any, version: int) -> dict[str, list[list[Any]]]:
         seen = dict(self.seen)
-        seen[player] = [*seen.get(player, [])[-(SEEN_PER_PLAYER - 1) :], [move_id, reply]]
+        seen[player] = [*seen.get(player, [])[-(SEEN_PER_PLAYER - 1) :], [move_id, version]]
         return seen
 
     # -- storage -------------------------------------------------------------------------------
 
     def pack(self) -> bytes:
-        data = asdict(self)
-        data["seats"] = [asdict(s) for s in self.seats]
+        # Not dataclasses.asdict: it deep-copies the whole game state, and this runs per move.
+        data = {name: getattr(self, name) for name in _FIELDS}
+        data["seats"] = [
+            {"player": s.player, "name": s.name, "bot": s.bot, "ready": s.ready} for s in self.seats
+        ]
         packed: bytes = msgpack.packb(data, use_bin_type=True)
         return packed
 
@@ -90,3 +94,6 @@ class RoomRecord:
         data = msgpack.unpackb(blob, raw=False, strict_map_key=False)
         data["seats"] = tuple(Seat(**s) for s in data["seats"])
         return cls(**data)
+
+
+_FIELDS = tuple(f.name for f in fields(RoomRecord))

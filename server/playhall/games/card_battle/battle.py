@@ -30,9 +30,19 @@ def _draw_one(player: dict[str, Any], seat: int, free: bool, events: list[Event]
     player["next"] = index + 1
     if not free:
         player["mana"] -= card["cost"]
-    events.append({"type": "draw", "seat": seat, "card": index, "name": card["name"],
-                   "slot": len(player["field"]) - 1, "cost": 0 if free else card["cost"],
-                   "free": free, "active": card["active"], "mana_left": player["mana"]})
+    events.append(
+        {
+            "type": "draw",
+            "seat": seat,
+            "card": index,
+            "name": card["name"],
+            "slot": len(player["field"]) - 1,
+            "cost": 0 if free else card["cost"],
+            "free": free,
+            "active": card["active"],
+            "mana_left": player["mana"],
+        }
+    )
 
 
 def _why_draw_stops(player: dict[str, Any]) -> str | None:
@@ -55,8 +65,9 @@ def _draw_phase(players: list[dict[str, Any]], turn: int, events: list[Event]) -
         player["mana"] = mana
         while (stop := _why_draw_stops(player)) is None:
             _draw_one(player, seat, False, events)
-        events.append({"type": "draw_stop", "seat": seat, "reason": stop,
-                       "mana_left": player["mana"]})
+        events.append(
+            {"type": "draw_stop", "seat": seat, "reason": stop, "mana_left": player["mana"]}
+        )
 
 
 def _equalize(players: list[dict[str, Any]], events: list[Event]) -> None:
@@ -81,8 +92,16 @@ def _order_ties(group: list[Card], rng: Rng, events: list[Event], round_no: int)
     for card in group:
         value = rng.between(1, 6)
         rolls.append(value)
-        events.append({"type": "roll", "seat": card["seat"], "card": card["id"],
-                       "speed": card["speed"], "value": value, "round": round_no})
+        events.append(
+            {
+                "type": "roll",
+                "seat": card["seat"],
+                "card": card["id"],
+                "speed": card["speed"],
+                "value": value,
+                "round": round_no,
+            }
+        )
     ordered: list[Card] = []
     for value in sorted(set(rolls), reverse=True):
         same = [card for card, roll in zip(group, rolls, strict=True) if roll == value]
@@ -94,15 +113,17 @@ def attack_queue(players: list[dict[str, Any]], rng: Rng, events: list[Event]) -
     """Ruling 8: all active cards of both players by speed, highest first, ties by dice.
     Returns ``{"seat", "id", "speed"}`` entries, not the cards themselves: a queued card is
     looked up again when its turn comes, so one that died meanwhile is skipped."""
-    entries = [{"seat": seat, "id": card["id"], "speed": card["speed"]}
-               for seat, player in enumerate(players)
-               for card in player["field"] if card["active"]]
+    entries = [
+        {"seat": seat, "id": card["id"], "speed": card["speed"]}
+        for seat, player in enumerate(players)
+        for card in player["field"]
+        if card["active"]
+    ]
     queue: list[Card] = []
     for speed in sorted({e["speed"] for e in entries}, reverse=True):
         group = [e for e in entries if e["speed"] == speed]
         queue.extend(_order_ties(group, rng, events, 1))
-    events.append({"type": "queue",
-                   "order": [{"seat": e["seat"], "card": e["id"]} for e in queue]})
+    events.append({"type": "queue", "order": [{"seat": e["seat"], "card": e["id"]} for e in queue]})
     return queue
 
 
@@ -124,26 +145,48 @@ def _attack_phase(state: State, rng: Rng, events: list[Event]) -> int | None:
             continue  # died earlier this turn: its attack is skipped
         attacker["attacked"] = True
         enemy = players[enemy_seat]
-        slot = choose_target(players[seat]["deck"]["strategy"], attacker["attack"],
-                             enemy["field"])
+        slot = choose_target(players[seat]["deck"]["strategy"], attacker["attack"], enemy["field"])
         if slot is None:
             enemy["hp"] -= attacker["attack"]
-            events.append({"type": "direct_hit", "seat": seat, "card": attacker["id"],
-                           "target_seat": enemy_seat, "damage": attacker["attack"],
-                           "hp_after": enemy["hp"]})
+            events.append(
+                {
+                    "type": "direct_hit",
+                    "seat": seat,
+                    "card": attacker["id"],
+                    "target_seat": enemy_seat,
+                    "damage": attacker["attack"],
+                    "hp_after": enemy["hp"],
+                }
+            )
             if enemy["hp"] <= 0:
                 return seat
             continue
         target = enemy["field"][slot]
         target["hp"] -= attacker["attack"]
-        events.append({"type": "attack", "seat": seat, "card": attacker["id"],
-                       "target_seat": enemy_seat, "target": target["id"], "slot": slot,
-                       "damage": attacker["attack"], "hp_after": target["hp"]})
+        events.append(
+            {
+                "type": "attack",
+                "seat": seat,
+                "card": attacker["id"],
+                "target_seat": enemy_seat,
+                "target": target["id"],
+                "slot": slot,
+                "damage": attacker["attack"],
+                "hp_after": target["hp"],
+            }
+        )
         if target["hp"] <= 0:
             # Ruling 10: the card leaves at once and the rest slide left.
             del enemy["field"][slot]
-            events.append({"type": "death", "seat": enemy_seat, "card": target["id"],
-                           "name": target["name"], "slot": slot})
+            events.append(
+                {
+                    "type": "death",
+                    "seat": enemy_seat,
+                    "card": target["id"],
+                    "name": target["name"],
+                    "slot": slot,
+                }
+            )
     return None
 
 
@@ -190,4 +233,3 @@ def play_turn(state: State) -> list[Event]:
         winners = [] if hp0 == hp1 else [0] if hp0 > hp1 else [1]
         _finish(state, winners, "deck_exhausted", events)
     return events
-

@@ -124,14 +124,19 @@ def validate_deck(cards: Any, deck_type: Any, strategy: Any) -> dict[str, Any]:
     problems: list[str] = []
     if len(cards) != DECK_SIZE:
         problems.append(f"the deck has {len(cards)} cards; exactly {DECK_SIZE} are required")
-    unknown = [f"position {i} ({name[:20]!r})" for i, name in enumerate(cards, start=1)
-               if name not in CARD_TYPES]
+    unknown = [
+        f"position {i} ({name[:20]!r})"
+        for i, name in enumerate(cards, start=1)
+        if name not in CARD_TYPES
+    ]
     if unknown:
         # A hostile payload may hold thousands of junk names: name the first few, count the rest.
-        shown = unknown[:_MAX_LISTED] + ([f"and {len(unknown) - _MAX_LISTED} more"]
-                                         if len(unknown) > _MAX_LISTED else [])
-        problems.append("unknown card at " + ", ".join(shown)
-                        + f" (cards are: {', '.join(CARD_TYPES)})")
+        shown = unknown[:_MAX_LISTED] + (
+            [f"and {len(unknown) - _MAX_LISTED} more"] if len(unknown) > _MAX_LISTED else []
+        )
+        problems.append(
+            "unknown card at " + ", ".join(shown) + f" (cards are: {', '.join(CARD_TYPES)})"
+        )
     if deck_type not in DECK_TYPES:
         problems.append(f"unknown deck type {deck_type[:20]!r} (choose {', '.join(DECK_TYPES)})")
     if strategy not in STRATEGIES:
@@ -144,5 +149,9 @@ def validate_deck(cards: Any, deck_type: Any, strategy: Any) -> dict[str, Any]:
 def ready_deck(name: str) -> dict[str, Any]:
     """A ready-made deck as stored state (its name kept so views can show which one it was)."""
     preset = READY_DECKS[name]
-    return {"cards": list(preset["cards"]), "deck_type": preset["deck_type"],
-            "strategy": preset["strategy"], "ready": name}
+    return {
+        "cards": list(preset["cards"]),
+        "deck_type": preset["deck_type"],
+        "strategy": preset["strategy"],
+        "ready": name,
+    }

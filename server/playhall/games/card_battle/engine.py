@@ -36,8 +36,13 @@ _MOVE_KEYS: dict[str, frozenset[str]] = {
 }
 
 #: Listed in legal_moves; the view's ``rules`` block says what may be filled in.
-SUBMIT_TEMPLATE: Move = {"type": "submit_deck", "template": True, "cards": [],
-                         "deck_type": "", "strategy": ""}
+SUBMIT_TEMPLATE: Move = {
+    "type": "submit_deck",
+    "template": True,
+    "cards": [],
+    "deck_type": "",
+    "strategy": "",
+}
 
 
 def _check_shape(move: Any) -> str:
@@ -46,14 +51,16 @@ def _check_shape(move: Any) -> str:
         raise Rejected("bad_move", "a move must be a dict")
     kind = move.get("type")
     if not isinstance(kind, str) or kind not in _MOVE_KEYS:
-        raise Rejected("bad_move", f"unknown move type {str(kind)[:30]!r} (expected submit_deck or "
-                                   "pick_deck)")
+        raise Rejected(
+            "bad_move", f"unknown move type {str(kind)[:30]!r} (expected submit_deck or pick_deck)"
+        )
     keys = set(move)
     if keys != _MOVE_KEYS[kind]:
         missing = sorted(_MOVE_KEYS[kind] - keys, key=str)
         extra = sorted(str(k)[:20] for k in keys - _MOVE_KEYS[kind])[:10]
-        parts = ([f"missing {', '.join(missing)}"] if missing else []) + \
-                ([f"unexpected {', '.join(extra)}"] if extra else [])
+        parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
+            [f"unexpected {', '.join(extra)}"] if extra else []
+        )
         raise Rejected("bad_move", f"{kind}: {'; '.join(parts)}")
     return kind
 
@@ -66,16 +73,26 @@ class CardBattle(Game):
     min_seats = 2
     max_seats = 2
     options = (
-        Option("turn_delay_ms", 1500,
-               "milliseconds between battle turns so people can watch (0: all at once)",
-               minimum=0, maximum=60000),
+        Option(
+            "turn_delay_ms",
+            1500,
+            "milliseconds between battle turns so people can watch (0: all at once)",
+            minimum=0,
+            maximum=60000,
+        ),
     )
 
     def setup(self, seats: int, options: Options, seed: int) -> State:
         if seats != 2:
             raise Rejected("bad_option", "Card Battle is for exactly 2 seats")
-        player: dict[str, Any] = {"deck": None, "next": 0, "hp": START_HP, "mana": 0, "max_mana": 0,
-                  "field": []}
+        player: dict[str, Any] = {
+            "deck": None,
+            "next": 0,
+            "hp": START_HP,
+            "mana": 0,
+            "max_mana": 0,
+            "field": [],
+        }
         return {
             "phase": "deck",
             "turn": 0,
@@ -94,8 +111,9 @@ class CardBattle(Game):
     def legal_moves(self, state: State, seat: int) -> list[Move]:
         if seat not in self.to_act(state):
             return []
-        return [dict(SUBMIT_TEMPLATE)] + [{"type": "pick_deck", "deck": name}
-                                          for name in READY_DECKS]
+        return [dict(SUBMIT_TEMPLATE)] + [
+            {"type": "pick_deck", "deck": name} for name in READY_DECKS
+        ]
 
     def apply(self, state: State, seat: int, move: Move) -> Applied:
         if state["phase"] == "over":
@@ -110,8 +128,10 @@ class CardBattle(Game):
             if not isinstance(name, str):
                 raise Rejected("bad_move", "'deck' must be a string")
             if name not in READY_DECKS:
-                raise Rejected("bad_deck", f"unknown ready-made deck {name[:20]!r} "
-                                           f"(choose {', '.join(READY_DECKS)})")
+                raise Rejected(
+                    "bad_deck",
+                    f"unknown ready-made deck {name[:20]!r} (choose {', '.join(READY_DECKS)})",
+                )
             deck = ready_deck(name)
         else:
             deck = validate_deck(move["cards"], move["deck_type"], move["strategy"])
@@ -123,8 +143,9 @@ class CardBattle(Game):
         ]
         if all(p["deck"] is not None for p in new["players"]):
             new["phase"] = "battle"
-            events.append({"type": "decks_revealed",
-                           "decks": [clone(p["deck"]) for p in new["players"]]})
+            events.append(
+                {"type": "decks_revealed", "decks": [clone(p["deck"]) for p in new["players"]]}
+            )
         new["last_events"] = events
         return Applied(new, clone(events))
 
@@ -152,4 +173,3 @@ class CardBattle(Game):
 
     def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
         return choose_deck(moves, seed)
-

@@ -29,8 +29,13 @@ def _kill_shot(attack: int, card: Card, slot: int) -> Key:
 def _optimize_damage(attack: int, card: Card, slot: int) -> Key:
     # Least wasted damage max(0, attack - HP); then smallest |HP - attack|; then highest cost;
     # then not attacked; then leftmost. Keys are maximised, hence the negations.
-    return (-max(0, attack - card["hp"]), -abs(card["hp"] - attack), card["cost"],
-            not card["attacked"], -slot)
+    return (
+        -max(0, attack - card["hp"]),
+        -abs(card["hp"] - attack),
+        card["cost"],
+        not card["attacked"],
+        -slot,
+    )
 
 
 _KEYS: dict[str, Callable[[int, Card, int], Key]] = {

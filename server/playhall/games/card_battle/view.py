@@ -55,7 +55,8 @@ def _player_view(state: State, owner: int, viewer: int | None) -> dict[str, Any]
         "max_mana": player["max_mana"],
         "submitted": deck is not None,
         "deck": {k: (list(v) if isinstance(v, list) else v) for k, v in deck.items()}
-        if shown else None,
+        if shown
+        else None,
         "drawn": player["next"],
         "deck_left": DECK_SIZE - player["next"],
         "field": [dict(card) for card in player["field"]],
@@ -74,7 +75,10 @@ def make_view(state: State, seat: int | None, to_act: list[int]) -> dict[str, An
         "turn_delay_ms": state["turn_delay_ms"],
         "players": [_player_view(state, owner, seat) for owner in range(2)],
         "result": dict(state["result"]) if state["result"] is not None else None,
-        "last_events": [{k: v for k, v in e.items() if k != "visible_to"}
-                        for e in state["last_events"] if visible(e, seat)],
+        "last_events": [
+            {k: v for k, v in e.items() if k != "visible_to"}
+            for e in state["last_events"]
+            if visible(e, seat)
+        ],
         "rules": clone(RULES),
     }

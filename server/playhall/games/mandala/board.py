@@ -38,7 +38,8 @@ def field_size(mandala: Mandala, player: int) -> int:
 def colours_present(mandala: Mandala) -> list[str]:
     """Every colour in any of the three areas, in canonical order."""
     return [
-        c for c in COLOURS
+        c
+        for c in COLOURS
         if in_mountain(mandala, c) or in_field(mandala, 0, c) or in_field(mandala, 1, c)
     ]
 

@@ -42,8 +42,9 @@ def take_value(player: dict[str, Any], colour: str, count: int, has_field: bool)
     return (count - 1 + waiting) * space + 0.5 * space
 
 
-def _greedy_resolution(view: View, me: int, mountain: list[dict[str, Any]],
-                       sizes: list[int], first: int) -> float:
+def _greedy_resolution(
+    view: View, me: int, mountain: list[dict[str, Any]], sizes: list[int], first: int
+) -> float:
     """My gain minus my opponent's if both pick greedily from ``mountain`` starting with
     ``first``."""
     players = [{"river": list(p["river"]), "cup": p.get("cup", {})} for p in view["players"]]
@@ -54,8 +55,9 @@ def _greedy_resolution(view: View, me: int, mountain: list[dict[str, Any]],
 
         def worth(stack: dict[str, Any], c: int = chooser, o: int = other) -> float:
             own = take_value(players[c], stack["colour"], stack["count"], sizes[c] > 0)
-            return own + DENIAL * take_value(players[o], stack["colour"], stack["count"],
-                                             sizes[o] > 0)
+            return own + DENIAL * take_value(
+                players[o], stack["colour"], stack["count"], sizes[o] > 0
+            )
 
         best = max(stacks, key=worth)
         gain = take_value(players[chooser], best["colour"], best["count"], sizes[chooser] > 0)
@@ -108,8 +110,12 @@ def _score_action(view: View, me: int, move: Move) -> float:
         took_lead = before[me] <= before[1 - me] < sizes[me]
         prize = sum(take_value(player, s["colour"], s["count"], True) for s in m["mountain"])
         left = hand_size - move["count"]
-        return (3.0 if took_lead else 0.5) + 0.15 * prize - 0.7 * move["count"] - (
-            1.5 if left < 2 else 0.0)
+        return (
+            (3.0 if took_lead else 0.5)
+            + 0.15 * prize
+            - 0.7 * move["count"]
+            - (1.5 if left < 2 else 0.0)
+        )
     # A mountain card feeds whoever picks first there: worth its value to me if I lead, a loss
     # if my opponent does (measured with my valuation: theirs was no better in trials).
     side = (lead > 0) - (lead < 0)

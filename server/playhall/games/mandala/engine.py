@@ -60,12 +60,26 @@ class Mandala(Game):
     min_seats = 1
     max_seats = 2
     options = (
-        Option("mode", "standard", "standard: two players; solo: one player against Master Yoga",
-               choices=("standard", "solo")),
-        Option("yoga", "full", "Master Yoga's colour choice: full procedure, or simple "
-               "(leftmost, preferring colours new to his river)", choices=("full", "simple")),
-        Option("yoga_delay_ms", 800, "pause before each of Master Yoga's automatic steps (ms)",
-               minimum=0, maximum=10000),
+        Option(
+            "mode",
+            "standard",
+            "standard: two players; solo: one player against Master Yoga",
+            choices=("standard", "solo"),
+        ),
+        Option(
+            "yoga",
+            "full",
+            "Master Yoga's colour choice: full procedure, or simple "
+            "(leftmost, preferring colours new to his river)",
+            choices=("full", "simple"),
+        ),
+        Option(
+            "yoga_delay_ms",
+            800,
+            "pause before each of Master Yoga's automatic steps (ms)",
+            minimum=0,
+            maximum=10000,
+        ),
     )
 
     def seat_range(self, options: Options) -> tuple[int, int]:

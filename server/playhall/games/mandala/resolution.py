@@ -33,12 +33,20 @@ def start_resolution(
     chooser = first_chooser(state, mandala, completer)
     state["phase"] = "resolve"
     state["resolution"] = {
-        "mandala": mandala, "completer": completer, "chooser": chooser, "final": final,
-    }
-    events.append({
-        "type": "complete", "mandala": mandala, "by": completer, "first_chooser": chooser,
+        "mandala": mandala,
+        "completer": completer,
+        "chooser": chooser,
         "final": final,
-    })
+    }
+    events.append(
+        {
+            "type": "complete",
+            "mandala": mandala,
+            "by": completer,
+            "first_chooser": chooser,
+            "final": final,
+        }
+    )
     m = state["mandalas"][mandala]
     if field_size(m, 0) == 0 and field_size(m, 1) == 0:
         # Nobody has a claim: the whole mountain is discarded without any picks (ruling 6).
@@ -67,10 +75,18 @@ def pick(state: State, colour: str, events: list[Event]) -> None:
         owner["river"].append(colour)
         to_river, to_cup = 1, count - 1
     owner["cup"][colour] += to_cup
-    events.append({
-        "type": "take", "player": player, "mandala": res["mandala"], "colour": colour,
-        "count": count, "river": to_river, "cup": to_cup, "discarded": discarded,
-    })
+    events.append(
+        {
+            "type": "take",
+            "player": player,
+            "mandala": res["mandala"],
+            "colour": colour,
+            "count": count,
+            "river": to_river,
+            "cup": to_cup,
+            "discarded": discarded,
+        }
+    )
     if m["mountain"]:
         res["chooser"] = 1 - player
     else:
@@ -98,6 +114,7 @@ def finish_resolution(state: State, events: list[Event]) -> None:
             return
         add_to_mountain(m, card)
         refill.append(card)
-    events.append({"type": "refill", "mandala": index, "cards": refill,
-                   "mountain": mountain_colours(m)})
+    events.append(
+        {"type": "refill", "mandala": index, "cards": refill, "mountain": mountain_colours(m)}
+    )
     advance(state)

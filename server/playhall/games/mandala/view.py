@@ -76,7 +76,8 @@ def build_view(state: State, seat: Any, to_act: list[int]) -> View:
         "turn": _turn(state),
         "to_act": list(to_act),
         "yoga_next": ("left", "right")[state["slot"] - 1]
-        if is_solo(state) and state["phase"] == "yoga" else None,
+        if is_solo(state) and state["phase"] == "yoga"
+        else None,
         "players": [_player(state, i, viewer, over) for i in range(len(state["players"]))],
         "mandalas": [_mandala(m) for m in state["mandalas"]],
         "deck_count": len(state["deck"]),

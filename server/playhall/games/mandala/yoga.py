@@ -72,8 +72,15 @@ def yoga_move(state: State, index: int, events: list[Event]) -> bool:
         first = False
         _place(mandala, colour, where, state)
         complete = where != "discard" and is_complete(mandala)
-        events.append({"type": "yoga_draw", "mandala": index, "colour": colour, "to": where,
-                       "completes": complete})
+        events.append(
+            {
+                "type": "yoga_draw",
+                "mandala": index,
+                "colour": colour,
+                "to": where,
+                "completes": complete,
+            }
+        )
         if complete:
             return True
         if not go_on:

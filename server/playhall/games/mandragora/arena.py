@@ -36,8 +36,9 @@ class MatchResult:
 Clock = Callable[[], float]
 
 
-def play_one(index: int, budget: int = bot.NODE_BUDGET,
-             timing: tuple[Clock, list[float]] | None = None) -> int:
+def play_one(
+    index: int, budget: int = bot.NODE_BUDGET, timing: tuple[Clock, list[float]] | None = None
+) -> int:
     """Play game ``index``: the bot sits in seat ``index % 2`` and moves first in games 0, 1,
     4, 5, 8, 9, ..., so every block of four games has the bot in each seat, once first and
     once second. Returns +1 for a bot win, 0 a draw, -1 a loss.
@@ -55,8 +56,13 @@ def play_one(index: int, budget: int = bot.NODE_BUDGET,
         moves = _GAME.legal_moves(state, seat)
         if seat == bot_seat:
             started = timing[0]() if timing else 0.0
-            move = bot.choose(_GAME.view(state, seat), seat, moves,
-                              seed=index * 1000 + state["moves"], budget=budget)
+            move = bot.choose(
+                _GAME.view(state, seat),
+                seat,
+                moves,
+                seed=index * 1000 + state["moves"],
+                budget=budget,
+            )
             if timing:
                 timing[1].append(timing[0]() - started)
         else:
@@ -69,8 +75,7 @@ def play_one(index: int, budget: int = bot.NODE_BUDGET,
     return 1 if outcome.winners == [bot_seat] else -1
 
 
-def play_many(games: int, budget: int = bot.NODE_BUDGET,
-              clock: Clock | None = None) -> MatchResult:
+def play_many(games: int, budget: int = bot.NODE_BUDGET, clock: Clock | None = None) -> MatchResult:
     """Games ``0 .. games-1`` (see :func:`play_one`); think times are kept if a clock is given."""
     result = MatchResult()
     for index in range(games):

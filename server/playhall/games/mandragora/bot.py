@@ -47,11 +47,13 @@ class _Search:
         prunes more), otherwise in a fixed order for determinism."""
         base = board.BASE[mover]
         choices = board.selectable_areas(areas, mover)
-        return sorted(choices,
-                      key=lambda a: (board.last_target(mover, a, len(areas[a])) != base, a))
+        return sorted(
+            choices, key=lambda a: (board.last_target(mover, a, len(areas[a])) != base, a)
+        )
 
-    def play(self, areas: list[str], scores: list[int], mover: int,
-             area: int) -> tuple[list[str], list[int], int]:
+    def play(
+        self, areas: list[str], scores: list[int], mover: int, area: int
+    ) -> tuple[list[str], list[int], int]:
         """The position after ``mover`` sows ``area``, and who moves next."""
         child = list(areas)
         landings = board.sow(child, mover, area)
@@ -65,18 +67,25 @@ class _Search:
     def evaluate(self, areas: list[str], scores: list[int], mover: int) -> float:
         """Static value for ``mover``: score difference plus extra-turn chances on offer."""
         other = 1 - mover
-        return (scores[mover] - scores[other]
-                + EXTRA_TURN_WEIGHT * (self._extra_turns(areas, mover)
-                                       - self._extra_turns(areas, other)))
+        return (
+            scores[mover]
+            - scores[other]
+            + EXTRA_TURN_WEIGHT
+            * (self._extra_turns(areas, mover) - self._extra_turns(areas, other))
+        )
 
     @staticmethod
     def _extra_turns(areas: list[str], seat: int) -> int:
         base = board.BASE[seat]
-        return sum(1 for a in board.SELECTABLE[seat]
-                   if areas[a] and board.last_target(seat, a, len(areas[a])) == base)
+        return sum(
+            1
+            for a in board.SELECTABLE[seat]
+            if areas[a] and board.last_target(seat, a, len(areas[a])) == base
+        )
 
-    def value(self, areas: list[str], scores: list[int], mover: int, depth: int,
-              alpha: float, beta: float) -> float:
+    def value(
+        self, areas: list[str], scores: list[int], mover: int, depth: int, alpha: float, beta: float
+    ) -> float:
         """Negamax value for ``mover`` (who is to move and has a move)."""
         self.nodes += 1
         if self.nodes > self.budget:
@@ -92,8 +101,16 @@ class _Search:
                 break
         return best
 
-    def child_value(self, areas: list[str], scores: list[int], mover: int, area: int,
-                    depth: int, alpha: float, beta: float) -> float:
+    def child_value(
+        self,
+        areas: list[str],
+        scores: list[int],
+        mover: int,
+        area: int,
+        depth: int,
+        alpha: float,
+        beta: float,
+    ) -> float:
         """Value for ``mover`` of sowing ``area``. The sign flips only if the turn passes."""
         child, child_scores, nxt = self.play(areas, scores, mover, area)
         if not board.selectable_areas(child, nxt):  # ruling 6: nxt cannot move, game over
@@ -107,8 +124,9 @@ class _Search:
         return -self.value(child, child_scores, nxt, depth - 1, -beta, -alpha)
 
 
-def choose(view: View, seat: int, moves: Sequence[Move], seed: int,
-           budget: int = NODE_BUDGET) -> Move:
+def choose(
+    view: View, seat: int, moves: Sequence[Move], seed: int, budget: int = NODE_BUDGET
+) -> Move:
     """Pick one of ``moves`` for ``seat`` from the view alone; ties broken by ``Rng(seed)``."""
     legal = [m for m in moves if m.get("type") == "sow" and isinstance(m.get("area"), int)]
     if not legal:
@@ -128,8 +146,14 @@ def choose(view: View, seat: int, moves: Sequence[Move], seed: int,
     return next(dict(m) for m in legal if m["area"] == pick)
 
 
-def _root(search: _Search, areas: list[str], scores: list[int], seat: int,
-          candidates: list[int], depth: int) -> list[int]:
+def _root(
+    search: _Search,
+    areas: list[str],
+    scores: list[int],
+    seat: int,
+    candidates: list[int],
+    depth: int,
+) -> list[int]:
     """The candidates that share the best value at ``depth``. Each later move is searched with
     alpha just under the best so far: a worse move fails low, an equal one returns its exact
     value, so ties are found exactly without a full-width search."""

@@ -116,8 +116,11 @@ class MandragoraGame(Game):
             raise Rejected("not_your_turn", f"it is seat {state['turn']}'s turn")
         if area not in board.SELECTABLE[seat]:
             whose = "a base" if area in board.BASE else "the other seat's area"
-            raise Rejected("illegal_move", f"area {area} is {whose}; seat {seat} may select "
-                           f"{', '.join(map(str, sorted(board.SELECTABLE[seat])))}")
+            raise Rejected(
+                "illegal_move",
+                f"area {area} is {whose}; seat {seat} may select "
+                f"{', '.join(map(str, sorted(board.SELECTABLE[seat])))}",
+            )
         if not state["areas"][area]:
             raise Rejected("illegal_move", f"area {area} is empty")
 
@@ -136,8 +139,15 @@ class MandragoraGame(Game):
                 points = pieces.value(piece, moved_first)
                 gained += points
                 scores[seat] += points
-                events.append({"type": "score", "seat": seat, "piece": piece, "points": points,
-                               "total": scores[seat]})
+                events.append(
+                    {
+                        "type": "score",
+                        "seat": seat,
+                        "piece": piece,
+                        "points": points,
+                        "total": scores[seat],
+                    }
+                )
 
         extra = landings[-1][1] == base
         nxt = seat if extra else 1 - seat
@@ -215,8 +225,9 @@ def _parse_move(move: Any) -> int:
         raise Rejected("bad_move", 'the only move is {"type": "sow", "area": n}')
     if set(move) != _MOVE_KEYS:
         extra = sorted(map(str, set(move) - _MOVE_KEYS))
-        raise Rejected("bad_move",
-                       f"unexpected fields {extra}" if extra else "missing field 'area'")
+        raise Rejected(
+            "bad_move", f"unexpected fields {extra}" if extra else "missing field 'area'"
+        )
     area = move["area"]
     if type(area) is not int or not 0 <= area < board.AREA_COUNT:
         raise Rejected("bad_move", f"'area' must be an integer 0-{board.AREA_COUNT - 1}")

@@ -183,7 +183,9 @@ class Mantis(Game):
             "top_back": list(BACK_NAMES[BACK[state["deck"][nxt]]]) if left else None,
             "cards_left": left,
             "last": None if last is None else dict(last),
-            "outcome": None if result is None else {
+            "outcome": None
+            if result is None
+            else {
                 "winners": list(result["winners"]),
                 "scores": list(result["scores"]),
                 "reason": result["reason"],
@@ -208,10 +210,16 @@ class Mantis(Game):
         new["next"] = nxt + 1
         tanks = list(state["tanks"])
         new["tanks"] = tanks
-        events: list[Event] = [{
-            "type": "flip", "seat": seat, "action": "score" if victim is None else "steal",
-            "target": victim, "card": code, "colour": colour_name,
-        }]
+        events: list[Event] = [
+            {
+                "type": "flip",
+                "seat": seat,
+                "action": "score" if victim is None else "steal",
+                "target": victim,
+                "card": code,
+                "colour": colour_name,
+            }
+        ]
         extra_turn = False
         won = False
 
@@ -226,8 +234,15 @@ class Mantis(Game):
                 new["piles"] = piles
                 tanks[seat] = rest
                 count = len(matched) + 1
-                events.append({"type": "scored", "seat": seat, "colour": colour_name,
-                               "count": count, "pile": len(pile)})
+                events.append(
+                    {
+                        "type": "scored",
+                        "seat": seat,
+                        "colour": colour_name,
+                        "count": count,
+                        "pile": len(pile),
+                    }
+                )
                 result, into = "scored", seat
                 won = len(pile) >= state["target"]
             else:
@@ -243,9 +258,16 @@ class Mantis(Game):
                 tanks[victim] = rest
                 tanks[seat] = tanks[seat] + moved
                 count = len(moved)
-                events.append({"type": "stolen", "seat": seat, "from": victim,
-                               "colour": colour_name, "cards": [CODE[c] for c in moved],
-                               "count": count})
+                events.append(
+                    {
+                        "type": "stolen",
+                        "seat": seat,
+                        "from": victim,
+                        "colour": colour_name,
+                        "cards": [CODE[c] for c in moved],
+                        "count": count,
+                    }
+                )
                 result, into = "stolen", seat
                 extra_turn = state["seats"] == 2
             else:
@@ -254,13 +276,21 @@ class Mantis(Game):
                 events.append({"type": "to_tank", "seat": victim, "card": code})
                 result, into = "to_tank", victim
 
-        new["last"] = {"seat": seat, "action": events[0]["action"], "target": victim,
-                       "card": code, "colour": colour_name, "result": result, "into": into,
-                       "count": count}
+        new["last"] = {
+            "seat": seat,
+            "action": events[0]["action"],
+            "target": victim,
+            "card": code,
+            "colour": colour_name,
+            "result": result,
+            "into": into,
+            "count": count,
+        }
 
         if won:
             outcome: dict[str, Any] | None = {
-                "winners": [seat], "scores": [len(p) for p in new["piles"]],
+                "winners": [seat],
+                "scores": [len(p) for p in new["piles"]],
                 "reason": "target_reached",
             }
         elif nxt + 1 == DECK_SIZE:
@@ -270,8 +300,14 @@ class Mantis(Game):
 
         if outcome is not None:
             new["result"] = outcome
-            events.append({"type": "game_over", "winners": list(outcome["winners"]),
-                           "scores": list(outcome["scores"]), "reason": outcome["reason"]})
+            events.append(
+                {
+                    "type": "game_over",
+                    "winners": list(outcome["winners"]),
+                    "scores": list(outcome["scores"]),
+                    "reason": outcome["reason"],
+                }
+            )
         elif extra_turn:
             events.append({"type": "extra_turn", "seat": seat})
         else:

@@ -103,8 +103,12 @@ def is_plain_value(entry: Slot) -> bool:
 
 
 def value_positions(lanes: Lanes) -> list[list[int]]:
-    return [[lane, slot] for lane in range(LANES) for slot in range(0, SLOTS, 2)
-            if is_plain_value(lanes[lane][slot])]
+    return [
+        [lane, slot]
+        for lane in range(LANES)
+        for slot in range(0, SLOTS, 2)
+        if is_plain_value(lanes[lane][slot])
+    ]
 
 
 def operator_positions(lanes: Lanes) -> list[list[int]]:
@@ -134,9 +138,13 @@ def public_full(lanes: Lanes) -> bool:
 
 def valid_position(pos: Any) -> bool:
     """A well-formed ``[lane, slot]`` pair (type check for moves)."""
-    return (isinstance(pos, list) and len(pos) == 2
-            and all(type(x) is int for x in pos)
-            and 0 <= pos[0] < LANES and 0 <= pos[1] < SLOTS)
+    return (
+        isinstance(pos, list)
+        and len(pos) == 2
+        and all(type(x) is int for x in pos)
+        and 0 <= pos[0] < LANES
+        and 0 <= pos[1] < SLOTS
+    )
 
 
 def value_of(entry: Slot) -> int | None:

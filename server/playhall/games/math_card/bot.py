@@ -23,14 +23,24 @@ Move = dict[str, Any]
 
 #: Small nudges added to a move's margin change so that the bot builds lanes and plays cards
 #: even when the score does not move yet (a lane scores nothing until assertions meet it).
-NUDGE = {"set_value": 0.2, "set_operator": 0.15, "set_function": 0.25, "assert": 0.05,
-         "legend": 0.3, "function_effect": 0.1, "use": 0.3, "move_value": 0.0}
+NUDGE = {
+    "set_value": 0.2,
+    "set_operator": 0.15,
+    "set_function": 0.25,
+    "assert": 0.05,
+    "legend": 0.3,
+    "function_effect": 0.1,
+    "use": 0.3,
+    "move_value": 0.0,
+}
 PVP_TARGET = 10
 
 
 def _board(view: dict[str, Any]) -> dict[str, Any]:
-    return {"lanes": [list(row) for row in view["lanes"]],
-            "areas": {k: [dict(e) for e in v] for k, v in view["areas"].items()}}
+    return {
+        "lanes": [list(row) for row in view["lanes"]],
+        "areas": {k: [dict(e) for e in v] for k, v in view["areas"].items()},
+    }
 
 
 def _margin(b: dict[str, Any], seat: int, first: int) -> int:
@@ -43,15 +53,17 @@ def _simulate(b: dict[str, Any], seat: int, move: Move) -> dict[str, Any] | None
     kind = move["type"]
     lanes = b["lanes"]
     if kind in ("set_value", "set_operator", "set_function"):
-        find = {"set_value": board.value_target, "set_operator": board.operator_target,
-                "set_function": board.function_target}[kind]
+        find = {
+            "set_value": board.value_target,
+            "set_operator": board.operator_target,
+            "set_function": board.function_target,
+        }[kind]
         slot = find(lanes, move["lane"], seat)
         if slot is None:
             return None
         lanes[move["lane"]][slot] = {"card": move["card"], "owner": seat}
         if kind == "set_function":
-            lanes[move["lane"]][slot + 1] = {"card": move["card"], "owner": seat,
-                                             "part": "value"}
+            lanes[move["lane"]][slot + 1] = {"card": move["card"], "owner": seat, "part": "value"}
     elif kind == "move_value":
         lane, slot = move["from"]
         lanes[move["lane"]][board.moved_slot(seat, lane, slot)] = lanes[lane][slot]
@@ -98,8 +110,14 @@ def _worth(view: dict[str, Any], seat: int, move: Move, base: int) -> float:
 def _keep_score(card_id: str) -> int:
     """How much the bot wants to keep a card in hand (lowest is discarded first)."""
     row = card(card_id)
-    return {"value_assertion": 4, "operator": 3, "value": 2, "function": 3, "legend": 2,
-            "assertion": 1}[row["kind"]] + row["vp"]
+    return {
+        "value_assertion": 4,
+        "operator": 3,
+        "value": 2,
+        "function": 3,
+        "legend": 2,
+        "assertion": 1,
+    }[row["kind"]] + row["vp"]
 
 
 def choose(view: dict[str, Any], seat: int, moves: Sequence[Move], seed: int) -> Move:
@@ -121,8 +139,9 @@ def choose(view: dict[str, Any], seat: int, moves: Sequence[Move], seed: int) ->
         return dict(real[0])  # cycle the lowest-id matching card (decline comes last)
     first = view["first"] if view["first"] is not None else 0
     base = _margin(_board(view), seat, first)
-    scored = [(_worth(view, seat, m, base), i) for i, m in enumerate(real)
-              if m["type"] != "end_turn"]
+    scored = [
+        (_worth(view, seat, m, base), i) for i, m in enumerate(real) if m["type"] != "end_turn"
+    ]
     if pending is not None:  # swap / rearrange / move_assertion: the best answer
         best = max(s for s, _ in scored)
         return dict(real[rng.choice([i for s, i in scored if s == best])])

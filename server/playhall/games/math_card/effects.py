@@ -75,8 +75,14 @@ def gain_pvp(state: State, seat: int, amount: int, events: Events) -> None:
 
 def open_choice(state: State, choice: dict[str, Any], events: Events) -> None:
     state["pending"].append(choice)
-    events.append({"type": "choice", "kind": choice["kind"], "seat": choice["seat"],
-                   "source": choice["source"]})
+    events.append(
+        {
+            "type": "choice",
+            "kind": choice["kind"],
+            "seat": choice["seat"],
+            "source": choice["source"],
+        }
+    )
 
 
 # -- searches -------------------------------------------------------------------------------
@@ -91,8 +97,9 @@ SEARCH_FILTERS: dict[str, SearchFilter] = {
 }
 
 
-def search(state: State, seat: int, what: str, source: str, events: Events,
-           n: int | None = None) -> None:
+def search(
+    state: State, seat: int, what: str, source: str, events: Events, n: int | None = None
+) -> None:
     """Open a deck search (ruling 12), or report that nothing matches."""
     choice: dict[str, Any] = {"kind": "search", "seat": seat, "source": source, "filter": what}
     if n is not None:
@@ -121,7 +128,7 @@ def _number_zero(state: State, owner: int, events: Events) -> None:
 
 
 def on_set_value(state: State, seat: int, card_id: str, events: Events) -> None:
-    """"When set" effects of value cards, then the legend's (project decision: card first)."""
+    """ "When set" effects of value cards, then the legend's (project decision: card first)."""
     if card_id == "000001":
         search(state, seat, "natural_assertion", card_id, events)
     elif card_id == "000004":
@@ -134,8 +141,11 @@ def on_set_value(state: State, seat: int, card_id: str, events: Events) -> None:
     elif card_id == "000012":
         search(state, seat, "value_n", card_id, events, n=1)
     me = player(state, seat)
-    if ("000023" in state["legends"][seat] and has_category(card_id, "Natural")
-            and me["induction_turn"] != turn_number(state)):
+    if (
+        "000023" in state["legends"][seat]
+        and has_category(card_id, "Natural")
+        and me["induction_turn"] != turn_number(state)
+    ):
         me["induction_turn"] = turn_number(state)
         value = card(card_id)["value"]
         assert value is not None
@@ -150,8 +160,11 @@ def on_set_operator(state: State, seat: int, card_id: str, events: Events) -> No
 def on_assert(state: State, seat: int, card_id: str, events: Events) -> None:
     if card_id in ("000003", "000020"):
         category = "Even" if card_id == "000003" else "Odd"
-        open_choice(state, {"kind": "optional_discard", "seat": seat, "source": card_id,
-                            "category": category}, events)
+        open_choice(
+            state,
+            {"kind": "optional_discard", "seat": seat, "source": card_id, "category": category},
+            events,
+        )
     elif card_id == "000022":
         open_choice(state, {"kind": "rearrange", "seat": seat, "source": card_id}, events)
 
@@ -170,8 +183,7 @@ def use_six(state: State, seat: int, events: Events) -> None:
     take_from_hand(state, seat, "000009")
     events.append({"type": "use", "seat": seat, "card": "000009"})
     discard(state, seat, "000009", events)
-    open_choice(state, {"kind": "opponent_discard", "seat": 1 - seat, "source": "000009"},
-                events)
+    open_choice(state, {"kind": "opponent_discard", "seat": 1 - seat, "source": "000009"}, events)
 
 
 def turn_start(state: State, seat: int, events: Events) -> None:
@@ -201,12 +213,17 @@ def answers(state: State, choice: dict[str, Any]) -> list[dict[str, Any]]:
         options = _distinct(hand, lambda c: has_category(c, choice["category"]))
         return [*({"type": "choose", "card": c} for c in options), {"type": "decline"}]
     if kind == "swap":
-        return [{"type": "swap", "a": a, "b": b}
-                for a, b in combinations(board.value_positions(state["lanes"]), 2)]
+        return [
+            {"type": "swap", "a": a, "b": b}
+            for a, b in combinations(board.value_positions(state["lanes"]), 2)
+        ]
     if kind == "move_assertion":
-        return [{"type": "move_assertion", "area": area, "index": i, "to": to}
-                for area in ("left", "right") for i in range(len(state["areas"][area]))
-                for to in (seat, 1 - seat)]
+        return [
+            {"type": "move_assertion", "area": area, "index": i, "to": to}
+            for area in ("left", "right")
+            for i in range(len(state["areas"][area]))
+            for to in (seat, 1 - seat)
+        ]
     if kind == "rearrange":
         ops = board.operator_positions(state["lanes"])
         if len(ops) < 2:
@@ -214,8 +231,10 @@ def answers(state: State, choice: dict[str, Any]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = [{"type": "rearrange", "cycle": []}]
         out += [{"type": "rearrange", "cycle": [a, b]} for a, b in combinations(ops, 2)]
         for a, b, c in combinations(ops, 3):
-            out += [{"type": "rearrange", "cycle": [a, b, c]},
-                    {"type": "rearrange", "cycle": [a, c, b]}]
+            out += [
+                {"type": "rearrange", "cycle": [a, b, c]},
+                {"type": "rearrange", "cycle": [a, c, b]},
+            ]
         return out
     raise ValueError(f"unknown choice {kind}")
 
@@ -240,8 +259,7 @@ def resolve(state: State, seat: int, move: dict[str, Any], events: Events) -> No
         rng = Rng(state["rng"])
         rng.shuffle(me["deck"])
         state["rng"] = rng.state
-        events.append({"type": "search", "seat": seat, "card": move["card"],
-                       "visible_to": [seat]})
+        events.append({"type": "search", "seat": seat, "card": move["card"], "visible_to": [seat]})
         events.append({"type": "searched", "seat": seat, "source": choice["source"]})
     elif kind in ("opponent_discard", "hand_limit", "optional_discard"):
         if move["type"] == "decline":
@@ -263,8 +281,16 @@ def resolve(state: State, seat: int, move: dict[str, Any], events: Events) -> No
     elif kind == "move_assertion":
         entry = state["areas"][move["area"]].pop(move["index"])
         state["areas"][f"private{move['to']}"].append(entry)
-        events.append({"type": "move_assertion", "seat": seat, "area": move["area"],
-                       "index": move["index"], "to": move["to"], "card": entry["card"]})
+        events.append(
+            {
+                "type": "move_assertion",
+                "seat": seat,
+                "area": move["area"],
+                "index": move["index"],
+                "to": move["to"],
+                "card": entry["card"],
+            }
+        )
     elif kind == "rearrange":
         cycle = move["cycle"]
         lanes = state["lanes"]

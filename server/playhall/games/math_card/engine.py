@@ -96,8 +96,15 @@ class MathCardGame(Game):
             "legends": [[], []],
             "rainbow": [[], []],
             "players": [
-                {"deck": [], "hand": [], "discard": [], "pvp": 0, "decklist": None,
-                 "zero_turn": -1, "induction_turn": -1}
+                {
+                    "deck": [],
+                    "hand": [],
+                    "discard": [],
+                    "pvp": 0,
+                    "decklist": None,
+                    "zero_turn": -1,
+                    "induction_turn": -1,
+                }
                 for _ in range(2)
             ],
             "pending": [],
@@ -115,8 +122,12 @@ class MathCardGame(Game):
         first = rng.below(2)
         state["rng"] = rng.state
         state["first"] = first
-        events.append({"type": "decks_revealed",
-                       "decklists": [sorted(p["decklist"]) for p in state["players"]]})
+        events.append(
+            {
+                "type": "decks_revealed",
+                "decklists": [sorted(p["decklist"]) for p in state["players"]],
+            }
+        )
         events.append({"type": "first_player", "seat": first})
         for seat in (first, 1 - first):
             effects.draw(state, seat, HAND_SIZE, events)
@@ -125,10 +136,14 @@ class MathCardGame(Game):
     def _start_turn(self, state: State, seat: int, number: int, events: Events) -> None:
         """Turn start -> standby -> draw (ruling 4, 5); leaves the turn in its action phase."""
         state["turn"] = {
-            "seat": seat, "number": number, "value_actions": 0, "value_limit": 1,
+            "seat": seat,
+            "number": number,
+            "value_actions": 0,
+            "value_limit": 1,
             "operator_used": False,
             "asserted": {area: False for area in AREAS},
-            "public_value": False, "public_operator": False,
+            "public_value": False,
+            "public_operator": False,
         }
         state["phase"] = "action"
         events.append({"type": "turn_start", "seat": seat, "number": number})
@@ -167,8 +182,9 @@ class MathCardGame(Game):
                 return
             self._start_turn(state, 1 - seat, state["turn"]["number"] + 1, events)
 
-    def _finish(self, state: State, reason: str, events: Events,
-                resigned: int | None = None) -> None:
+    def _finish(
+        self, state: State, reason: str, events: Events, resigned: int | None = None
+    ) -> None:
         first = state["first"] if state["first"] is not None else 0
         scored = score_board(state, first)
         vp = scored["vp"]
@@ -183,11 +199,17 @@ class MathCardGame(Game):
             winners = []
         state["phase"] = "over"
         state["pending"] = []
-        state["result"] = {"vp": vp, "pvp": pvp, "winners": winners, "reason": reason,
-                           "public_direction": scored["public_direction"],
-                           "combos": scored["combos"]}
-        events.append({"type": "game_over", "winners": winners, "vp": vp, "pvp": pvp,
-                       "reason": reason})
+        state["result"] = {
+            "vp": vp,
+            "pvp": pvp,
+            "winners": winners,
+            "reason": reason,
+            "public_direction": scored["public_direction"],
+            "combos": scored["combos"],
+        }
+        events.append(
+            {"type": "game_over", "winners": winners, "vp": vp, "pvp": pvp, "reason": reason}
+        )
 
     # -- who acts and what they may do ------------------------------------------------------
 
@@ -223,18 +245,34 @@ class MathCardGame(Game):
         out: list[Move] = []
         for lane in board.placeable_lanes(seat):
             public = lane == board.PUBLIC
-            if value_ok and not (public and turn["public_operator"]) \
-                    and board.value_target(lanes, lane, seat) is not None:
-                out += [{"type": "set_value", "card": c, "lane": lane}
-                        for c in hand if can_be_value(c)]
-            if not turn["operator_used"] and not (public and turn["public_value"]) \
-                    and board.operator_target(lanes, lane, seat) is not None:
-                out += [{"type": "set_operator", "card": c, "lane": lane}
-                        for c in hand if is_operator(c)]
-            if value_ok and not turn["operator_used"] \
-                    and board.function_target(lanes, lane, seat) is not None:
-                out += [{"type": "set_function", "card": c, "lane": lane}
-                        for c in hand if is_function(c) and "operator_value" in function_uses(c)]
+            if (
+                value_ok
+                and not (public and turn["public_operator"])
+                and board.value_target(lanes, lane, seat) is not None
+            ):
+                out += [
+                    {"type": "set_value", "card": c, "lane": lane} for c in hand if can_be_value(c)
+                ]
+            if (
+                not turn["operator_used"]
+                and not (public and turn["public_value"])
+                and board.operator_target(lanes, lane, seat) is not None
+            ):
+                out += [
+                    {"type": "set_operator", "card": c, "lane": lane}
+                    for c in hand
+                    if is_operator(c)
+                ]
+            if (
+                value_ok
+                and not turn["operator_used"]
+                and board.function_target(lanes, lane, seat) is not None
+            ):
+                out += [
+                    {"type": "set_function", "card": c, "lane": lane}
+                    for c in hand
+                    if is_function(c) and "operator_value" in function_uses(c)
+                ]
         if value_ok:
             for lane in board.placeable_lanes(seat):
                 for slot in range(0, board.SLOTS, 2):
@@ -243,8 +281,7 @@ class MathCardGame(Game):
                         continue
                     for target in board.move_targets(seat, lane):
                         if lanes[target][board.moved_slot(seat, lane, slot)] is None:
-                            out.append({"type": "move_value", "from": [lane, slot],
-                                        "lane": target})
+                            out.append({"type": "move_value", "from": [lane, slot], "lane": target})
         values = [c for c in hand if can_be_value(c)]
         for c in hand:
             if not can_be_assertion(c):
@@ -253,8 +290,7 @@ class MathCardGame(Game):
                 if turn["asserted"][area]:
                     continue
                 if c == PUZZLE:
-                    out += [{"type": "assert", "card": c, "area": area, "under": v}
-                            for v in values]
+                    out += [{"type": "assert", "card": c, "area": area, "under": v} for v in values]
                 else:
                     out.append({"type": "assert", "card": c, "area": area})
         positions = board.value_positions(lanes)
@@ -267,8 +303,9 @@ class MathCardGame(Game):
                 if is_rainbow(c) or len(state["legends"][seat]) < LEGEND_SLOTS:
                     out.append({"type": "legend", "card": c})
                 else:
-                    out += [{"type": "legend", "card": c, "replace": i}
-                            for i in range(LEGEND_SLOTS)]
+                    out += [
+                        {"type": "legend", "card": c, "replace": i} for i in range(LEGEND_SLOTS)
+                    ]
         if "000009" in hand and len(me["hand"]) == 6:
             out.append({"type": "use", "card": "000009"})
         return out
@@ -283,8 +320,7 @@ class MathCardGame(Game):
             y = apply_function(fn, Fraction(x))
             for pout in positions:
                 if pout != pin and board.value_of(lanes[pout[0]][pout[1]]) == y:
-                    out.append({"type": "function_calc", "card": fn, "input": pin,
-                                "output": pout})
+                    out.append({"type": "function_calc", "card": fn, "input": pin, "output": pout})
         return out
 
     # -- applying moves ---------------------------------------------------------------------
@@ -362,8 +398,14 @@ class MathCardGame(Game):
             lanes[move["lane"]][target] = lanes[lane][slot]
             lanes[lane][slot] = None
             turn["value_actions"] += 1
-            events.append({"type": "move_value", "seat": seat, "from": move["from"],
-                           "to": [move["lane"], target]})
+            events.append(
+                {
+                    "type": "move_value",
+                    "seat": seat,
+                    "from": move["from"],
+                    "to": [move["lane"], target],
+                }
+            )
             return
         cid = move["card"]
         if kind == "use":
@@ -377,8 +419,9 @@ class MathCardGame(Game):
             lanes[move["lane"]][slot] = {"card": cid, "owner": seat}
             turn["value_actions"] += 1
             turn["public_value"] = turn["public_value"] or public
-            events.append({"type": "set_value", "seat": seat, "card": cid,
-                           "at": [move["lane"], slot]})
+            events.append(
+                {"type": "set_value", "seat": seat, "card": cid, "at": [move["lane"], slot]}
+            )
             effects.on_set_value(state, seat, cid, events)
         elif kind == "set_operator":
             slot = board.operator_target(lanes, move["lane"], seat)
@@ -386,8 +429,9 @@ class MathCardGame(Game):
             lanes[move["lane"]][slot] = {"card": cid, "owner": seat}
             turn["operator_used"] = True
             turn["public_operator"] = turn["public_operator"] or public
-            events.append({"type": "set_operator", "seat": seat, "card": cid,
-                           "at": [move["lane"], slot]})
+            events.append(
+                {"type": "set_operator", "seat": seat, "card": cid, "at": [move["lane"], slot]}
+            )
             effects.on_set_operator(state, seat, cid, events)
         elif kind == "set_function":
             slot = board.function_target(lanes, move["lane"], seat)
@@ -396,8 +440,9 @@ class MathCardGame(Game):
             lanes[move["lane"]][slot + 1] = {"card": cid, "owner": seat, "part": "value"}
             turn["value_actions"] += 1
             turn["operator_used"] = True
-            events.append({"type": "set_function", "seat": seat, "card": cid,
-                           "at": [move["lane"], slot]})
+            events.append(
+                {"type": "set_function", "seat": seat, "card": cid, "at": [move["lane"], slot]}
+            )
         elif kind == "assert":
             self._assert(state, seat, move, events)
         elif kind == "function_calc":
@@ -415,8 +460,9 @@ class MathCardGame(Game):
         if cid == PUZZLE:
             effects.take_from_hand(state, seat, move["under"])
             entry["under"] = move["under"]
-            events.append({"type": "puzzle_card", "seat": seat, "under": move["under"],
-                           "visible_to": [seat]})
+            events.append(
+                {"type": "puzzle_card", "seat": seat, "under": move["under"], "visible_to": [seat]}
+            )
         state["areas"][_area_key(seat, move["area"])].append(entry)
         state["turn"]["asserted"][move["area"]] = True
         events.append({"type": "assert", "seat": seat, "card": cid, "area": move["area"]})
@@ -430,9 +476,16 @@ class MathCardGame(Game):
         for lane, slot in (move["input"], move["output"]):
             taken.append(lanes[lane][slot])
             lanes[lane][slot] = None
-        events.append({"type": "function_calc", "seat": seat, "card": cid,
-                       "input": move["input"], "output": move["output"],
-                       "cards": [e["card"] for e in taken]})
+        events.append(
+            {
+                "type": "function_calc",
+                "seat": seat,
+                "card": cid,
+                "input": move["input"],
+                "output": move["output"],
+                "cards": [e["card"] for e in taken],
+            }
+        )
         effects.discard(state, seat, cid, events)
         for entry in taken:
             effects.discard(state, entry["owner"], entry["card"], events)
@@ -467,21 +520,23 @@ class MathCardGame(Game):
             areas[name] = shown
         players = []
         for s, p in enumerate(state["players"]):
-            players.append({
-                "hand": list(p["hand"]) if s == seat else None,
-                "hand_size": len(p["hand"]),
-                "deck_size": len(p["deck"]),
-                "discard": list(p["discard"]),
-                "pvp": p["pvp"],
-                "decklist": list(p["decklist"]) if p["decklist"] is not None
-                and (revealed or s == seat) else None,
-                "deck_in": p["decklist"] is not None,
-            })
+            players.append(
+                {
+                    "hand": list(p["hand"]) if s == seat else None,
+                    "hand_size": len(p["hand"]),
+                    "deck_size": len(p["deck"]),
+                    "discard": list(p["discard"]),
+                    "pvp": p["pvp"],
+                    "decklist": list(p["decklist"])
+                    if p["decklist"] is not None and (revealed or s == seat)
+                    else None,
+                    "deck_in": p["decklist"] is not None,
+                }
+            )
         pending = None
         if state["pending"]:
             choice = state["pending"][0]
-            pending = {"kind": choice["kind"], "seat": choice["seat"],
-                       "source": choice["source"]}
+            pending = {"kind": choice["kind"], "seat": choice["seat"], "source": choice["source"]}
             if choice["seat"] == seat:
                 pending["options"] = effects.answers(state, choice)
         estimate = None
@@ -512,8 +567,9 @@ class MathCardGame(Game):
         result = state["result"]
         if result is None:
             return None
-        return Outcome(winners=list(result["winners"]), scores=list(result["vp"]),
-                       reason=result["reason"])
+        return Outcome(
+            winners=list(result["winners"]), scores=list(result["vp"]), reason=result["reason"]
+        )
 
     # -- bot --------------------------------------------------------------------------------
 

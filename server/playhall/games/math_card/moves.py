@@ -45,8 +45,10 @@ SHAPES: dict[str, tuple[dict[str, Check], dict[str, Check]]] = {
     "set_operator": ({"card": _card, "lane": _lane}, {}),
     "set_function": ({"card": _card, "lane": _lane}, {}),
     "move_value": ({"from": valid_position, "lane": _lane}, {}),
-    "assert": ({"card": _card, "area": lambda x: x in ("private", "left", "right")},
-               {"under": _card}),
+    "assert": (
+        {"card": _card, "area": lambda x: x in ("private", "left", "right")},
+        {"under": _card},
+    ),
     "function_calc": ({"card": _card, "input": valid_position, "output": valid_position}, {}),
     "function_effect": ({"card": _card}, {}),
     "legend": ({"card": _card}, {"replace": lambda x: _int(x) and 0 <= x < 4}),
@@ -55,8 +57,14 @@ SHAPES: dict[str, tuple[dict[str, Check], dict[str, Check]]] = {
     "choose": ({"card": _card}, {}),
     "decline": ({}, {}),
     "swap": ({"a": valid_position, "b": valid_position}, {}),
-    "move_assertion": ({"area": lambda x: x in ("left", "right"), "index": _int,
-                        "to": lambda x: x in (0, 1) and _int(x)}, {}),
+    "move_assertion": (
+        {
+            "area": lambda x: x in ("left", "right"),
+            "index": _int,
+            "to": lambda x: x in (0, 1) and _int(x),
+        },
+        {},
+    ),
     "rearrange": ({"cycle": _cycle}, {}),
     "resign": ({}, {}),
 }

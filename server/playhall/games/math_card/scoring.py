@@ -53,8 +53,11 @@ def _operate(op_id: str, left: Fraction, right: Fraction, flip: bool) -> Fractio
 
 def orientable_positions(seq: list[Slot]) -> list[int]:
     """Indices (in reading order) of the operators whose orientation matters."""
-    return [i for i, e in enumerate(seq) if i % 2 == 1 and e is not None
-            and e["card"] in ORIENTABLE and "part" not in e]
+    return [
+        i
+        for i, e in enumerate(seq)
+        if i % 2 == 1 and e is not None and e["card"] in ORIENTABLE and "part" not in e
+    ]
 
 
 def evaluate(seq: list[Slot], flips: frozenset[int] = frozenset()) -> Fraction | None:
@@ -91,8 +94,10 @@ def evaluate(seq: list[Slot], flips: frozenset[int] = frozenset()) -> Fraction |
 def flip_choices(seq: list[Slot]) -> list[frozenset[int]]:
     """Every orientation of the lane's ``?`` operators, no flips first (the tie-break)."""
     spots = orientable_positions(seq)
-    return [frozenset(s for s, on in zip(spots, bits, strict=True) if on)
-            for bits in product((False, True), repeat=len(spots))]
+    return [
+        frozenset(s for s, on in zip(spots, bits, strict=True) if on)
+        for bits in product((False, True), repeat=len(spots))
+    ]
 
 
 def puzzle_value(entry: dict[str, Any]) -> int | None:
@@ -150,34 +155,53 @@ def points(entry: dict[str, Any], x: Fraction | None, strict: bool) -> int | Non
     return -dp if strict else 0
 
 
-def _best_lane(seq: list[Slot], groups: list[tuple[list[dict[str, Any]], bool]]
-               ) -> tuple[int, Fraction | None, frozenset[int]]:
+def _best_lane(
+    seq: list[Slot], groups: list[tuple[list[dict[str, Any]], bool]]
+) -> tuple[int, Fraction | None, frozenset[int]]:
     """Orient the lane's ``?`` operators once for all of a player's combinations with it."""
     best: tuple[int, Fraction | None, frozenset[int]] | None = None
     for flips in flip_choices(seq):
         x = evaluate(seq, flips)
-        total = sum(p for entries, strict in groups for e in entries
-                    if (p := points(e, x, strict)) is not None)
+        total = sum(
+            p
+            for entries, strict in groups
+            for e in entries
+            if (p := points(e, x, strict)) is not None
+        )
         if best is None or total > best[0]:
             best = (total, x, flips)
     assert best is not None
     return best
 
 
-def _combos(seat: int, lane: int, seq: list[Slot], x: Fraction | None,
-            groups: list[tuple[str, list[dict[str, Any]], bool]]) -> list[dict[str, Any]]:
+def _combos(
+    seat: int,
+    lane: int,
+    seq: list[Slot],
+    x: Fraction | None,
+    groups: list[tuple[str, list[dict[str, Any]], bool]],
+) -> list[dict[str, Any]]:
     """The scored combinations of one lane for the result breakdown."""
     out = []
     for area, entries, strict in groups:
         for e in entries:
             p = points(e, x, strict)
-            out.append({"seat": seat, "lane": lane, "area": area, "card": e["card"],
-                        "value": pair(x), "points": p})
+            out.append(
+                {
+                    "seat": seat,
+                    "lane": lane,
+                    "area": area,
+                    "card": e["card"],
+                    "value": pair(x),
+                    "points": p,
+                }
+            )
     return out
 
 
-def score_lanes(board: dict[str, Any], seat: int, public_from_left: bool
-                ) -> tuple[int, list[dict[str, Any]]]:
+def score_lanes(
+    board: dict[str, Any], seat: int, public_from_left: bool
+) -> tuple[int, list[dict[str, Any]]]:
     """One player's VP from the three combination kinds (ruling 15), with the public lane read
     in the given direction."""
     areas = board["areas"]

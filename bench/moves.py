@@ -1,0 +1,261 @@
+"""Move throughput and latency: R rooms x 2 clients over real websockets, persistence on.
+
+    python bench/moves.py --rooms 1 50 500 --seconds 20
+
+Starts a redis-server (append-only, everysec) and the real server as separate processes, the
+server pinned to one core (``taskset``), then runs the clients in ``--procs`` load processes.
+Each client moves as soon as it is its turn (first legal move) and, when a game ends, the pair
+plays a rematch, so rooms stay busy for the whole measurement.
+
+Reported: moves/s (acknowledged moves in the measured window), p50/p99 from sending a move to
+receiving the update it caused, and the server's RSS and CPU (user+system seconds / wall).
+Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "protocol"), str(ROOT / "server"), str(ROOT / "clients")]
+
+import msgpack  # noqa: E402
+from websockets.asyncio.client import ClientConnection, connect  # noqa: E402
+
+from playhall_protocol import apply_diff  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class BenchClient:
+    """A lean protocol client: keeps one room's view by diffs, moves when it is its turn."""
+
+    def __init__(self, ws: ClientConnection, stats: dict[str, Any], stop_at: float,
+                 measure_from: float) -> None:
+        self.ws = ws
+        self.stats = stats
+        self.stop_at = stop_at
+        self.measure_from = measure_from
+        self.ids = 0
+        self.room = ""
+        self.version = -1
+        self.view: dict[str, Any] = {}
+        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.sent_at: float | None = None
+        self.sent_version = -1
+        self.changed = asyncio.Event()
+
+    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        self.ids += 1
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[self.ids] = future
+        await self.ws.send(msgpack.packb({"t": kind, "id": self.ids, **fields}))
+        reply = await future
+        if reply["t"] == "error":
+            raise RuntimeError(f"{kind}: {reply['code']}: {reply['reason']}")
+        return reply
+
+    async def read(self) -> None:
+        async for frame in self.ws:
+            message = msgpack.unpackb(frame)
+            kind = message["t"]
+            if kind in ("ok", "error"):
+                future = self.pending.pop(message.get("re"), None)
+                if future is not None:
+                    future.set_result(message)
+                continue
+            if message.get("room") != self.room:
+                continue
+            if kind == "snapshot":
+                self.view, self.version = message["view"], message["version"]
+            elif kind == "update" and message["from"] == self.version:
+                self.view = apply_diff(self.view, message["diff"])
+                self.version = message["to"]
+            elif kind == "update":
+                await self.ws.send(msgpack.packb({"t": "sync", "id": 0, "room": self.room,
+                                                  "version": self.version}))
+                continue
+            else:
+                continue
+            if self.sent_at is not None and self.version > self.sent_version:
+                now = time.perf_counter()
+                if now >= self.measure_from:
+                    self.stats["lat"].append(now - self.sent_at)
+                self.sent_at = None
+            self.changed.set()
+
+    async def play(self, seat: int) -> None:
+        while time.perf_counter() < self.stop_at:
+            await self.changed.wait()
+            self.changed.clear()
+            view = self.view
+            if view.get("status") == "finished":
+                return
+            if view.get("you") == seat and seat in view.get("to_act", ()) and self.sent_at is None:
+                self.sent_at = time.perf_counter()
+                self.sent_version = self.version
+                self.ids += 1
+                await self.ws.send(msgpack.packb({
+                    "t": "move", "id": self.ids, "room": self.room, "version": self.version,
+                    "mid": self.ids, "move": view["moves"][0]}))
+                if self.sent_at >= self.measure_from:
+                    self.stats["moves"] += 1
+
+
+async def pair(url: str, stats: dict[str, Any], stop_at: float, measure_from: float) -> None:
+    a_ws = await connect(url, compression=None, max_size=2**22)
+    b_ws = await connect(url, compression=None, max_size=2**22)
+    a = BenchClient(a_ws, stats, stop_at, measure_from)
+    b = BenchClient(b_ws, stats, stop_at, measure_from)
+    readers = [asyncio.create_task(a.read()), asyncio.create_task(b.read())]
+    await a.request("hello", protocol=1, name="a")
+    await b.request("hello", protocol=1, name="b")
+    reply = await a.request("create", game="mantis", seats=2, options={"target": 105})
+    room = reply["room"]
+    while time.perf_counter() < stop_at:
+        a.room = b.room = room
+        a.version = b.version = -1
+        await b.request("join", room=room, seat=1)
+        await a.request("sync", room=room)
+        await a.request("ready", room=room)
+        await b.request("ready", room=room)
+        await asyncio.gather(a.play(0), b.play(1))
+        if time.perf_counter() >= stop_at:
+            break
+        stats["games"] += 1
+        room = (await a.request("rematch", room=room))["room"]
+        await a.request("join", room=room)
+    await a_ws.close()
+    await b_ws.close()
+    for task in readers:
+        task.cancel()
+
+
+def load_process(url: str, rooms: int, seconds: float, warmup: float, start_at: float,
+                 out: Any) -> None:
+    async def main() -> None:
+        while time.time() < start_at:
+            await asyncio.sleep(0.01)
+        now = time.perf_counter()
+        stats: dict[str, Any] = {"moves": 0, "lat": [], "games": 0}
+        stop_at, measure_from = now + warmup + seconds, now + warmup
+        await asyncio.gather(*(pair(url, stats, stop_at, measure_from) for _ in range(rooms)))
+        out.put(stats)
+
+    asyncio.run(main())
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
+        fsync: str) -> dict[str, Any]:
+    from playhall.store.embedded import EmbeddedRedis
+
+    data = Path(tempfile.mkdtemp(prefix="playhall-bench-"))
+    redis = EmbeddedRedis(data / "redis", port=free_port(), fsync=fsync)
+    redis.start()
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        str(ROOT / d) for d in ("protocol", "server", "clients"))}
+    profile = os.environ.get("BENCH_PROFILE")
+    prof = ["-m", "cProfile", "-o", profile] if profile else []
+    cmd = [sys.executable, *prof, "-m", "playhall.cli", "serve", "--port", str(port), "--redis-url",
+           redis.url, "--bot-delay", "0", "--log-level", "warning", "--log-format", "json",
+           "--rate", "1000", "--burst", "2000"]
+    if shutil.which("taskset") and server_core:
+        cmd = ["taskset", "-c", server_core, *cmd]
+    server = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
+    url = f"ws://127.0.0.1:{port}/"
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        queue: Any = mp.Queue()
+        start_at = time.time() + 1.0
+        share = [rooms // procs + (1 if i < rooms % procs else 0) for i in range(procs)]
+        workers = [mp.Process(target=load_process, args=(url, n, seconds, warmup, start_at, queue))
+                   for n in share if n]
+        for w in workers:
+            w.start()
+        time.sleep(max(0.0, start_at - time.time()) + warmup)
+        cpu0, t0 = cpu_seconds(server.pid), time.perf_counter()
+        time.sleep(seconds)
+        cpu1, t1 = cpu_seconds(server.pid), time.perf_counter()
+        rss = rss_mb(server.pid)
+        results = [queue.get(timeout=120) for _ in workers]
+        for w in workers:
+            w.join(30)
+    finally:
+        server.terminate()
+        server.wait(30)
+        redis.stop()
+        shutil.rmtree(data, ignore_errors=True)
+    lat = sorted(x for r in results for x in r["lat"])
+    moves = sum(r["moves"] for r in results)
+    return {
+        "rooms": rooms,
+        "moves_per_s": round(moves / seconds),
+        "p50_ms": round(statistics.median(lat) * 1e3, 2) if lat else None,
+        "p99_ms": round(lat[int(len(lat) * 0.99) - 1] * 1e3, 2) if lat else None,
+        "server_cpu": round((cpu1 - cpu0) / (t1 - t0), 2),
+        "server_rss_mb": round(rss, 1),
+        "games_finished": sum(r["games"] for r in results),
+        "seconds": seconds,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rooms", type=int, nargs="+", default=[1, 50, 500])
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--procs", type=int, default=max(1, (os.cpu_count() or 2) - 1),
+                        help="load-generating processes")
+    parser.add_argument("--server-core", default="0", help="taskset core list for the server")
+    parser.add_argument("--fsync", default="everysec", choices=["everysec", "always"])
+    parser.add_argument("--repeat", type=int, default=1, help="runs per R; the median is shown")
+    args = parser.parse_args()
+    print(json.dumps({"machine": platform.machine(), "cpus": os.cpu_count(),
+                      "python": platform.python_version(), "kernel": platform.release()}))
+    for rooms in args.rooms:
+        runs = [run(rooms, args.seconds, args.warmup, args.procs, args.server_core, args.fsync)
+                for _ in range(args.repeat)]
+        runs.sort(key=lambda r: r["moves_per_s"])
+        best = runs[len(runs) // 2]
+        best["runs_moves_per_s"] = [r["moves_per_s"] for r in runs]
+        print(json.dumps(best), flush=True)
+
+
+if __name__ == "__main__":
+    main()
