@@ -15,13 +15,16 @@ import pytest
 from playhall_protocol import apply_diff, make_diff
 
 
-@pytest.mark.parametrize("old, new", [
-    ([False, 1], [0, 1]),
-    ({"a": [True]}, {"a": [1]}),
-    ({"a": {"b": 1}}, {"a": {"b": 1.0}}),
-    ([[0]], [[False]]),
-    ({"x": [1, [2, [True]]]}, {"x": [1, [2, [1]]]}),
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ([False, 1], [0, 1]),
+        ({"a": [True]}, {"a": [1]}),
+        ({"a": {"b": 1}}, {"a": {"b": 1.0}}),
+        ([[0]], [[False]]),
+        ({"x": [1, [2, [True]]]}, {"x": [1, [2, [1]]]}),
+    ],
+)
 def test_bool_int_float_changes_inside_containers_are_sent(old: Any, new: Any) -> None:
     ops = make_diff(old, new)
     assert ops, "the change was pruned as 'equal'"
