@@ -149,8 +149,17 @@ async def pair(url: str, stats: dict[str, Any], stop_at: float, measure_from: fl
         task.cancel()
 
 
+def other_cores(server_core: str) -> set[int]:
+    """Cores for Redis and the load generators: every core but the server's."""
+    server = {int(c) for c in server_core.split(",") if c}
+    cores = set(os.sched_getaffinity(0)) - server
+    return cores or set(os.sched_getaffinity(0))
+
+
 def load_process(url: str, rooms: int, seconds: float, warmup: float, start_at: float,
-                 out: Any) -> None:
+                 out: Any, cores: set[int]) -> None:
+    os.sched_setaffinity(0, cores)
+
     async def main() -> None:
         while time.time() < start_at:
             await asyncio.sleep(0.01)
@@ -182,6 +191,8 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
     data = Path(tempfile.mkdtemp(prefix="playhall-bench-"))
     redis = EmbeddedRedis(data / "redis", port=free_port(), fsync=fsync)
     redis.start()
+    if redis.process is not None:
+        os.sched_setaffinity(redis.process.pid, other_cores(server_core))
     port = free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         str(ROOT / d) for d in ("protocol", "server", "clients"))}
@@ -204,16 +215,28 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         queue: Any = mp.Queue()
         start_at = time.time() + 1.0
         share = [rooms // procs + (1 if i < rooms % procs else 0) for i in range(procs)]
-        workers = [mp.Process(target=load_process, args=(url, n, seconds, warmup, start_at, queue))
-                   for n in share if n]
+        cores = other_cores(server_core)
+        workers = [
+            mp.Process(target=load_process, args=(url, n, seconds, warmup, start_at, queue, cores))
+            for n in share
+            if n
+        ]
         for w in workers:
             w.start()
         time.sleep(max(0.0, start_at - time.time()) + warmup)
+        spy = None
+        if os.environ.get("BENCH_PYSPY"):  # a sampling profile of the server (taskset execs it)
+            spy = subprocess.Popen(
+                ["py-spy", "record", "-r", "200", "-d", str(int(seconds)), "-f", "raw",
+                 "-o", os.environ["BENCH_PYSPY"], "-p", str(server.pid)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         cpu0, t0 = cpu_seconds(server.pid), time.perf_counter()
         time.sleep(seconds)
         cpu1, t1 = cpu_seconds(server.pid), time.perf_counter()
         rss = rss_mb(server.pid)
         results = [queue.get(timeout=120) for _ in workers]
+        if spy is not None:
+            spy.wait(60)
         for w in workers:
             w.join(30)
     finally:

@@ -48,7 +48,11 @@ class Running:
         self.endpoint.draining = True
         if self.sweeper is not None:
             self.sweeper.cancel()
-        await asyncio.wait_for(self.rooms.close(), self.config.drain_timeout)
+        try:
+            await asyncio.wait_for(self.rooms.close(), self.config.drain_timeout)
+        except TimeoutError:
+            # Whatever a room had not stored is not acknowledged either: closing is still safe.
+            logger.warning("drain_timeout", rooms=len(self.rooms.rooms))
         await self.endpoint.close_all(errors.CLOSE_RESTARTING, "server restarting")
         self.server.close()
         await self.server.wait_closed()

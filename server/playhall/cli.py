@@ -11,27 +11,41 @@ import argparse
 import asyncio
 import importlib
 import sys
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import Field
+from typing import Any
 
 from playhall import log
-from playhall.config import Config
+from playhall.config import Config, parse
 
 
 def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("serve", help="run the game server")
-    p.add_argument("--host", help="address to listen on (default 127.0.0.1; 0.0.0.0 for all)")
-    p.add_argument("--port", type=int, help="port for websockets and /healthz (default 8765)")
-    p.add_argument("--redis-url", help="Redis to use (default: start an embedded one)")
-    p.add_argument("--data-dir", type=Path, help="embedded Redis data (default ./playhall-data)")
-    p.add_argument("--redis-fsync", choices=["always", "everysec"], help="embedded Redis fsync")
-    p.add_argument("--instance", help="name of this process for room leases")
-    p.add_argument("--bot-delay", type=float, help="seconds before a server bot moves")
-    p.add_argument("--max-frame", type=int, help="largest client frame in bytes")
-    p.add_argument("--rate", type=float, help="messages per second per connection")
-    p.add_argument("--burst", type=int, help="message burst per connection")
-    p.add_argument("--log-format", choices=["auto", "json", "console"])
-    p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
-    p.add_argument("--web-dir", type=Path, help="serve these static files at /")
+    p = sub.add_parser(
+        "serve",
+        help="run the game server",
+        description="Run the game server. Every flag is also a PLAYHALL_<NAME> "
+        "environment variable (flags win).",
+    )
+    defaults = Config()
+    for f in Config.settings():
+        default = getattr(defaults, f.name)
+        shown = default if default != "" else "unset"
+        p.add_argument(
+            "--" + f.name.replace("_", "-"),
+            dest=f.name,
+            type=_converter(f),
+            help=f"{f.metadata['help']} (default {shown}; env PLAYHALL_{f.name.upper()})",
+        )
+
+
+def _converter(f: Field[Any]) -> Callable[[str], Any]:
+    def convert(raw: str) -> Any:
+        try:
+            return parse(f, raw)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,85 +1,126 @@
-"""Server configuration: one dataclass, filled from command-line flags and PLAYHALL_* variables.
+"""Server configuration: one dataclass, filled from PLAYHALL_* variables and command-line flags.
 
-Every knob an operator may need is here with its default and why it has that default; the
-operations page in docs/ lists them.
+Every setting is declared once, with its help text; ``playhall serve --help``, the environment
+variables and docs/operations.md all come from these declarations.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass, field, fields
+from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 
+def setting(
+    default: Any, help: str, *, choices: tuple[str, ...] | None = None, factory: Any = None
+) -> Any:
+    metadata = {"help": help, "choices": choices}
+    if factory is not None:
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
 @dataclass
 class Config:
-    host: str = "127.0.0.1"
-    port: int = 8765
-    #: Redis to use; empty means start a private embedded Redis in ``data_dir``.
-    redis_url: str = ""
-    data_dir: Path = field(default_factory=lambda: Path("playhall-data"))
-    #: Embedded Redis fsync policy: "always" loses nothing even if the machine dies;
-    #: "everysec" loses at most a second on power loss (a killed server process loses nothing
-    #: either way: the data is in Redis' memory).
-    redis_fsync: str = "everysec"
-    #: Key prefix, so several deployments (or test runs) can share one Redis.
-    key_prefix: str = "ph:"
-    #: Name of this process for room leases. A restarted process with the same name takes its
-    #: rooms back at once; a different process waits for the lease to expire.
-    instance: str = field(default_factory=lambda: socket.gethostname())
-    lease_ms: int = 10_000
-    #: Largest frame accepted from a client; larger ones close the connection (1009).
-    max_frame: int = 64 * 1024
-    #: Per-connection message rate: sustained messages/second and burst size.
-    rate: float = 40.0
-    burst: int = 80
-    #: Frames queued for one connection before its room updates are replaced by a later
-    #: snapshot; a connection that stays full for ``slow_timeout`` seconds is closed.
-    outbox: int = 256
-    slow_timeout: float = 20.0
-    #: Commands queued for one room before further ones are refused with "overloaded".
-    room_inbox: int = 256
-    #: Pause before a server-side bot moves, so people can follow the game.
-    bot_delay: float = 0.6
-    #: Seconds a room stays in memory with nobody watching and nothing scheduled.
-    idle_evict: float = 120.0
-    #: Seconds a seat whose player dropped keeps receiving per-version diffs in history.
-    away_grace: float = 120.0
-    #: Diffs kept per room for reconnecting clients.
-    history: int = 64
-    #: Seconds SIGTERM waits for rooms to finish the commands they hold.
-    drain_timeout: float = 10.0
-    log_format: str = "auto"  # auto | json | console
-    log_level: str = "info"
-    #: Directory of static browser client files served at "/", if any.
-    web_dir: Path | None = None
+    host: str = setting("127.0.0.1", "address to listen on (0.0.0.0 for all interfaces)")
+    port: int = setting(8765, "port for websockets and GET /healthz")
+    redis_url: str = setting(
+        "", "Redis to use, e.g. redis://host:6379/0; empty: start an embedded Redis in data_dir"
+    )
+    data_dir: Path = setting(
+        None, "where the embedded Redis keeps its data", factory=lambda: Path("playhall-data")
+    )
+    redis_fsync: str = setting(
+        "everysec",
+        "embedded Redis fsync: 'always' loses nothing even if the machine dies; 'everysec' at "
+        "most a second on power loss (a killed server process loses nothing either way)",
+        choices=("always", "everysec"),
+    )
+    key_prefix: str = setting("ph:", "prefix of every Redis key (several deployments, one Redis)")
+    instance: str = setting(
+        None,
+        "this process's name for room leases; a restart with the same name takes its "
+        "rooms back at once, another name waits for the leases to expire (default host:port)",
+        factory=lambda: "",
+    )
+    lease_ms: int = setting(10_000, "room lease time-to-live in milliseconds")
+    max_frame: int = setting(64 * 1024, "largest client frame in bytes (larger: close 1009)")
+    rate: float = setting(40.0, "messages per second per connection, sustained")
+    burst: int = setting(80, "message burst per connection")
+    outbox: int = setting(
+        256, "frames queued per connection before its room updates wait for a snapshot"
+    )
+    slow_timeout: float = setting(
+        20.0, "seconds a connection may leave a frame unsent before it is closed (4000)"
+    )
+    room_inbox: int = setting(256, "commands queued per room before 'overloaded'")
+    bot_delay: float = setting(0.6, "seconds before a server bot moves (so people can follow)")
+    idle_evict: float = setting(
+        120.0, "seconds a room stays in memory with nobody watching and nothing scheduled"
+    )
+    away_grace: float = setting(
+        120.0, "seconds a dropped seat keeps receiving diffs for a short catch-up"
+    )
+    history: int = setting(64, "diffs kept per room for reconnecting clients")
+    finished_ttl: int = setting(
+        7 * 24 * 3600, "seconds a finished room (record, log, chat) is kept in Redis; 0: forever"
+    )
+    drain_timeout: float = setting(
+        10.0, "seconds SIGTERM waits for rooms to finish the commands they hold"
+    )
+    log_format: str = setting(
+        "auto",
+        "log format (auto: console on a terminal, else JSON)",
+        choices=("auto", "json", "console"),
+    )
+    log_level: str = setting("info", "log level", choices=("debug", "info", "warning", "error"))
 
     @classmethod
-    def from_env(cls, **overrides: Any) -> Config:
+    def settings(cls) -> tuple[Field[Any], ...]:
+        return fields(cls)
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Config:
         """Defaults, then PLAYHALL_<NAME> variables, then explicit overrides (flags)."""
+        environ = dict(os.environ) if environ is None else environ
         config = cls()
         for f in fields(cls):
-            raw = os.environ.get(f"PLAYHALL_{f.name.upper()}")
-            if raw is not None:
-                setattr(config, f.name, _parse(getattr(config, f.name), raw, f.name))
+            raw = environ.get(f"PLAYHALL_{f.name.upper()}")
+            if raw is None or _service_link(raw):
+                continue
+            setattr(config, f.name, parse(f, raw))
         for name, value in overrides.items():
             if value is not None:
                 setattr(config, name, value)
-        if config.instance == socket.gethostname():
+        if not config.instance:
             # Two processes on one host must not share a lease name; the port tells them apart.
-            config.instance = f"{config.instance}:{config.port}"
+            config.instance = f"{socket.gethostname()}:{config.port}"
         return config
 
 
-def _parse(current: Any, raw: str, name: str) -> Any:
-    if isinstance(current, bool):
+def _service_link(raw: str) -> bool:
+    """Kubernetes injects PLAYHALL_PORT=tcp://10.0.0.1:8765 (and friends) for a Service named
+    playhall; those are not settings."""
+    return raw.startswith(("tcp://", "udp://"))
+
+
+def parse(f: Field[Any], raw: str) -> Any:
+    """A setting's value from text (an environment variable or a flag)."""
+    default = getattr(Config(), f.name)
+    if isinstance(default, bool):
         return raw.lower() in {"1", "true", "yes", "on"}
-    if isinstance(current, int):
-        return int(raw)
-    if isinstance(current, float):
-        return float(raw)
-    if isinstance(current, Path) or name.endswith("_dir"):
+    try:
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+    except ValueError:
+        raise ValueError(f"{f.name}: {raw!r} is not a number") from None
+    if isinstance(default, Path):
         return Path(raw)
+    choices = f.metadata.get("choices")
+    if choices and raw not in choices:
+        raise ValueError(f"{f.name}: {raw!r} is not one of {', '.join(choices)}")
     return raw

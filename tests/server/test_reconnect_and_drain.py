@@ -100,6 +100,8 @@ async def test_sigterm_drains_and_clients_resume_on_the_next_process(redis_url: 
         before = mirror.version
         reply = await mover.move(room.room, mirror.view["moves"][0])  # waits for the reconnect
         assert reply["version"] == before + 1
+        for client in clients:  # a request waits until the client is back online
+            await client.request("ping")
         assert all(c.reconnects >= 1 for c in clients)
     finally:
         for c in clients:

@@ -59,9 +59,17 @@ class Endpoint:
 
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.path == "/healthz":
-            status = HTTPStatus.SERVICE_UNAVAILABLE if self.draining else HTTPStatus.OK
-            body = "draining\n" if self.draining else "ok\n"
-            return connection.respond(status, body)
+            if self.draining:
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "draining\n")
+            silent = time.monotonic() - self.store.answered_at
+            if silent > self.config.lease_ms / 1000:
+                return connection.respond(
+                    HTTPStatus.SERVICE_UNAVAILABLE, f"redis silent for {silent:.0f}s\n"
+                )
+            return connection.respond(HTTPStatus.OK, "ok\n")
+        if self.draining:
+            # Reconnecting clients go to the next process instead of being closed again.
+            return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server restarting\n")
         return None
 
     # -- one connection ------------------------------------------------------------------------
@@ -117,6 +125,7 @@ class Endpoint:
 
     async def _handle_frame(self, session: Session, frame: bytes | str, clog: Any) -> None:
         rid: int | None = None
+        message: Any = None
         try:
             message = decode(frame)
             raw_id = message.get("id")
@@ -141,7 +150,14 @@ class Endpoint:
             session.reply(
                 encode({"t": "error", "re": rid, "code": exc.code, "reason": exc.reason, **extra})
             )
-            clog.info("refused", code=exc.code, reason=exc.reason, req=rid, player=session.player)
+            clog.info(
+                "refused",
+                code=exc.code,
+                reason=exc.reason,
+                req=rid,
+                player=session.player,
+                room=message.get("room") if isinstance(message, dict) else None,
+            )
         except Exception:
             clog.exception("request_failed", req=rid, player=session.player)
             session.reply(

@@ -256,9 +256,11 @@ class Room:
                 lobby=lobby_blob,
                 unlist=not listed,
                 active=self._needs_server(new),
+                expire=self.config.finished_ttl if new.status == FINISHED else 0,
             )
         )
         self.record = new
+        self.log.debug("committed", kind=kind, seat=seat, player=player, version=new.version)
         if listed or (not old.private and old.status != FINISHED):
             self.lobby.changed(
                 new.id, views.lobby_summary(new, self.game.title) if listed else None, new.game

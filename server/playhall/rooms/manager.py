@@ -116,6 +116,21 @@ class RoomManager:
         with contextlib.suppress(Exception):
             await self.store.release(room.record.id, room.lease)
         logger.info("room_evicted", room=room.record.id, version=room.record.version)
+        if room.viewers:
+            await self._reattach(room)
+
+    async def _reattach(self, old: Room) -> None:
+        """A room let go while people watch it (its lease was lost, e.g. Redis was away longer
+        than the lease): load it again from Redis and give every viewer a fresh snapshot, so
+        nobody is left waiting for updates that would never come."""
+        try:
+            room = await self.get(old.record.id)
+        except RoomError as exc:
+            logger.warning("room_reattach_failed", room=old.record.id, code=exc.code)
+            return
+        for viewer in list(old.viewers):
+            with contextlib.suppress(RoomError):
+                await room.submit("sync", viewer, {})
 
     async def restore_active(self) -> int:
         """Load every room that needs a server even with no client (timers, bots to move)."""

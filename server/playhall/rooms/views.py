@@ -6,10 +6,11 @@ Pure functions of a record; the actor decides when to compute them and for whom.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from playhall.games.contract import Event, Game
-from playhall.rooms.record import PLAYING, RoomRecord
+from playhall.rooms.record import PLAYING, RoomRecord, Seat
 
 
 def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any]:
@@ -33,10 +34,7 @@ def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any
         # The join code lets the holder bring friends: seated players may see it.
         "code": record.code if seat is not None else None,
         "creator": record.creator,
-        "seats": [
-            {"player": s.player, "name": s.name, "bot": s.bot, "ready": s.ready}
-            for s in record.seats
-        ],
+        "seats": _seats(record.seats),
         "you": seat,
         "to_act": to_act,
         "moves": moves,
@@ -46,6 +44,14 @@ def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any
         "rematch": record.rematch,
         "rematch_of": record.rematch_of,
     }
+
+
+@lru_cache(maxsize=4096)
+def _seats(seats: tuple[Seat, ...]) -> list[dict[str, Any]]:
+    """The seats as the view shows them. Cached by value, so consecutive views share the very
+    same list while the seats do not change, and the diff skips it by identity. (Views are
+    never mutated once built.)"""
+    return [{"player": s.player, "name": s.name, "bot": s.bot, "ready": s.ready} for s in seats]
 
 
 def visible_events(events: list[Event], seat: int | None) -> list[Event]:

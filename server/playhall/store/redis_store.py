@@ -6,6 +6,8 @@ Keys (``p`` is the configured prefix, ``ph:`` by default):
 ``p room:<id>``                hash: ``v`` = version, ``d`` = the room record (msgpack)
 ``p room:<id>:log``            stream: one entry per version (kind, seat, player, move)
 ``p room:<id>:chat``           list: the last chat lines (msgpack), newest last
+
+A finished room's record, log and chat expire after ``finished_ttl`` seconds.
 ``p lease:<id>``               "<owner>|<fence>" with a TTL: which process owns the room
 ``p fence:<id>``               counter: each lease acquisition gets a higher fence
 ``p player:<pid>``             hash: ``name``, ``th`` (sha256 of the token secret)
@@ -24,6 +26,7 @@ Concurrent commits from many rooms are sent to Redis in one pipeline (group comm
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,8 +52,13 @@ if ARGV[7] == '1' then
 else
   redis.call('SREM', KEYS[5], KEYS[6])
 end
-if #ARGV > 7 then
-  redis.call('XADD', KEYS[2], '*', unpack(ARGV, 8))
+if #ARGV > 8 then
+  redis.call('XADD', KEYS[2], '*', unpack(ARGV, 9))
+end
+if ARGV[8] ~= '0' then
+  for _, key in ipairs({KEYS[1], KEYS[2], KEYS[7]}) do
+    redis.call('EXPIRE', key, ARGV[8])
+  end
 end
 return 1
 """
@@ -110,6 +118,8 @@ class Commit:
     lobby: bytes | None = None  # summary to list; None with unlist=False: leave as is
     unlist: bool = False
     active: bool = False
+    #: Seconds until the room's keys expire (a finished room); 0 keeps them.
+    expire: int = 0
 
 
 class Store:
@@ -121,6 +131,8 @@ class Store:
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
         self._pending: list[tuple[Commit, asyncio.Future[None]]] = []
+        #: When Redis last answered (monotonic seconds), for /healthz.
+        self.answered_at = time.monotonic()
         self._flusher: asyncio.Task[None] | None = None
 
     # -- keys --------------------------------------------------------------------------------
@@ -146,12 +158,15 @@ class Store:
     async def renew(self, leases: dict[str, str], ttl_ms: int) -> set[str]:
         """Extend many leases in one round trip; returns the rooms whose lease was lost."""
         if not leases:
+            await self.redis.ping()
+            self.answered_at = time.monotonic()
             return set()
         pipe = self.redis.pipeline(transaction=False)
         rooms = list(leases)
         for room in rooms:
             await self._renew(keys=[self.lease_key(room)], args=[leases[room], ttl_ms], client=pipe)
         results = await pipe.execute()
+        self.answered_at = time.monotonic()
         return {room for room, ok in zip(rooms, results, strict=True) if not ok}
 
     async def release(self, room: str, token: str) -> None:
@@ -190,6 +205,7 @@ class Store:
                     if not future.done():
                         future.set_exception(exc)
                 continue
+            self.answered_at = time.monotonic()
             for (_, future), result in zip(batch, results, strict=True):
                 if future.done():
                     continue
@@ -218,6 +234,7 @@ class Store:
             lobby_mode,
             lobby_blob,
             "1" if change.active else "0",
+            str(change.expire),
         ]
         for name, value in change.log.items():
             args += [name, value]
@@ -228,6 +245,7 @@ class Store:
             f"{self.p}lobby",
             f"{self.p}active",
             change.room,
+            f"{self.p}room:{change.room}:chat",
         ]
         await self._commit(keys=keys, args=args, client=pipe)
 
