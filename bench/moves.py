@@ -141,8 +141,12 @@ async def pair(url: str, stats: dict[str, Any], stop_at: float, measure_from: fl
         if time.perf_counter() >= stop_at:
             break
         stats["games"] += 1
+        old_room = room
         room = (await a.request("rematch", room=room))["room"]
         await a.request("join", room=room)
+        # Like real players, leave the finished room, so the server may let it go.
+        await a.request("leave", room=old_room)
+        await b.request("leave", room=old_room)
     await a_ws.close()
     await b_ws.close()
     for task in readers:

@@ -68,7 +68,10 @@ async def start(config: Config) -> Running:
     if not url:
         embedded = EmbeddedRedis(config.data_dir, fsync=config.redis_fsync)
         url = await asyncio.to_thread(embedded.start)
-    client = aioredis.Redis.from_url(url, max_connections=64)
+    # A blocking pool: at a thousand connections saying hello at once, requests wait for a
+    # Redis connection instead of failing with "too many connections".
+    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=64, timeout=20)
+    client = aioredis.Redis(connection_pool=pool)
     await client.ping()
     store = Store(client, config.key_prefix)
     lobby = Lobby(store)
