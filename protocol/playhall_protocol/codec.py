@@ -45,13 +45,19 @@ def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
     return message
 
 
-def _depth(data: Any, limit: int, level: int = 1) -> int:
-    """Nesting depth, stopping early once past ``limit`` (deep frames are cheap to make and
-    expensive to walk later)."""
-    if level > limit:
-        return level
-    if isinstance(data, dict):
-        return max((_depth(v, limit, level + 1) for v in data.values()), default=level)
-    if isinstance(data, list):
-        return max((_depth(v, limit, level + 1) for v in data), default=level)
-    return level
+def _depth(data: Any, limit: int) -> int:
+    """Nesting depth, stopping as soon as it passes ``limit`` (deep frames are cheap to make
+    and expensive to walk later). Iterative: no recursion for an attacker to exhaust."""
+    deepest = 1
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, level = stack.pop()
+        if level > deepest:
+            deepest = level
+            if deepest > limit:
+                return deepest
+        if isinstance(node, dict):
+            stack.extend((v, level + 1) for v in node.values() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            stack.extend((v, level + 1) for v in node if isinstance(v, dict | list))
+    return deepest
