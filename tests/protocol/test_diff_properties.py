@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from playhall_protocol import apply_diff, decode, encode, make_diff
 from tests.protocol.vectors import exact
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 scalars = st.one_of(
     st.none(),
@@ -205,7 +205,7 @@ def _unhashable_del(op: Any) -> bool:
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(json_like, st.lists(ops, max_size=5))
 def test_bad_ops_raise_value_error_only(view: Any, diff: list[Any]) -> None:
     # A del whose last step is an array or map raises TypeError: a known gap, tested in
