@@ -41,7 +41,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     redis.stop()
 
 
-def test_config(redis_url: str, **overrides: object) -> Config:
+def server_config(redis_url: str, **overrides: object) -> Config:
     tag = uuid.uuid4().hex[:8]
     config = Config(
         host="127.0.0.1",
@@ -60,7 +60,7 @@ def test_config(redis_url: str, **overrides: object) -> Config:
 
 @pytest.fixture
 async def server(redis_url: str) -> AsyncIterator[app.Running]:
-    running = await app.start(test_config(redis_url))
+    running = await app.start(server_config(redis_url))
     yield running
     await running.drain()
 
