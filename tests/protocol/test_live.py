@@ -166,7 +166,7 @@ async def test_room_requests_and_pushes(url: str) -> None:
         await ann.refused(errors.NO_SUCH_GAME, "create", game="chess", seats=2)
         await ann.refused(errors.BAD_OPTION, "create", game="mantis", seats=2, options={"x": 1})
         await ann.refused(errors.BAD_SEATS, "create", game="mantis", seats=9)
-        created = await ann.ok("create", game="mantis", seats=2, options={"target": 3})
+        created = await ann.ok("create", game="mantis", seats=2, options={"target": 15})
         assert keys(created) == {"room", "code", "seat", "version"}
         assert (created["code"], created["seat"], created["version"]) == (None, 0, 2)
         room = created["room"]
