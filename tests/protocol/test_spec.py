@@ -4,6 +4,7 @@ the spec fails here."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from playhall.catalog import get_game
 from playhall.config import Config
 from playhall.rooms import views
 from playhall.rooms.record import RoomRecord, Seat
-from playhall_protocol import SUPPORTED_VERSIONS, VERSION, errors, messages
+from playhall_protocol import SUPPORTED_VERSIONS, VERSION, decode, encode, errors, messages
 
 SPEC = (Path(__file__).resolve().parents[2] / "protocol" / "PROTOCOL.md").read_text("utf-8")
 
@@ -114,3 +115,39 @@ def test_limits_match_the_code() -> None:
 def test_links_to_game_pages() -> None:
     for game in ("mantis", "mandragora", "mandala", "card_battle", "math_card"):
         assert f"(../docs/games/{game}.md)" in SPEC
+
+
+def _code_blocks(text: str) -> list[str]:
+    return re.findall(r"^```[a-z]*\n(.*?)^```", text, re.S | re.M)
+
+
+def test_example_bytes_decode_to_the_messages_shown() -> None:
+    section = _section(13)
+    blocks = _code_blocks(section)
+    hex_blocks = [b for b in blocks if re.fullmatch(r"[0-9a-f\s]+", b)]
+    decoded = [decode(bytes.fromhex("".join(b.split()))) for b in hex_blocks]
+    assert decoded == [
+        {"t": "move", "id": 6, "room": "myjZIzuXI2M", "version": 5, "mid": "m1",
+         "move": {"type": "score"}},
+        {"t": "error", "re": 9, "code": "stale", "reason": "the room is at version 6",
+         "version": 6},
+        {"t": "update", "room": "myjZIzuXI2M", "from": 3, "to": 4,
+         "diff": [["set", ["seats", 0, "ready"], True]],
+         "events": [{"type": "ready", "seat": 0, "ready": True}]},
+    ]  # fmt: skip
+    assert all(encode(message) == bytes.fromhex("".join(b.split()))
+               for message, b in zip(decoded, hex_blocks, strict=True))  # fmt: skip
+    annotated = next(b for b in blocks if b.startswith("84 "))
+    raw = "".join(re.split(r"\s{2,}", line.strip())[0] for line in annotated.splitlines())
+    frame = bytes.fromhex(raw.replace(" ", ""))
+    assert len(frame) == 35
+    assert decode(frame) == {"t": "hello", "id": 1, "protocol": [1], "name": "alice"}
+    assert encode(decode(frame)) == frame
+
+
+def test_json_examples_are_valid_json() -> None:
+    for block in _code_blocks(SPEC):
+        stripped = block.strip()
+        if stripped.startswith("{") and "…" not in stripped and "..." not in stripped:
+            for chunk in re.split(r"\n(?=\{)", stripped):
+                json.loads(chunk)
