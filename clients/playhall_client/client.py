@@ -196,6 +196,9 @@ class Client:
         try:
             mirror.view = apply_diff(mirror.view, message["diff"])
         except ValueError:
+            # apply_diff may have changed part of the view before failing: only a snapshot
+            # can be trusted now, so forget the version and ask for one.
+            mirror.version = -1
             self._spawn(self._resync(mirror))
             return
         mirror.version = message["to"]

@@ -35,19 +35,39 @@ def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
     if isinstance(frame, str):
         raise ProtocolError(BAD_FRAME, "text frames are not accepted; send binary msgpack")
     try:
-        message = msgpack.unpackb(frame, raw=False, strict_map_key=True, use_list=True)
+        message = msgpack.unpackb(
+            frame, raw=False, strict_map_key=True, use_list=True, ext_hook=_refuse_ext, timestamp=0
+        )
+    except _ExtRefused:
+        raise ProtocolError(
+            BAD_FRAME, "msgpack extension types are not part of the protocol"
+        ) from None
     except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
         raise ProtocolError(BAD_FRAME, f"not a single msgpack value: {exc}") from None
     if not isinstance(message, dict):
         raise ProtocolError(BAD_FRAME, "a frame must be a msgpack map")
-    if _depth(message, max_depth) > max_depth:
+    depth = _depth(message, max_depth)
+    if depth < 0:
+        raise ProtocolError(BAD_FRAME, "map keys must be strings")
+    if depth > max_depth:
         raise ProtocolError(BAD_FRAME, f"nested deeper than {max_depth} levels")
     return message
 
 
+class _ExtRefused(Exception):
+    pass
+
+
+def _refuse_ext(code: int, data: bytes) -> Any:
+    # Extension types (timestamps included) would reach engines and Redis as foreign objects.
+    raise _ExtRefused
+
+
 def _depth(data: Any, limit: int) -> int:
-    """Nesting depth, stopping as soon as it passes ``limit`` (deep frames are cheap to make
-    and expensive to walk later). Iterative: no recursion for an attacker to exhaust."""
+    """Nesting depth (maps and arrays), stopping as soon as it passes ``limit`` (deep frames
+    are cheap to make and expensive to walk later); -1 if a map has a key that is not a string
+    (msgpack's strict_map_key still lets bin keys through). Iterative: no recursion for an
+    attacker to exhaust."""
     deepest = 1
     stack: list[tuple[Any, int]] = [(data, 1)]
     while stack:
@@ -57,6 +77,8 @@ def _depth(data: Any, limit: int) -> int:
             if deepest > limit:
                 return deepest
         if isinstance(node, dict):
+            if not all(type(k) is str for k in node):
+                return -1
             stack.extend((v, level + 1) for v in node.values() if isinstance(v, dict | list))
         elif isinstance(node, list):
             stack.extend((v, level + 1) for v in node if isinstance(v, dict | list))

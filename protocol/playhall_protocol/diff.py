@@ -18,7 +18,7 @@ producer, ``apply_diff`` the reference consumer.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgpack
 
@@ -95,7 +95,7 @@ def apply_diff(view: Any, ops: list[Op]) -> Any:
             key = path[-1]
             if isinstance(parent, dict) and isinstance(key, str):
                 parent[key] = _copy(op[2])
-            elif isinstance(parent, list) and isinstance(key, int) and 0 <= key <= len(parent):
+            elif isinstance(parent, list) and _index(key) and 0 <= key <= len(parent):
                 if key == len(parent):
                     parent.append(_copy(op[2]))
                 else:
@@ -104,10 +104,11 @@ def apply_diff(view: Any, ops: list[Op]) -> Any:
                 raise ValueError(f"cannot set {path!r}")
         elif kind == "del" and len(op) == 2 and path:
             parent = _walk(view, path[:-1])
-            if not isinstance(parent, dict) or path[-1] not in parent:
+            name = path[-1]
+            if not isinstance(parent, dict) or not isinstance(name, str) or name not in parent:
                 raise ValueError(f"cannot delete {path!r}")
-            del parent[path[-1]]
-        elif kind == "len" and len(op) == 3 and isinstance(op[2], int):
+            del parent[name]
+        elif kind == "len" and len(op) == 3 and _index(op[2]):
             target = _walk(view, path)
             if not isinstance(target, list) or not 0 <= op[2] <= len(target):
                 raise ValueError(f"cannot truncate {path!r} to {op[2]}")
@@ -117,12 +118,17 @@ def apply_diff(view: Any, ops: list[Op]) -> Any:
     return view
 
 
+def _index(step: Any) -> TypeGuard[int]:
+    """An array index: an int, and not a bool (``true`` is not index 1 on the wire)."""
+    return type(step) is int
+
+
 def _walk(view: Any, path: Path) -> Any:
     node = view
     for step in path:
         if isinstance(node, dict) and isinstance(step, str) and step in node:
             node = node[step]
-        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+        elif isinstance(node, list) and _index(step) and 0 <= step < len(node):
             node = node[step]
         else:
             raise ValueError(f"path {path!r} does not exist")

@@ -21,7 +21,6 @@ NO_SUCH_ROOM = "no_such_room"
 BAD_CODE = "bad_code"  # private room, wrong or missing join code
 SEAT_TAKEN = "seat_taken"
 NO_SUCH_SEAT = "no_such_seat"
-ROOM_FULL = "room_full"
 NOT_SEATED = "not_seated"  # the action needs a seat in this room
 NOT_IN_ROOM = "not_in_room"  # not watching or seated
 NOT_CREATOR = "not_creator"

@@ -27,6 +27,7 @@ class Field:
     required: bool = True
     max_len: int | None = None  # for str and list values
     minimum: int | None = None  # for int values
+    items: type | None = None  # for list values: the exact type of every item
 
     def check(self, value: Any) -> None:
         kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
@@ -35,6 +36,13 @@ class Field:
             raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} must be {_names(kinds)}")
         if not isinstance(value, kinds):
             raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} must be {_names(kinds)}")
+        if (
+            isinstance(value, list)
+            and self.items is not None
+            and not all(type(item) is self.items for item in value)
+        ):
+            each = _names((self.items,))
+            raise ProtocolError(BAD_MESSAGE, f"every item of field {self.name!r} must be {each}")
         if self.max_len is not None and isinstance(value, str | list) and len(value) > self.max_len:
             raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} is longer than {self.max_len}")
         if isinstance(value, int) and not isinstance(value, bool):
@@ -53,7 +61,7 @@ ROOM = Field("room", str, max_len=MAX_KEY)
 #: Client message type -> its fields (besides "t" and "id").
 CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
     "hello": (
-        Field("protocol", (int, list), max_len=16),
+        Field("protocol", (int, list), max_len=16, items=int),
         Field("token", str, False, 200),
         Field("name", str, False, MAX_NAME),
     ),
@@ -91,7 +99,7 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
 }
 
 #: Types the server pushes without a request.
-SERVER_PUSHES = ("update", "snapshot", "presence", "chat", "lobby", "notice")
+SERVER_PUSHES = ("update", "snapshot", "presence", "chat", "lobby")
 
 
 def validate(message: dict[str, Any]) -> tuple[str, int]:

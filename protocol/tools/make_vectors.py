@@ -402,11 +402,6 @@ def diff_cases() -> list[dict[str, Any]]:
 
 #: Python's reference consumer accepts these although the format forbids them (see
 #: PROTOCOL.md, "Known deviations"); the tests mark them as expected failures.
-KNOWN_LENIENT = {
-    "bool as an array index",
-    "bool as the len count",
-    "unhashable path step in del (an array)",
-}
 
 
 def invalid_diff_cases() -> list[dict[str, Any]]:
@@ -448,9 +443,7 @@ def invalid_diff_cases() -> list[dict[str, Any]]:
             rejected = False
         except ValueError:
             rejected = True
-        except TypeError:
-            rejected = False  # rejected, but not the way the contract says (ValueError)
-        assert rejected == (name not in KNOWN_LENIENT), name
+        assert rejected, f"the reference consumer accepts invalid case {name!r}"
         out.append(
             {
                 "name": name,

@@ -138,7 +138,14 @@ async def test_lobby_requests(url: str) -> None:
         games = (await wire.ok("games"))["games"]
         assert {g["id"] for g in games} >= {"mantis", "mandragora", "mandala"}
         for game in games:
-            assert set(game) == {"id", "title", "min_seats", "max_seats", "options"}
+            assert set(game) == {
+                "id",
+                "title",
+                "min_seats",
+                "max_seats",
+                "options",
+                "seats_by_option",
+            }
             for option in game["options"]:
                 assert {"name", "default", "kind", "help"} <= set(option)
                 assert set(option) <= {"name", "default", "kind", "help", "choices", "min", "max"}

@@ -252,3 +252,18 @@ async def test_many_bad_frames_in_parallel_leave_the_server_serving(table: Table
 
     await asyncio.gather(*(vandal(i) for i in range(20)))
     await assert_room_unchanged_and_serving(table, table.mirrors[0].version)
+
+
+async def test_a_second_hello_on_one_connection_is_refused(table: Table) -> None:
+    client = table.clients[0]
+    with pytest.raises(ServerError) as err:
+        await client.request("hello", protocol=1)
+    assert err.value.code == "bad_message" and "already" in err.value.reason
+    assert (await client.request("ping"))["t"] == "ok"  # still the same player, still served
+
+
+async def test_refusals_never_echo_an_unusable_request_id(url: str) -> None:
+    async with connect(url) as ws:
+        await ws.send(msgpack.packb({"t": "ping", "id": True}))
+        reply = msgpack.unpackb(await ws.recv())
+        assert reply["code"] == "bad_message" and reply["re"] is None

@@ -193,3 +193,25 @@ async def test_full_inbox_is_refused_with_overloaded(url: str, server) -> None: 
         assert reply["version"] == version
     finally:
         await table.close()
+
+
+async def test_a_private_rooms_rematch_is_private_with_its_own_code(url: str) -> None:
+    alice = await Client.connect(url, name="alice")
+    stranger = await Client.connect(url, name="stranger")
+    try:
+        room = await alice.create("mantis", 2, private=True)
+        await alice.add_bot(room.room, 1)
+        await alice.ready(room.room)
+        while room.view["status"] != "finished":
+            await room.wait(lambda m: m.view["status"] == "finished" or m.my_turn, 30)
+            if room.my_turn:
+                await alice.move(room.room, room.view["moves"][0])
+        new_id = await alice.rematch(room.room)
+        again = await alice.join(new_id)
+        assert again.view["private"] and again.view["code"] not in (None, room.view["code"])
+        with pytest.raises(ServerError) as err:
+            await stranger.join(new_id, watch=True)
+        assert err.value.code == "bad_code"
+    finally:
+        await alice.close()
+        await stranger.close()

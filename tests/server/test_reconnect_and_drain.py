@@ -40,6 +40,8 @@ async def test_dropped_client_catches_up_from_missed_diffs(url: str) -> None:
         assert reply["seat"] == absent
         assert reply["version"] > have and reply["caught_up"] == "diffs"
         await resumed.wait(lambda m: m.version == reply["version"])
+        # The replayed updates carry the events of the moves that were missed.
+        assert any(e["type"] != "started" for e in resumed.events)
         fresh = await Client.connect(url, token=token)
         snap = await fresh.join(table.room)
         assert resumed.view == snap.view  # the diffs rebuilt exactly the current view

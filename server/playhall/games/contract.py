@@ -165,7 +165,20 @@ class Game(ABC):
             "min_seats": self.min_seats,
             "max_seats": self.max_seats,
             "options": [o.describe() for o in self.options],
+            "seats_by_option": self._seats_by_option(),
         }
+
+    def _seats_by_option(self) -> dict[str, dict[str, list[int]]]:
+        """Seat ranges that depend on an option's choice (Mandala's solo mode: one seat), so a
+        client can offer the right seat counts without a round of refusals."""
+        default = self.seat_range(self.normalize_options({}))
+        found: dict[str, dict[str, list[int]]] = {}
+        for option in self.options:
+            for choice in option.choices or ():
+                low, high = self.seat_range(self.normalize_options({option.name: choice}))
+                if (low, high) != default:
+                    found.setdefault(option.name, {})[str(choice)] = [low, high]
+        return found
 
     # -- the game itself --------------------------------------------------------------------
 

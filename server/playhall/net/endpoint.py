@@ -32,7 +32,7 @@ from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import RoomRecord, Seat
 from playhall.store.redis_store import Store
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, encode, errors
-from playhall_protocol.messages import validate
+from playhall_protocol.messages import request_id_of, validate
 
 logger = log.get("playhall.net")
 
@@ -117,8 +117,7 @@ class Endpoint:
         rid = None
         if isinstance(frame, bytes):
             try:
-                message = decode(frame)
-                rid = message.get("id") if isinstance(message.get("id"), int) else None
+                rid = request_id_of(decode(frame))
             except ProtocolError:
                 pass
         session.reply(encode({"t": "error", "re": rid, "code": code, "reason": reason}))
@@ -128,11 +127,14 @@ class Endpoint:
         message: Any = None
         try:
             message = decode(frame)
-            raw_id = message.get("id")
-            rid = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
+            rid = request_id_of(message)
             kind, rid = validate(message)
             if kind != "hello" and not session.greeted:
                 raise ProtocolError(errors.NOT_HELLO, 'say "hello" first')
+            if kind == "hello" and session.greeted:
+                # One connection is one player: switching identity would leave its seats and
+                # presence pointing at the wrong player.
+                raise ProtocolError(errors.BAD_MESSAGE, "hello was already said on this connection")
             started = time.perf_counter()
             result = await self._dispatch(session, kind, message)
             session.reply(encode({"t": "ok", "re": rid, **result}))
@@ -271,11 +273,7 @@ class Endpoint:
             raise RoomError(errors.BAD_SEATS, f"{game.title} takes {low} to {high} seats")
         private = bool(message.get("private", False))
         room_id = new_room_id()
-        code = None
-        if private:
-            code = secrets.token_hex(3).upper()
-            while not await self.store.set_code(code, room_id):
-                code = secrets.token_hex(3).upper()
+        code = await self.store.claim_code(room_id) if private else None
         record = RoomRecord(
             id=room_id,
             game=game.id,

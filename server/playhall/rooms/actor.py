@@ -115,9 +115,13 @@ class Room:
         self.inbox: asyncio.Queue[Command] = asyncio.Queue(maxsize=config.room_inbox)
         self.viewers: dict[Viewer, _ViewerState] = {}
         self._views: dict[ViewerKey, tuple[int, dict[str, Any]]] = {}
-        self._history: deque[tuple[int, dict[ViewerKey, list[Any]]]] = deque(maxlen=config.history)
+        # (version, diff per viewer key, the version's events): enough to replay to a viewer
+        # exactly what it would have been sent live.
+        self._history: deque[tuple[int, dict[ViewerKey, list[Any]], list[Event]]] = deque(
+            maxlen=config.history
+        )
         self._away_since: dict[int, float] = {}
-        self._snapshot_size: dict[ViewerKey, int] = {}
+        self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}  # key -> (version, bytes)
         self._timer: asyncio.TimerHandle | None = None
         self._idle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
@@ -307,7 +311,7 @@ class Room:
             new_view = self._view(key)
             if previous is not None and previous[0] == version - 1:
                 diffs[key] = make_diff(previous[1], new_view)
-        self._history.append((version, diffs))
+        self._history.append((version, diffs, events))
         frames = _Frames(version, events)
         for session, state in self.viewers.items():
             if session.is_stale(self.record.id):
@@ -337,10 +341,10 @@ class Room:
         )
         # A diff never costs more than the snapshot it replaces. Encoding the snapshot to
         # compare costs as much as the diff saves, so it is done only when the diff is at least
-        # half the size of the last snapshot this key was measured at (views change size slowly;
-        # the margin covers that drift).
-        last = self._snapshot_size.get(key)
-        if last is not None and len(frame) * 2 < last:
+        # half the size of the snapshot this key was last measured at, at most 16 versions ago
+        # (views change size slowly; the margin and the re-measuring cover that drift).
+        measured = self._snapshot_size.get(key)
+        if measured is not None and len(frame) * 2 < measured[1] and version - measured[0] < 16:
             return frame
         snapshot = self._snapshot_frame(key, events)
         return snapshot if len(snapshot) <= len(frame) else frame
@@ -356,7 +360,7 @@ class Room:
                 "events": views.visible_events(events or [], key),
             }
         )
-        self._snapshot_size[key] = len(frame)
+        self._snapshot_size[key] = (self.record.version, len(frame))
         return frame
 
     def _presence(self) -> list[bool]:
@@ -455,7 +459,7 @@ class Room:
         if replay is None:
             self._send_snapshot(session)
         else:
-            for version, diff in replay:
+            for version, diff, events in replay:
                 session.push(
                     encode(
                         {
@@ -464,7 +468,7 @@ class Room:
                             "from": version - 1,
                             "to": version,
                             "diff": diff,
-                            "events": [],
+                            "events": events,
                         }
                     ),
                     self.record.id,
@@ -477,16 +481,25 @@ class Room:
             "caught_up": "snapshot" if replay is None else "diffs",
         }
 
-    def _missed_diffs(self, key: ViewerKey, have: int) -> list[tuple[int, list[Any]]] | None:
+    def _missed_diffs(
+        self, key: ViewerKey, have: int
+    ) -> list[tuple[int, list[Any], list[Event]]] | None:
+        """The updates a viewer at version ``have`` missed, or None if history cannot give
+        them all (then it gets a snapshot)."""
         current = self.record.version
         if have == current:
             return []
         if have > current or have < current - len(self._history):
             return None
-        needed = [(v, d.get(key)) for v, d in self._history if v > have]
-        if len(needed) != current - have or any(diff is None for _, diff in needed):
+        needed = [(v, d.get(key), e) for v, d, e in self._history if v > have]
+        if len(needed) != current - have:
             return None
-        return [(v, diff) for v, diff in needed if diff is not None]
+        replay = []
+        for version, diff, events in needed:
+            if diff is None:
+                return None
+            replay.append((version, diff, views.visible_events(events, key)))
+        return replay
 
     async def _resnapshot(self, command: Command) -> dict[str, Any]:
         session = self._require_viewer(command)
@@ -627,7 +640,7 @@ class Room:
                     seed=new_seed(),
                     creator=old.creator,
                     private=old.private,
-                    code=None,
+                    code=await self.store.claim_code(new_id) if old.private else None,
                     rematch_of=old.id,
                     created=time.time(),
                 )

@@ -26,6 +26,7 @@ Concurrent commits from many rooms are sent to Redis in one pipeline (group comm
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -262,8 +263,12 @@ class Store:
     async def lobby(self) -> list[bytes]:
         return [_bytes(v) for v in (await self.redis.hgetall(f"{self.p}lobby")).values()]
 
-    async def set_code(self, code: str, room: str) -> bool:
-        return bool(await self.redis.set(f"{self.p}code:{code}", room, nx=True))
+    async def claim_code(self, room: str) -> str:
+        """A fresh join code for a private room (six hex digits, unique among live codes)."""
+        while True:
+            code = secrets.token_hex(3).upper()
+            if await self.redis.set(f"{self.p}code:{code}", room, nx=True):
+                return code
 
     async def room_for_code(self, code: str) -> str | None:
         room = await self.redis.get(f"{self.p}code:{code}")
