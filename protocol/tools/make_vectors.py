@@ -33,36 +33,12 @@ sys.path.insert(0, str(ROOT))
 import msgpack  # noqa: E402
 
 from playhall_protocol import apply_diff  # noqa: E402
+from playhall_protocol.typed_json import typed  # noqa: E402
 
 VECTORS = ROOT / "playhall_protocol" / "vectors"
 
 
 # -- the typed notation ---------------------------------------------------------------------------
-
-
-def typed(value: Any) -> Any:
-    """A Python value in the typed JSON notation."""
-    if value is None:
-        return ["nil"]
-    if isinstance(value, bool):
-        return ["bool", value]
-    if isinstance(value, int):
-        return ["int", str(value)]
-    if isinstance(value, float):
-        if math.isinf(value):
-            return ["float", "inf" if value > 0 else "-inf"]
-        if value == 0 and math.copysign(1.0, value) < 0:
-            return ["float", "-0.0"]
-        return ["float", value]
-    if isinstance(value, str):
-        return ["str", value]
-    if isinstance(value, bytes):
-        return ["bin", value.hex()]
-    if isinstance(value, list):
-        return ["array", [typed(v) for v in value]]
-    if isinstance(value, dict):
-        return ["map", [[typed(k), typed(v)] for k, v in value.items()]]
-    raise TypeError(f"no typed form for {value!r}")
 
 
 def untyped(data: Any) -> Any:

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from playhall_protocol import ProtocolError, apply_diff, decode, encode, errors
-from tests.protocol.vectors import exact, load, typed, untyped
+from playhall_protocol.typed_json import typed, untyped
+from tests.protocol.vectors import exact, load
 
 CODEC = load("codec.json")
 DIFF = load("diff.json")

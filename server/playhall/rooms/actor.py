@@ -259,7 +259,7 @@ class Room:
                 log=log_entry,
                 lobby=lobby_blob,
                 unlist=not listed,
-                active=self._needs_server(new),
+                active=_needs_server(new, self.game),
                 expire=self.config.finished_ttl if new.status == FINISHED else 0,
             )
         )
@@ -272,13 +272,9 @@ class Room:
         self._broadcast(events or [])
         self._schedule()
 
-    def _needs_server(self, record: RoomRecord) -> bool:
-        """Whether the room must be loaded after a restart even if no client asks for it."""
-        if record.status != PLAYING or record.state is None:
-            return False
-        if record.deadline is not None:
-            return True
-        return any(record.seats[s].bot for s in self.game.to_act(record.state))
+    def needs_server(self) -> bool:
+        """Whether the room has work to do with no client asking (timers, bots)."""
+        return _needs_server(self.record, self.game)
 
     # -- views and broadcast -------------------------------------------------------------------
 
@@ -777,6 +773,16 @@ def _with_state(record: RoomRecord, game: Game, applied: Applied) -> RoomRecord:
         outcome=outcome.as_dict() if outcome is not None else None,
         deadline=time.time() + delay if delay is not None else None,
     )
+
+
+def _needs_server(record: RoomRecord, game: Game) -> bool:
+    """Whether a room must be loaded even if no client asks for it (after a restart, or after
+    its lease was lost): an automatic step is due, or a bot is to move."""
+    if record.status != PLAYING or record.state is None:
+        return False
+    if record.deadline is not None:
+        return True
+    return any(record.seats[s].bot for s in game.to_act(record.state))
 
 
 def _is_store_error(exc: BaseException) -> bool:

@@ -31,6 +31,7 @@ class RoomManager:
         self._loading: dict[str, asyncio.Task[Room]] = {}
         self._renewer: asyncio.Task[None] | None = None
         self._stopping: set[asyncio.Task[None]] = set()
+        self.closing = False
 
     async def get(self, room_id: str) -> Room:
         room = self.rooms.get(room_id)
@@ -116,13 +117,15 @@ class RoomManager:
         with contextlib.suppress(Exception):
             await self.store.release(room.record.id, room.lease)
         logger.info("room_evicted", room=room.record.id, version=room.record.version)
-        if room.viewers:
+        # A room let go while people watch it, or while it has timers or bots to run, was not
+        # idle: its lease was lost. Take it back (unless this process is shutting down).
+        if not self.closing and (room.viewers or room.needs_server()):
             await self._reattach(room)
 
     async def _reattach(self, old: Room) -> None:
-        """A room let go while people watch it (its lease was lost, e.g. Redis was away longer
-        than the lease): load it again from Redis and give every viewer a fresh snapshot, so
-        nobody is left waiting for updates that would never come."""
+        """Load a room again from Redis after its lease was lost (e.g. Redis was away longer
+        than the lease) and give every viewer a fresh snapshot, so nobody is left waiting for
+        updates, timers or bot moves that would never come."""
         try:
             room = await self.get(old.record.id)
         except RoomError as exc:
@@ -167,6 +170,7 @@ class RoomManager:
 
     async def close(self) -> None:
         """Stop every room (each finishes its command in hand) and release the leases."""
+        self.closing = True
         if self._renewer is not None:
             self._renewer.cancel()
         for room in list(self.rooms.values()):
