@@ -6,7 +6,7 @@ deck, needs a payload the bot knows nothing about) and not a resignation. After 
 ask for rematches.
 
 Everything it knows comes from the room view kept by the client library: ``status``,
-``moves`` (filled only when it is this seat's turn) and ``outcome``.
+``to_act`` (it moves only when its seat is awaited), ``moves`` and ``outcome``.
 """
 
 from __future__ import annotations
@@ -92,6 +92,8 @@ class RandomBot:
         def can_act(m: RoomMirror) -> bool:
             if m.view.get("status") == "finished":
                 return True
+            if not m.my_turn:
+                return False   # moves open off-turn (resigning) are not for a random bot
             left = [x for x in playable(m.view.get("moves") or []) if x not in
                     refused.get(m.version, [])]
             return bool(left)

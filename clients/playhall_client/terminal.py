@@ -410,9 +410,10 @@ class Terminal:
                 next_room = await screen.commands()
             finally:
                 self.screen = None
-                watcher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await watcher
+                await screen.stop()
+                # Python 3.11's wait_for (inside mirror.wait) can swallow a cancellation, so
+                # the watcher is asked to end rather than cancelled.
+                await watcher
             if next_room is None:
                 return
             mirror = next_room
@@ -431,19 +432,28 @@ class RoomScreen:
         self.shown_moves: list[dict[str, Any]] = []
         self.shown_version = -1
         self.template: dict[str, Any] | None = None
-        self.announced_rematch: str | None = None
+        self.stopped = False
 
     def _key(self, mirror: RoomMirror) -> tuple[int, tuple[bool, ...]]:
         return (mirror.version, tuple(mirror.presence))
 
     async def watch(self) -> None:
+        """Draw now and after every change, until :meth:`stop`."""
         self.draw()
         while True:
             try:
-                await self.mirror.wait(lambda m: self._key(m) != self.drawn, timeout=3600)
+                await self.mirror.wait(lambda m: self.stopped or self._key(m) != self.drawn,
+                                       timeout=3600)
             except TimeoutError:
                 continue
+            if self.stopped:
+                return
             self.draw()
+
+    async def stop(self) -> None:
+        self.stopped = True
+        async with self.mirror.changed:
+            self.mirror.changed.notify_all()
 
     # -- drawing -------------------------------------------------------------------------------
 
@@ -494,7 +504,8 @@ class RoomScreen:
                 lines.append("Type 'rematch' to play again, or 'leave'.")
         moves = view.get("moves") or []
         if moves:
-            lines.append("Your move — enter a number:")
+            lines.append("Your move — enter a number:" if me is not None and me in to_act
+                         else "Not your turn; you may still — enter a number:")
             for n, move in enumerate(moves, 1):
                 lines.append(f"  {n}) {_move_label(game, move)}")
         return "\n".join(lines)
