@@ -50,6 +50,8 @@ class RoomMirror:
     view: dict[str, Any] = field(default_factory=dict)
     presence: list[bool] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
+    #: Chat lines: the history given on join, then each line as it arrives.
+    chat: list[dict[str, Any]] = field(default_factory=list)
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
 
     @property
@@ -62,8 +64,9 @@ class RoomMirror:
 
     async def wait(self, predicate: Callable[[RoomMirror], bool], timeout: float = 10.0) -> None:
         """Wait until ``predicate(mirror)`` holds (checked after every change)."""
-        async with self.changed:
-            await asyncio.wait_for(self.changed.wait_for(lambda: predicate(self)), timeout)
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation.
+        async with asyncio.timeout(timeout), self.changed:
+            await self.changed.wait_for(lambda: predicate(self))
 
 
 class Client:
@@ -93,14 +96,20 @@ class Client:
         self._closing = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self.reconnects = 0
+        self._greeted_before = False
         self.reconnect_error: ServerError | None = None
 
     # -- connection ----------------------------------------------------------------------------
 
     @classmethod
     async def connect(cls, url: str, **kwargs: Any) -> Client:
+        """Connect and say hello; a refused hello (``ServerError``) closes the socket again."""
         client = cls(url, **kwargs)
-        await client._open()
+        try:
+            await client._open()
+        except BaseException:
+            await client.close()
+            raise
         return client
 
     async def _open(self) -> None:
@@ -117,6 +126,9 @@ class Client:
         self.player = self.welcome["player"]
         self.name = self.welcome["name"]
         self.token = self.welcome.get("token", self.token)
+        if self._greeted_before:
+            self.reconnects += 1  # counted before the re-syncs, whose snapshots may wake waiters
+        self._greeted_before = True
         self._online.set()
         for mirror in list(self.rooms.values()):
             await self._resync(mirror)
@@ -151,7 +163,6 @@ class Client:
         while not self._closing:
             try:
                 await self._open()
-                self.reconnects += 1
                 return
             except ServerError as exc:
                 self.reconnect_error = exc  # the server refused our token: retrying cannot help
@@ -179,6 +190,10 @@ class Client:
             mirror.version = message["version"]
             mirror.presence = message.get("presence", [])
             mirror.events.extend(message.get("events", []))
+            self._notify(mirror)
+        elif kind == "chat" and message.get("room") in self.rooms:
+            mirror = self.rooms[message["room"]]
+            mirror.chat.append(message)
             self._notify(mirror)
         elif kind == "presence":
             mirror = self._mirror(message["room"])
@@ -316,6 +331,7 @@ class Client:
             fields["watch"] = True
         reply = await self.request("join", **fields)
         mirror = self._mirror(reply["room"])
+        mirror.chat = list(reply.get("chat", []))
         await mirror.wait(lambda m: m.version >= reply["version"])
         return mirror
 

@@ -97,14 +97,8 @@ def save_token(path: Path, token: str) -> None:
 
 
 async def open_client(url: str, *, name: str | None = None, token: str | None = None) -> Client:
-    """Connect and say hello, closing the socket again if the hello is refused."""
-    client = Client(url, name=name, token=token)
-    try:
-        await client._open()  # what Client.connect does, keeping the object to close on failure
-    except BaseException:
-        await client.close()
-        raise
-    return client
+    """Connect and say hello (a refused hello closes the socket again)."""
+    return await Client.connect(url, name=name, token=token)
 
 
 async def connect_with_token_file(url: str, name: str | None, token_file: Path,

@@ -89,6 +89,7 @@ async def test_seats_ready_and_start_rules(url: str) -> None:
             await bob.add_bot(room.room, 2)
         assert err.value.code == "seat_taken"
         await bob.add_bot(room.room, 1)
+        await room.wait(lambda m: m.presence == [True, True, True])  # a bot is always here
         await alice.ready(room.room)
         await room.wait(lambda m: m.view["seats"][1]["bot"] and m.view["seats"][0]["ready"])
         assert room.view["status"] == "waiting"
@@ -130,8 +131,10 @@ async def test_chat_reaches_everyone_in_the_room_and_is_kept(url: str) -> None:
         await a.chat(table.room, "good luck!")
         line = await next_push(b, "chat")
         assert (line["text"], line["name"], line["seat"]) == ("good luck!", "p0", 0)
-        reply = await late.request("join", room=table.room, watch=True)
-        assert [c["text"] for c in reply["chat"]] == ["good luck!"]
+        watched = await late.join(table.room, watch=True)
+        assert [c["text"] for c in watched.chat] == ["good luck!"]  # the history, on join
+        await a.chat(table.room, "thanks")
+        await watched.wait(lambda m: [c["text"] for c in m.chat] == ["good luck!", "thanks"])
         outsider = await Client.connect(url, name="outsider")
         with pytest.raises(ServerError) as err:
             await outsider.chat(table.room, "hi")

@@ -121,7 +121,8 @@ class Room:
             maxlen=config.history
         )
         self._away_since: dict[int, float] = {}
-        self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}  # key -> (version, bytes)
+        self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}
+        self._last_presence: list[bool] = []  # key -> (version, bytes)
         self._timer: asyncio.TimerHandle | None = None
         self._idle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
@@ -270,6 +271,7 @@ class Room:
                 new.id, views.lobby_summary(new, self.game.title) if listed else None, new.game
             )
         self._broadcast(events or [])
+        self._push_presence()
         self._schedule()
 
     def needs_server(self) -> bool:
@@ -368,13 +370,19 @@ class Room:
         for session in self.viewers:
             session.push(frame)
 
+    def _push_presence(self) -> None:
+        """Tell every viewer who is here, when that changed (a player came or went, a seat was
+        taken or given to a bot)."""
+        presence = self._presence()
+        if presence != self._last_presence:
+            self._last_presence = presence
+            self._push_all({"t": "presence", "room": self.record.id, "presence": presence})
+
     def _attach(self, session: Viewer, seat: int | None) -> None:
-        before = self._presence()
         self.viewers[session] = _ViewerState(seat)
         if seat is not None:
             self._away_since.pop(seat, None)
-        if self._presence() != before:
-            self._push_all({"t": "presence", "room": self.record.id, "presence": self._presence()})
+        self._push_presence()
 
     def _send_snapshot(self, session: Viewer) -> None:
         state = self.viewers[session]
@@ -509,7 +517,7 @@ class Room:
         if state is not None:
             if state.seat is not None and all(v.seat != state.seat for v in self.viewers.values()):
                 self._away_since[state.seat] = time.monotonic()
-            self._push_all({"t": "presence", "room": self.record.id, "presence": self._presence()})
+            self._push_presence()
         return {}
 
     async def _leave(self, command: Command) -> dict[str, Any]:
