@@ -109,3 +109,18 @@ async def test_sigterm_drains_and_clients_resume_on_the_next_process(redis_url: 
         for c in clients:
             await c.close()
         second.terminate()
+
+
+async def test_commits_survive_redis_losing_its_scripts(url: str, server) -> None:  # type: ignore[no-untyped-def]
+    """A restarted Redis (or SCRIPT FLUSH) forgets the commit script; the next commit loads it
+    again and runs, instead of failing the move."""
+    table = await started_table(url)
+    try:
+        await server.redis.script_flush()
+        seat = table.mover()
+        mirror = table.mirrors[seat]
+        before = mirror.version
+        reply = await table.clients[seat].move(table.room, mirror.view["moves"][0])
+        assert reply["version"] == before + 1
+    finally:
+        await table.close()

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, ResponseError
 
 _COMMIT = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
@@ -98,6 +98,10 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
+def _noscript(result: Any) -> bool:
+    return isinstance(result, NoScriptError)
+
+
 class Fenced(Exception):
     """This process no longer holds the room's lease; another may own it now."""
 
@@ -127,7 +131,7 @@ class Store:
     def __init__(self, client: aioredis.Redis, prefix: str = "ph:") -> None:
         self.redis = client
         self.p = prefix
-        self._commit = client.register_script(_COMMIT)
+        self._commit_sha: str | None = None
         self._acquire = client.register_script(_ACQUIRE)
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
@@ -196,11 +200,8 @@ class Store:
     async def _flush(self) -> None:
         while self._pending:
             batch, self._pending = self._pending, []
-            pipe = self.redis.pipeline(transaction=False)
-            for change, _ in batch:
-                await self._queue_commit(change, pipe)
             try:
-                results = await pipe.execute(raise_on_error=False)
+                results = await self._run_commits([change for change, _ in batch])
             except Exception as exc:  # connection lost: every commit in the batch failed
                 for _, future in batch:
                     if not future.done():
@@ -220,7 +221,30 @@ class Store:
                 else:
                     future.set_result(None)
 
-    async def _queue_commit(self, change: Commit, pipe: Any) -> None:
+    async def _run_commits(self, changes: list[Commit]) -> list[Any]:
+        """Run a batch of commits in one pipeline of EVALSHA calls; a commit whose script Redis
+        had lost (restarted, or SCRIPT FLUSH) is run again once the script is loaded again. That
+        is safe: a NOSCRIPT reply means the commit did not run."""
+        results = await self._evalsha_batch(changes)
+        lost = [i for i, result in enumerate(results) if _noscript(result)]
+        if lost:
+            self._commit_sha = None
+            again = await self._evalsha_batch([changes[i] for i in lost])
+            for i, result in zip(lost, again, strict=True):
+                results[i] = result
+        return results
+
+    async def _evalsha_batch(self, changes: list[Commit]) -> list[Any]:
+        # Not redis-py's Script objects: in a pipeline they cost a SCRIPT EXISTS round trip on
+        # every execution. The script is loaded once and called by its digest.
+        if self._commit_sha is None:
+            self._commit_sha = _text(await self.redis.script_load(_COMMIT))
+        pipe = self.redis.pipeline(transaction=False)
+        for change in changes:
+            self._queue_commit(change, pipe, self._commit_sha)
+        return list(await pipe.execute(raise_on_error=False))
+
+    def _queue_commit(self, change: Commit, pipe: Any, sha: str) -> None:
         if change.unlist:
             lobby_mode, lobby_blob = "del", b""
         elif change.lobby is not None:
@@ -248,7 +272,7 @@ class Store:
             change.room,
             f"{self.p}room:{change.room}:chat",
         ]
-        await self._commit(keys=keys, args=args, client=pipe)
+        pipe.evalsha(sha, len(keys), *keys, *args)
 
     async def log(self, room: str) -> list[dict[str, bytes]]:
         """The room's whole log, oldest first (field names decoded, values raw)."""
