@@ -218,3 +218,23 @@ async def test_a_private_rooms_rematch_is_private_with_its_own_code(url: str) ->
     finally:
         await alice.close()
         await stranger.close()
+
+
+async def test_moves_do_not_touch_the_lobby(url: str) -> None:
+    """A playing room's summary does not change with its moves, so lobby watchers hear nothing
+    of them (at thousands of moves a second they would otherwise drown)."""
+    watcher = await Client.connect(url, name="watcher")
+    table = await started_table(url)
+    try:
+        await watcher.watch_lobby()
+        for _ in range(6):
+            seat = table.mover()
+            before = table.mirrors[seat].version
+            await table.clients[seat].move(table.room, table.mirrors[seat].view["moves"][0])
+            await table.mirrors[0].wait(lambda m, v=before: m.version > v)
+        marker = await table.clients[0].create("mantis", 2)  # a real lobby change, after them
+        update = await next_push(watcher, "lobby")
+        assert update["rooms"][0]["room"] == marker.room  # nothing came before it
+    finally:
+        await table.close()
+        await watcher.close()

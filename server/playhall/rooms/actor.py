@@ -237,12 +237,11 @@ class Room:
     ) -> None:
         """Store ``new`` (whose version is the current one + 1), then adopt and broadcast it."""
         old = self.record
-        listed = (
-            not new.private
-            and new.status != FINISHED
-            and any(s.taken and not s.bot for s in new.seats)
-        )
-        lobby_blob = msgpack.packb(views.lobby_summary(new, self.game.title)) if listed else None
+        # The lobby lists public rooms with people in them, until they finish. Most changes (every
+        # move) leave the summary as it was: then neither Redis nor lobby watchers hear of it.
+        summary = self._lobby_entry(new)
+        previous = self._lobby_entry(old)
+        lobby_changed = summary != previous
         log_entry: dict[str, bytes | str | int] = {"v": new.version, "k": kind}
         if seat is not None:
             log_entry["s"] = seat
@@ -258,21 +257,27 @@ class Room:
                 version=new.version,
                 record=new.pack(),
                 log=log_entry,
-                lobby=lobby_blob,
-                unlist=not listed,
+                lobby=msgpack.packb(summary) if summary is not None and lobby_changed else None,
+                unlist=summary is None and previous is not None,
                 active=_needs_server(new, self.game),
                 expire=self.config.finished_ttl if new.status == FINISHED else 0,
             )
         )
         self.record = new
         self.log.debug("committed", kind=kind, seat=seat, player=player, version=new.version)
-        if listed or (not old.private and old.status != FINISHED):
-            self.lobby.changed(
-                new.id, views.lobby_summary(new, self.game.title) if listed else None, new.game
-            )
+        if lobby_changed:
+            self.lobby.changed(new.id, summary, new.game)
         self._broadcast(events or [])
         self._push_presence()
         self._schedule()
+
+    def _lobby_entry(self, record: RoomRecord) -> dict[str, Any] | None:
+        listed = (
+            not record.private
+            and record.status != FINISHED
+            and any(s.taken and not s.bot for s in record.seats)
+        )
+        return views.lobby_summary(record, self.game.title) if listed else None
 
     def needs_server(self) -> bool:
         """Whether the room has work to do with no client asking (timers, bots)."""
@@ -761,11 +766,6 @@ class Room:
             self._idle = asyncio.get_running_loop().call_later(
                 self.config.idle_evict, self._on_idle, self
             )
-
-    # -- snapshots for the manager ---------------------------------------------------------------
-
-    def summary(self) -> dict[str, Any]:
-        return views.lobby_summary(self.record, self.game.title)
 
 
 def _with_state(record: RoomRecord, game: Game, applied: Applied) -> RoomRecord:
