@@ -10,8 +10,8 @@ stops the embedded Redis if it started one.
 from __future__ import annotations
 
 import asyncio
-import gc
 import contextlib
+import gc
 import signal
 from dataclasses import dataclass
 
