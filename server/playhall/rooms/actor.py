@@ -30,7 +30,7 @@ import msgpack
 
 from playhall import log
 from playhall.config import Config
-from playhall.games.contract import Applied, Event, Game, Rejected
+from playhall.games.contract import Applied, Event, Game, Rejected, State
 from playhall.rooms import views
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.store.redis_store import Commit, Fenced, Store
@@ -121,8 +121,11 @@ class Room:
             maxlen=config.history
         )
         self._away_since: dict[int, float] = {}
+        # key -> (version, bytes) of the last snapshot encoded for it
         self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}
-        self._last_presence: list[bool] = []  # key -> (version, bytes)
+        self._last_presence: list[bool] = []
+        # The lobby summary Redis holds for this room (None: not listed).
+        self._listed = self._lobby_entry(record)
         self._timer: asyncio.TimerHandle | None = None
         self._idle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
@@ -240,7 +243,7 @@ class Room:
         # The lobby lists public rooms with people in them, until they finish. Most changes (every
         # move) leave the summary as it was: then neither Redis nor lobby watchers hear of it.
         summary = self._lobby_entry(new)
-        previous = self._lobby_entry(old)
+        previous = self._listed
         lobby_changed = summary != previous
         log_entry: dict[str, bytes | str | int] = {"v": new.version, "k": kind}
         if seat is not None:
@@ -264,6 +267,7 @@ class Room:
             )
         )
         self.record = new
+        self._listed = summary
         self.log.debug("committed", kind=kind, seat=seat, player=player, version=new.version)
         if lobby_changed:
             self.lobby.changed(new.id, summary, new.game)
@@ -583,8 +587,7 @@ class Room:
     def _started(self, record: RoomRecord, events: list[Event]) -> tuple[RoomRecord, list[Event]]:
         """``record`` (already evolved) with the game set up and running."""
         state = self.game.setup(len(record.seats), record.options, record.seed)
-        started = _with_state(record, self.game, Applied(state, []))
-        return started, [*events, {"type": "started"}]
+        return replace(record, **_game_fields(self.game, state)), [*events, {"type": "started"}]
 
     async def _add_bot(self, command: Command) -> dict[str, Any]:
         session = self._require_viewer(command)
@@ -685,7 +688,7 @@ class Room:
         applied = self._apply(seat, args["move"])
         version = self.record.version + 1
         seen = self.record.remember(session.player, args["mid"], version)
-        new = _with_state(self.record.evolve(seen=seen), self.game, applied)
+        new = _played(self.record, self.game, applied, seen=seen)
         await self._commit(new, "move", seat, session.player, args["move"], applied.events)
         return {"room": self.record.id, "version": version}
 
@@ -711,7 +714,7 @@ class Room:
         move = self.game.bot_move(view, seat, moves, (record.seed + record.version) & (2**63 - 1))
         applied = self._apply(seat, move)
         await self._commit(
-            _with_state(record.evolve(), self.game, applied),
+            _played(record, self.game, applied),
             "bot_move",
             seat,
             None,
@@ -729,7 +732,7 @@ class Room:
             return {}
         applied = self.game.apply_auto(record.state)
         await self._commit(
-            _with_state(record.evolve(), self.game, applied),
+            _played(record, self.game, applied),
             "auto",
             None,
             None,
@@ -768,19 +771,23 @@ class Room:
             )
 
 
-def _with_state(record: RoomRecord, game: Game, applied: Applied) -> RoomRecord:
-    """``record`` carrying the engine's new state, with status, outcome and the absolute
-    deadline of the next automatic step derived from it."""
-    state = applied.state
+def _played(record: RoomRecord, game: Game, applied: Applied, **changes: Any) -> RoomRecord:
+    """The next version of ``record``, carrying the engine's new state (one copy of the record:
+    this runs for every move)."""
+    return record.evolve(**_game_fields(game, applied.state), **changes)
+
+
+def _game_fields(game: Game, state: State) -> dict[str, Any]:
+    """A record's fields that follow from the game state: the state itself, status, outcome,
+    and the absolute deadline of the next automatic step."""
     outcome = game.outcome(state)
     delay = None if outcome is not None else game.auto_delay(state)
-    return replace(
-        record,
-        state=state,
-        status=FINISHED if outcome is not None else PLAYING,
-        outcome=outcome.as_dict() if outcome is not None else None,
-        deadline=time.time() + delay if delay is not None else None,
-    )
+    return {
+        "state": state,
+        "status": FINISHED if outcome is not None else PLAYING,
+        "outcome": outcome.as_dict() if outcome is not None else None,
+        "deadline": time.time() + delay if delay is not None else None,
+    }
 
 
 def _needs_server(record: RoomRecord, game: Game) -> bool:
