@@ -7,6 +7,7 @@ This is what "registered with the lobby" means for a game: nothing here names a 
 
 from __future__ import annotations
 
+import random
 import uuid
 
 import msgpack
@@ -15,7 +16,7 @@ import redis.asyncio as aioredis
 
 from playhall.catalog import all_games, get_game
 from playhall.rooms.record import RoomRecord
-from playhall_client import Client
+from playhall_client import Client, ServerError
 
 from .conftest import free_port
 from .process import ServerProcess
@@ -125,3 +126,44 @@ async def test_every_game_resumes_after_sigkill(
     finally:
         await watcher.close()
         second.terminate()
+
+
+@pytest.mark.parametrize("game, seats, options", CASES)
+async def test_a_person_plays_every_game_against_bots_and_rematches(
+    url: str, game: str, seats: int, options: dict
+) -> None:
+    """Seat 0 is a client choosing among the legal moves the server lists (it knows no rules);
+    the other seats are server bots. After the game, a rematch seats everyone again."""
+    rng = random.Random(11)
+    person = await Client.connect(url, name="person")
+    try:
+        room = await person.create(game, seats, options=options)
+        for seat in range(1, seats):
+            await person.add_bot(room.room, seat)
+        if seats > 1:
+            await person.ready(room.room)
+        await room.wait(lambda m: m.view["status"] != "waiting")
+        while room.view["status"] != "finished":
+            await room.wait(lambda m: m.view["status"] == "finished" or m.my_turn, 60)
+            if room.view["status"] == "finished":
+                break
+            moves = [
+                m for m in room.view["moves"] if not m.get("template") and m["type"] != "resign"
+            ]
+            before = room.version
+            try:
+                await person.move(room.room, rng.choice(moves), version=before)
+            except ServerError as exc:  # a bot moved at the same moment (simultaneous steps)
+                assert exc.code == "stale", exc
+                await room.wait(lambda m, v=exc.reply["version"]: m.version >= v, 60)
+                continue
+            await room.wait(lambda m, v=before: m.version > v, 60)
+        assert room.view["outcome"]["reason"]
+        again = await person.join(await person.rematch(room.room))
+        assert again.seat == 0 and again.view["rematch_of"] == room.room
+        assert [s["bot"] for s in again.view["seats"]] == [s["bot"] for s in room.view["seats"]]
+        if seats > 1:
+            await person.ready(again.room)
+        await again.wait(lambda m: m.view["status"] == "playing")
+    finally:
+        await person.close()

@@ -23,7 +23,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgpack
@@ -82,15 +82,6 @@ class _ViewerState:
     version: int = -1  # the version of the last view this session was sent
 
 
-@dataclass
-class _Frames:
-    """Frames of one version, encoded once per viewer key."""
-
-    version: int
-    events: list[Event]
-    by_key: dict[ViewerKey, bytes] = field(default_factory=dict)
-
-
 class Room:
     def __init__(
         self,
@@ -115,11 +106,9 @@ class Room:
         self.inbox: asyncio.Queue[Command] = asyncio.Queue(maxsize=config.room_inbox)
         self.viewers: dict[Viewer, _ViewerState] = {}
         self._views: dict[ViewerKey, tuple[int, dict[str, Any]]] = {}
-        # (version, diff per viewer key, the version's events): enough to replay to a viewer
-        # exactly what it would have been sent live.
-        self._history: deque[tuple[int, dict[ViewerKey, list[Any]], list[Event]]] = deque(
-            maxlen=config.history
-        )
+        # (version, the frame sent to each viewer key): replayed as is to a client catching up.
+        # Encoded bytes, a few hundred per key, not diffs as Python objects (ten times that).
+        self._history: deque[tuple[int, dict[ViewerKey, bytes]]] = deque(maxlen=config.history)
         self._away_since: dict[int, float] = {}
         # key -> (version, bytes) of the last snapshot encoded for it
         self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}
@@ -311,24 +300,23 @@ class Room:
         return keys
 
     def _broadcast(self, events: list[Event]) -> None:
+        """Send this version to every viewer: the update frame of its key (encoded once per
+        key), or a snapshot if it was not at the previous version. The frames are kept as they
+        were sent: a client catching up later gets exactly those bytes again."""
         version = self.record.version
-        diffs: dict[ViewerKey, list[Any]] = {}
+        frames: dict[ViewerKey, bytes] = {}
         for key in self._live_keys():
             previous = self._views.get(key)
             new_view = self._view(key)
             if previous is not None and previous[0] == version - 1:
-                diffs[key] = make_diff(previous[1], new_view)
-        self._history.append((version, diffs, events))
-        frames = _Frames(version, events)
+                diff = make_diff(previous[1], new_view)
+                frames[key] = self._update_frame(key, version, diff, events)
+        self._history.append((version, frames))
         for session, state in self.viewers.items():
             if session.is_stale(self.record.id):
                 continue  # its outbox overflowed; it gets a snapshot once it drains
-            if state.version == version - 1 and state.seat in diffs:
-                frame = frames.by_key.get(state.seat)
-                if frame is None:
-                    frame = self._update_frame(state.seat, version, diffs[state.seat], events)
-                    frames.by_key[state.seat] = frame
-                session.push(frame, self.record.id)
+            if state.version == version - 1 and state.seat in frames:
+                session.push(frames[state.seat], self.record.id)
             else:
                 session.push(self._snapshot_frame(state.seat, events), self.record.id)
             state.version = version
@@ -467,26 +455,18 @@ class Room:
         have = command.args.get("version")
         self._attach(session, seat)
         current = self.record.version
-        replay = self._missed_diffs(seat, have) if isinstance(have, int) else None
+        replay = self._missed_frames(seat, have) if isinstance(have, int) else None
         session.clear_stale(self.record.id)
         if replay is None:
             self._send_snapshot(session)
         else:
-            for version, diff, events in replay:
-                session.push(
-                    encode(
-                        {
-                            "t": "update",
-                            "room": self.record.id,
-                            "from": version - 1,
-                            "to": version,
-                            "diff": diff,
-                            "events": events,
-                        }
-                    ),
-                    self.record.id,
-                )
+            for frame in replay:
+                session.push(frame, self.record.id)
             self.viewers[session].version = current
+            # Frames carry no presence; who is here now may differ from then.
+            session.push(
+                encode({"t": "presence", "room": self.record.id, "presence": self._presence()})
+            )
         return {
             "room": self.record.id,
             "seat": seat,
@@ -494,25 +474,18 @@ class Room:
             "caught_up": "snapshot" if replay is None else "diffs",
         }
 
-    def _missed_diffs(
-        self, key: ViewerKey, have: int
-    ) -> list[tuple[int, list[Any], list[Event]]] | None:
-        """The updates a viewer at version ``have`` missed, or None if history cannot give
+    def _missed_frames(self, key: ViewerKey, have: int) -> list[bytes] | None:
+        """The frames a viewer at version ``have`` missed, or None if the history cannot give
         them all (then it gets a snapshot)."""
         current = self.record.version
         if have == current:
             return []
         if have > current or have < current - len(self._history):
             return None
-        needed = [(v, d.get(key), e) for v, d, e in self._history if v > have]
-        if len(needed) != current - have:
+        needed = [frames.get(key) for version, frames in self._history if version > have]
+        if len(needed) != current - have or any(frame is None for frame in needed):
             return None
-        replay = []
-        for version, diff, events in needed:
-            if diff is None:
-                return None
-            replay.append((version, diff, views.visible_events(events, key)))
-        return replay
+        return [frame for frame in needed if frame is not None]
 
     async def _resnapshot(self, command: Command) -> dict[str, Any]:
         session = self._require_viewer(command)
@@ -643,20 +616,22 @@ class Room:
             old = self.record
             new_id = new_room_id()
             seats = tuple(Seat(s.player, s.name, s.bot, s.bot) for s in old.seats)
-            await self._create_room(
-                RoomRecord(
-                    id=new_id,
-                    game=old.game,
-                    options=old.options,
-                    seats=seats,
-                    seed=new_seed(),
-                    creator=old.creator,
-                    private=old.private,
-                    code=await self.store.claim_code(new_id) if old.private else None,
-                    rematch_of=old.id,
-                    created=time.time(),
-                )
+            rematch = RoomRecord(
+                id=new_id,
+                game=old.game,
+                options=old.options,
+                seats=seats,
+                seed=new_seed(),
+                creator=old.creator,
+                private=old.private,
+                code=await self.store.claim_code(new_id) if old.private else None,
+                rematch_of=old.id,
+                created=time.time(),
             )
+            if len(seats) == 1:  # a solo room starts at once, its rematch too
+                state = self.game.setup(1, rematch.options, rematch.seed)
+                rematch = replace(rematch, **_game_fields(self.game, state))
+            await self._create_room(rematch)
             await self._commit(
                 old.evolve(rematch=new_id),
                 "rematch",
