@@ -36,8 +36,10 @@ from playhall_protocol.messages import request_id_of, validate
 
 logger = log.get("playhall.net")
 
-#: Messages handled by the room actor; their replies are whatever the actor returns.
-ROOM_COMMANDS = {"join", "leave", "ready", "start", "bot", "chat", "move", "sync", "rematch"}
+
+def _error(rid: int | None, code: str, reason: str, **extra: Any) -> bytes:
+    """An error reply: every refusal has this one shape."""
+    return encode({"t": "error", "re": rid, "code": code, "reason": reason, **extra})
 
 
 def hash_secret(secret: str) -> str:
@@ -120,7 +122,7 @@ class Endpoint:
                 rid = request_id_of(decode(frame))
             except ProtocolError:
                 pass
-        session.reply(encode({"t": "error", "re": rid, "code": code, "reason": reason}))
+        session.reply(_error(rid, code, reason))
 
     async def _handle_frame(self, session: Session, frame: bytes | str, clog: Any) -> None:
         rid: int | None = None
@@ -149,9 +151,7 @@ class Endpoint:
                 )
         except (ProtocolError, RoomError, Rejected) as exc:
             extra = exc.extra if isinstance(exc, RoomError) else {}
-            session.reply(
-                encode({"t": "error", "re": rid, "code": exc.code, "reason": exc.reason, **extra})
-            )
+            session.reply(_error(rid, exc.code, exc.reason, **extra))
             clog.info(
                 "refused",
                 code=exc.code,
@@ -162,16 +162,7 @@ class Endpoint:
             )
         except Exception:
             clog.exception("request_failed", req=rid, player=session.player)
-            session.reply(
-                encode(
-                    {
-                        "t": "error",
-                        "re": rid,
-                        "code": errors.INTERNAL,
-                        "reason": "internal error; nothing was changed",
-                    }
-                )
-            )
+            session.reply(_error(rid, errors.INTERNAL, "internal error; nothing was changed"))
 
     async def _dispatch(
         self, session: Session, kind: str, message: dict[str, Any]
