@@ -41,29 +41,6 @@ VECTORS = ROOT / "playhall_protocol" / "vectors"
 # -- the typed notation ---------------------------------------------------------------------------
 
 
-def untyped(data: Any) -> Any:
-    """The Python value of a typed JSON value (the inverse of :func:`typed`)."""
-    tag = data[0]
-    if tag == "nil":
-        return None
-    if tag == "bool":
-        return bool(data[1])
-    if tag == "int":
-        return int(data[1])
-    if tag == "float":
-        special = {"inf": math.inf, "-inf": -math.inf, "-0.0": -0.0}
-        return special[data[1]] if isinstance(data[1], str) else float(data[1])
-    if tag == "str":
-        return str(data[1])
-    if tag == "bin":
-        return bytes.fromhex(data[1])
-    if tag == "array":
-        return [untyped(v) for v in data[1]]
-    if tag == "map":
-        return {untyped(k): untyped(v) for k, v in data[1]}
-    raise ValueError(f"unknown tag {tag!r}")
-
-
 def plain(value: Any) -> Any:
     """The same data as plain JSON, for people reading the file (not normative)."""
     return copy.deepcopy(value)
