@@ -200,9 +200,7 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
     port = free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         str(ROOT / d) for d in ("protocol", "server", "clients"))}
-    profile = os.environ.get("BENCH_PROFILE")
-    prof = ["-m", "cProfile", "-o", profile] if profile else []
-    cmd = [sys.executable, *prof, "-m", "playhall.cli", "serve", "--port", str(port), "--redis-url",
+    cmd = [sys.executable, "-m", "playhall.cli", "serve", "--port", str(port), "--redis-url",
            redis.url, "--bot-delay", "0", "--log-level", "warning", "--log-format", "json",
            "--rate", "1000", "--burst", "2000"]
     if shutil.which("taskset") and server_core:

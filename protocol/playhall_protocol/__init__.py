@@ -1,8 +1,8 @@
 """The Playhall wire contract: message shapes, the msgpack codec, the view-diff format and the
 error codes. No I/O and no game logic; the server and every client import it.
 
-The specification a stranger can implement a client from is ``PROTOCOL.md`` beside this file;
-``vectors/`` holds test vectors for the codec and the diff format.
+The specification a stranger can implement a client from is ``protocol/PROTOCOL.md`` in the
+repository; ``vectors/`` beside this file holds test vectors for the codec and the diff format.
 """
 
 from playhall_protocol.codec import ProtocolError, decode, encode
