@@ -16,7 +16,6 @@ import signal
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
-from websockets.asyncio.server import Server, serve
 
 from playhall import log
 from playhall.config import Config
@@ -24,6 +23,7 @@ from playhall.lobby import Lobby
 from playhall.net.endpoint import Endpoint
 from playhall.rooms.manager import RoomManager
 from playhall.store.embedded import EmbeddedRedis
+from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Store
 from playhall_protocol import errors
 
@@ -33,7 +33,7 @@ logger = log.get("playhall.app")
 @dataclass
 class Running:
     config: Config
-    server: Server
+    server: asyncio.Server
     endpoint: Endpoint
     rooms: RoomManager
     redis: aioredis.Redis
@@ -57,6 +57,7 @@ class Running:
         await self.endpoint.close_all(errors.CLOSE_RESTARTING, "server restarting")
         self.server.close()
         await self.server.wait_closed()
+        self.endpoint.store.close()
         await self.redis.aclose()
         if self.embedded is not None:
             await asyncio.to_thread(self.embedded.stop)
@@ -84,19 +85,12 @@ async def start(config: Config) -> Running:
     pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=64, timeout=20)
     client = aioredis.Redis(connection_pool=pool)
     await client.ping()
-    store = Store(client, config.key_prefix)
+    store = Store(client, RedisPipe(url), config.key_prefix)
     lobby = Lobby(store)
     rooms = RoomManager(store, config, lobby)
     endpoint = Endpoint(config, store, rooms, lobby)
-    server = await serve(
-        endpoint.handle,
-        config.host,
-        config.port,
-        process_request=endpoint.process_request,
-        max_size=config.max_frame,
-        compression=None,
-        ping_interval=20,
-        ping_timeout=20,
+    server = await asyncio.get_running_loop().create_server(
+        endpoint.websocket, config.host, config.port, backlog=1024
     )
     running = Running(config, server, endpoint, rooms, client, embedded)
     _tune_gc()

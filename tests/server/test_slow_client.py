@@ -3,73 +3,104 @@ and it gets a fresh snapshot when it drains; one that stays blocked is closed (4
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
-
 from playhall.config import Config
 from playhall.net.session import Session
+from playhall.net.websocket import WebSocket
 from playhall_client import Client
 
 from .conftest import server_config
 
 
-class GatedSocket:
-    """A connection whose sends wait for a gate, like a peer that stopped reading."""
+class FakeSocket:
+    """A connection whose transport can be made to report a full write buffer, like a peer that
+    stopped reading."""
+
+    remote_address = "test"
 
     def __init__(self) -> None:
-        self.gate = asyncio.Event()
+        self.is_paused = False
         self.sent: list[bytes] = []
         self.closed: tuple[int, str] | None = None
 
-    async def send(self, frame: bytes) -> None:
-        await self.gate.wait()
-        self.sent.append(frame)
+    def send(self, message: bytes) -> None:
+        assert not self.is_paused or self.closed, "wrote past a full buffer"
+        self.sent.append(message)
 
-    async def close(self, code: int, reason: str) -> None:
+    def close(self, code: int, reason: str) -> None:
         self.closed = (code, reason)
 
+    def abort(self) -> None:
+        pass
 
-async def test_full_outbox_marks_the_room_stale_and_asks_for_a_snapshot_once_drained() -> None:
+    async def wait_closed(self) -> None:
+        pass
+
+
+def test_frames_go_straight_out_while_the_socket_takes_them() -> None:
+    ws = FakeSocket()
+    session = Session(ws, Config(outbox=3), lambda s, room: None)
+    for i in range(10):
+        session.push(b"update %d" % i, "room-a")
+    assert len(ws.sent) == 10 and not session.is_stale("room-a")
+
+
+def test_full_outbox_marks_the_room_stale_and_asks_for_a_snapshot_once_drained() -> None:
     drained: list[str] = []
-    ws = GatedSocket()
-    session = Session(ws, Config(outbox=3), lambda s, room: drained.append(room))  # type: ignore[arg-type]
-    session.start()
-    try:
-        for i in range(10):
-            session.push(b"update %d" % i, "room-a")
-        session.reply(b"a reply")  # replies are never dropped
-        session.push(b"lobby news")  # non-room pushes are dropped when full
-        # Three queued; the fourth overflowed and marked the room stale (the rest were skipped
-        # without queuing); the lobby push was dropped.
-        assert session.is_stale("room-a") and session.frames_dropped == 2
-        ws.gate.set()
-        while not drained:
-            await asyncio.sleep(0.01)  # the writer drains on its own task; bounded below
-        assert drained == ["room-a"]
-        assert b"a reply" in ws.sent and b"lobby news" not in ws.sent
-        assert [f for f in ws.sent if f.startswith(b"update")] == [
-            b"update 0",
-            b"update 1",
-            b"update 2",
-        ]
-    finally:
-        await session.stop()
+    ws = FakeSocket()
+    session = Session(ws, Config(outbox=3), lambda s, room: drained.append(room))
+    session.push(b"before", "room-a")
+    ws.is_paused = True
+    session.paused()
+    for i in range(10):
+        session.push(b"update %d" % i, "room-a")
+    session.reply(b"a reply")  # replies are never dropped
+    session.push(b"lobby news")  # non-room pushes are dropped when full
+    # Three queued; the fourth overflowed and marked the room stale (the rest were skipped
+    # without queuing); the lobby push was dropped.
+    assert session.is_stale("room-a") and session.frames_dropped == 2
+    assert ws.sent == [b"before"] and not drained
+    ws.is_paused = False
+    session.resumed()
+    assert drained == ["room-a"]
+    assert ws.sent == [b"before", b"update 0", b"update 1", b"update 2", b"a reply"]
 
 
-async def test_blocked_connection_is_reported_too_slow() -> None:
-    ws = GatedSocket()
-    config = Config(slow_timeout=5.0)
-    session = Session(ws, config, lambda s, room: None)  # type: ignore[arg-type]
-    session.start()
-    try:
-        session.push(b"frame", "room-a")
-        while session.blocked_since is None:
-            await asyncio.sleep(0.01)
-        assert not session.too_slow(session.blocked_since + 1.0)
-        assert session.too_slow(session.blocked_since + 6.0)
-    finally:
-        ws.gate.set()
-        await session.stop()
+def test_a_buffer_that_fills_again_while_draining_keeps_the_rest_queued() -> None:
+    ws = FakeSocket()
+    drained: list[str] = []
+    session = Session(ws, Config(outbox=8), lambda s, room: drained.append(room))
+    ws.is_paused = True
+    session.paused()
+    for i in range(4):
+        session.push(b"update %d" % i, "room-a")
+    real_send = ws.send
+
+    def send_then_fill(message: bytes) -> None:
+        real_send(message)
+        ws.is_paused = len(ws.sent) == 2  # the transport is full again after two frames
+
+    ws.send = send_then_fill  # type: ignore[method-assign]
+    ws.is_paused = False
+    session.resumed()
+    assert ws.sent == [b"update 0", b"update 1"] and not drained
+    session.push(b"update 4", "room-a")  # still behind the queued ones
+    ws.is_paused = False
+    session.resumed()
+    assert ws.sent == [b"update %d" % i for i in range(5)]
+
+
+def test_blocked_connection_is_reported_too_slow() -> None:
+    ws = FakeSocket()
+    session = Session(ws, Config(slow_timeout=5.0), lambda s, room: None)
+    assert session.blocked_since is None
+    ws.is_paused = True
+    session.paused()
+    assert session.blocked_since is not None
+    assert not session.too_slow(session.blocked_since + 1.0)
+    assert session.too_slow(session.blocked_since + 6.0)
+    ws.is_paused = False
+    session.resumed()
+    assert session.blocked_since is None and not session.too_slow(1e12)
 
 
 async def test_a_stalled_spectator_catches_up_with_a_snapshot(redis_url: str) -> None:
@@ -84,14 +115,10 @@ async def test_a_stalled_spectator_catches_up_with_a_snapshot(redis_url: str) ->
         await player.add_bot(room.room, 1)
         watched = await watcher.join(room.room, watch=True)
         session = next(s for s in running.endpoint.sessions if s.player == watcher.player)
-        gate = asyncio.Event()
-        real_send = session.ws.send
-
-        async def stalled_send(frame: Any) -> None:
-            await gate.wait()
-            await real_send(frame)
-
-        session.ws.send = stalled_send  # type: ignore[method-assign]
+        # What the transport does when the peer stops reading and its buffer fills up.
+        socket = session.ws
+        assert isinstance(socket, WebSocket)
+        socket.pause_writing()
         await player.ready(room.room)
         # The game goes on while the spectator cannot take frames: the room is not held up.
         while room.view["status"] != "finished" and room.version < 30:
@@ -101,7 +128,7 @@ async def test_a_stalled_spectator_catches_up_with_a_snapshot(redis_url: str) ->
         assert session.is_stale(room.room)
         while not watcher.pushes.empty():  # what arrived before the stall
             watcher.pushes.get_nowait()
-        gate.set()
+        socket.resume_writing()
         await watched.wait(lambda m: m.version == room.version, 30)
         kinds = []
         while not watcher.pushes.empty():

@@ -17,16 +17,15 @@ import time
 from http import HTTPStatus
 from typing import Any
 
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
-from websockets.http11 import Request, Response
+from websockets.http11 import Request
 
 from playhall import __version__, log
 from playhall.catalog import all_games, get_game
 from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
-from playhall.net.session import Session
+from playhall.net.session import Session, error_frame
+from playhall.net.websocket import WebSocket
 from playhall.rooms.actor import RoomError, new_room_id, new_seed
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import RoomRecord, Seat
@@ -35,11 +34,6 @@ from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, encode,
 from playhall_protocol.messages import request_id_of, validate
 
 logger = log.get("playhall.net")
-
-
-def _error(rid: int | None, code: str, reason: str, **extra: Any) -> bytes:
-    """An error reply: every refusal has this one shape."""
-    return encode({"t": "error", "re": rid, "code": code, "reason": reason, **extra})
 
 
 def hash_secret(secret: str) -> str:
@@ -59,50 +53,49 @@ class Endpoint:
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
-    def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+    def process_request(self, request: Request) -> tuple[HTTPStatus, str] | None:
+        """Plain HTTP answers on the websocket port: ``/healthz``, and 503 to handshakes while
+        draining (reconnecting clients then go to the next process instead of being closed
+        again). None accepts the handshake."""
         if request.path == "/healthz":
             if self.draining:
-                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "draining\n")
+                return HTTPStatus.SERVICE_UNAVAILABLE, "draining\n"
             silent = time.monotonic() - self.store.answered_at
             if silent > self.config.lease_ms / 1000:
-                return connection.respond(
-                    HTTPStatus.SERVICE_UNAVAILABLE, f"redis silent for {silent:.0f}s\n"
-                )
-            return connection.respond(HTTPStatus.OK, "ok\n")
+                return HTTPStatus.SERVICE_UNAVAILABLE, f"redis silent for {silent:.0f}s\n"
+            return HTTPStatus.OK, "ok\n"
         if self.draining:
-            # Reconnecting clients go to the next process instead of being closed again.
-            return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "server restarting\n")
+            return HTTPStatus.SERVICE_UNAVAILABLE, "server restarting\n"
         return None
 
     # -- one connection ------------------------------------------------------------------------
 
-    async def handle(self, ws: ServerConnection) -> None:
+    def websocket(self) -> WebSocket:
+        """A new connection (the protocol factory of the listening socket)."""
+        return WebSocket(
+            on_request=self.process_request,
+            on_open=self._opened,
+            max_size=self.config.max_frame,
+        )
+
+    def _opened(self, ws: WebSocket) -> Session:
         session = Session(ws, self.config, self._resnapshot)
-        conn = next(self._ids)
-        session.start()
         self.sessions.add(session)
-        clog = logger.bind(conn=conn, peer=str(ws.remote_address))
+        task = asyncio.get_running_loop().create_task(self._serve(session))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return session
+
+    async def _serve(self, session: Session) -> None:
+        """Handle one connection's messages in order, one at a time, until it is gone."""
+        clog = logger.bind(conn=next(self._ids), peer=session.ws.remote_address)
         clog.debug("connected")
         try:
-            async for frame in ws:
-                if not session.bucket.allow():
-                    if session.bucket.flooding:
-                        clog.warning("flooding_closed", player=session.player)
-                        await session.close(errors.CLOSE_POLICY, "flooding: too many messages")
-                        break
-                    self._refuse(
-                        session,
-                        frame,
-                        errors.RATE_LIMITED,
-                        f"more than {self.config.rate:g} messages/s; this one was dropped",
-                    )
-                    continue
-                await self._handle_frame(session, frame, clog)
-                # Let the writer and other connections run even when frames arrive in a burst.
-                await asyncio.sleep(0)
-        except ConnectionClosed:
-            pass
+            while (message := await session.next_message()) is not None:
+                await self._handle_frame(session, message, clog)
         finally:
+            if session.flooded:
+                clog.warning("flooding_closed", player=session.player)
             self.sessions.discard(session)
             self.lobby.unwatch(session)
             for room_id in list(session.rooms):
@@ -112,17 +105,7 @@ class Endpoint:
                         await room.submit("detach", session, {})
                     except RoomError:
                         pass
-            await session.stop()
             clog.debug("disconnected", player=session.player)
-
-    def _refuse(self, session: Session, frame: bytes | str, code: str, reason: str) -> None:
-        rid = None
-        if isinstance(frame, bytes):
-            try:
-                rid = request_id_of(decode(frame))
-            except ProtocolError:
-                pass
-        session.reply(_error(rid, code, reason))
 
     async def _handle_frame(self, session: Session, frame: bytes | str, clog: Any) -> None:
         rid: int | None = None
@@ -151,7 +134,7 @@ class Endpoint:
                 )
         except (ProtocolError, RoomError, Rejected) as exc:
             extra = exc.extra if isinstance(exc, RoomError) else {}
-            session.reply(_error(rid, exc.code, exc.reason, **extra))
+            session.reply(error_frame(rid, exc.code, exc.reason, **extra))
             clog.info(
                 "refused",
                 code=exc.code,
@@ -162,7 +145,7 @@ class Endpoint:
             )
         except Exception:
             clog.exception("request_failed", req=rid, player=session.player)
-            session.reply(_error(rid, errors.INTERNAL, "internal error; nothing was changed"))
+            session.reply(error_frame(rid, errors.INTERNAL, "internal error; nothing was changed"))
 
     async def _dispatch(
         self, session: Session, kind: str, message: dict[str, Any]
@@ -315,15 +298,19 @@ class Endpoint:
             for session in [s for s in self.sessions if s.too_slow(now)]:
                 logger.warning("slow_connection_closed", player=session.player)
                 self.sessions.discard(session)
-                task = asyncio.get_running_loop().create_task(
-                    session.ws.close(errors.CLOSE_TOO_SLOW, "too slow: reconnect to resume")
-                )
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
+                session.ws.close(errors.CLOSE_TOO_SLOW, "too slow: reconnect to resume")
 
     # -- shutdown ------------------------------------------------------------------------------
 
-    async def close_all(self, code: int, reason: str) -> None:
-        await asyncio.gather(
-            *(s.close(code, reason) for s in list(self.sessions)), return_exceptions=True
-        )
+    async def close_all(self, code: int, reason: str, timeout: float = 5.0) -> None:
+        """Close every connection (after its queued frames) and wait until they are gone;
+        those whose peer does not finish the closing handshake in time are dropped."""
+        sessions = list(self.sessions)
+        await asyncio.gather(*(s.close(code, reason) for s in sessions), return_exceptions=True)
+        if sessions:
+            gone = [asyncio.ensure_future(s.ws.wait_closed()) for s in sessions]
+            await asyncio.wait(gone, timeout=timeout)
+            for session, done in zip(sessions, gone, strict=True):
+                if not done.done():
+                    done.cancel()
+                    session.ws.abort()

@@ -1,31 +1,51 @@
-"""One client connection: who it is, its bounded outbox, and the task that writes it.
+"""One client connection: who it is, the messages it sent that wait to be handled, and its
+bounded outbox.
 
-Outbox policy: replies always queue (one per request, and requests are rate limited). Room
-frames queue while the outbox is below its bound; past it, that room is marked stale for this
-connection and its further updates are skipped, and once the outbox drains the room sends a
-fresh snapshot instead. Lobby, chat and presence pushes are dropped when full. A connection
-whose socket does not take a frame within ``slow_timeout`` seconds is closed (4000); the
-client library reconnects and resumes.
+Frames are written to the socket at once while it takes them. Once the transport's write buffer
+is full (the peer reads slower than we write) frames queue in the outbox instead. Outbox policy:
+replies always queue (one per request, and requests are rate limited). Room frames queue while
+the outbox is below its bound; past it, that room is marked stale for this connection and its
+further updates are skipped, and once the outbox drains the room sends a fresh snapshot
+instead. Lobby, chat and presence pushes are dropped when full. A connection whose socket has
+not taken data for ``slow_timeout`` seconds is closed (4000); the client library reconnects and
+resumes.
+
+Rate limiting happens as messages arrive, before they queue: a client over its rate gets
+``rate_limited`` for each message dropped, and a flooding one is closed (1008).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import deque
 from collections.abc import Callable
-
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
+from typing import Any, Protocol
 
 from playhall.config import Config
 from playhall.net.ratelimit import TokenBucket
+from playhall_protocol import ProtocolError, decode, encode, errors
+from playhall_protocol.messages import request_id_of
+
+
+class Socket(Protocol):
+    """What a session needs of its connection (:class:`playhall.net.websocket.WebSocket`)."""
+
+    remote_address: str
+    is_paused: bool
+
+    def send(self, message: bytes) -> None: ...
+
+    def close(self, code: int, reason: str) -> None: ...
+
+    def abort(self) -> None: ...
+
+    async def wait_closed(self) -> None: ...
 
 
 class Session:
     def __init__(
-        self, ws: ServerConnection, config: Config, on_drained: Callable[[Session, str], None]
+        self, ws: Socket, config: Config, on_drained: Callable[[Session, str], None]
     ) -> None:
         self.ws = ws
         self.config = config
@@ -34,37 +54,87 @@ class Session:
         self.protocol = 0
         self.rooms: set[str] = set()
         self.bucket = TokenBucket(config.rate, config.burst)
+        self.frames_dropped = 0
+        self.blocked_since: float | None = None
+        self.flooded = False
+        self._inbox: deque[bytes | str] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._gone = False
         self._outbox: deque[bytes] = deque()
-        self._wake = asyncio.Event()
         self._stale: set[str] = set()
         self._on_drained = on_drained
-        self._writer: asyncio.Task[None] | None = None
-        self.frames_dropped = 0
-        self._sending = False
-        self.blocked_since: float | None = None
-        self._idle = asyncio.Event()  # set whenever the outbox has just been emptied
+        self._idle = asyncio.Event()  # set whenever the outbox is empty
+        self._idle.set()
 
     @property
     def greeted(self) -> bool:
         return bool(self.player)
 
-    def start(self) -> None:
-        self._writer = asyncio.create_task(self._write_forever())
+    # -- messages in (the Handler interface of the websocket) ----------------------------------
 
-    async def stop(self) -> None:
-        if self._writer is not None:
-            self._writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._writer
+    def message_received(self, message: bytes | str) -> None:
+        if self.flooded:
+            return
+        if not self.bucket.allow():
+            if self.bucket.flooding:
+                self.flooded = True
+                self.close_soon(errors.CLOSE_POLICY, "flooding: too many messages")
+                return
+            self.reply(
+                error_frame(
+                    _request_id(message),
+                    errors.RATE_LIMITED,
+                    f"more than {self.config.rate:g} messages/s; this one was dropped",
+                )
+            )
+            return
+        self._inbox.append(message)
+        self._wake()
 
-    # -- queuing -------------------------------------------------------------------------------
+    def closed(self) -> None:
+        self._gone = True
+        self._wake()
+
+    def paused(self) -> None:
+        self.blocked_since = time.monotonic()
+
+    def resumed(self) -> None:
+        self.blocked_since = None
+        while self._outbox and not self.ws.is_paused:
+            self.ws.send(self._outbox.popleft())
+        if not self._outbox:
+            self._idle.set()
+            for room in list(self._stale):
+                self._on_drained(self, room)
+
+    async def next_message(self) -> bytes | str | None:
+        """The next message to handle, in arrival order; None once the connection is gone."""
+        while not self._inbox:
+            if self._gone:
+                return None
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        return self._inbox.popleft()
+
+    def _wake(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    # -- frames out ----------------------------------------------------------------------------
 
     def reply(self, frame: bytes) -> None:
-        self._outbox.append(frame)
-        self._wake.set()
+        if self._outbox or self.ws.is_paused:
+            self._outbox.append(frame)
+            self._idle.clear()
+        else:
+            self.ws.send(frame)
 
     def push(self, frame: bytes, room: str | None = None) -> None:
         if room is not None and room in self._stale:
+            return
+        if not (self._outbox or self.ws.is_paused):
+            self.ws.send(frame)
             return
         if len(self._outbox) >= self.config.outbox:
             self.frames_dropped += 1
@@ -72,7 +142,7 @@ class Session:
                 self._stale.add(room)
             return
         self._outbox.append(frame)
-        self._wake.set()
+        self._idle.clear()
 
     def is_stale(self, room: str) -> bool:
         return room in self._stale
@@ -80,39 +150,44 @@ class Session:
     def clear_stale(self, room: str) -> None:
         self._stale.discard(room)
 
+    # -- closing -------------------------------------------------------------------------------
+
     async def close(self, code: int, reason: str, flush_timeout: float = 2.0) -> None:
         """Close after sending what is queued (the replies explaining why, above all)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + flush_timeout
-        while (self._outbox or self._sending) and loop.time() < deadline:
-            self._idle.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._idle.wait(), deadline - loop.time())
-        await self.ws.close(code, reason)
+        try:
+            await asyncio.wait_for(self._idle.wait(), flush_timeout)
+        except TimeoutError:
+            pass
+        self.ws.close(code, reason)
+
+    def close_soon(self, code: int, reason: str) -> None:
+        """Close now if nothing is queued, else once the outbox has drained."""
+        if self._idle.is_set():
+            self.ws.close(code, reason)
+            return
+        task = asyncio.get_running_loop().create_task(self.close(code, reason))
+        _closing.add(task)
+        task.add_done_callback(_closing.discard)
 
     def too_slow(self, now: float) -> bool:
         return (
             self.blocked_since is not None and now - self.blocked_since > self.config.slow_timeout
         )
 
-    # -- writing -------------------------------------------------------------------------------
 
-    async def _write_forever(self) -> None:
+_closing: set[asyncio.Task[None]] = set()  # close tasks, kept referenced until done
+
+
+def error_frame(rid: int | None, code: str, reason: str, **extra: Any) -> bytes:
+    """An error reply: every refusal has this one shape."""
+    return encode({"t": "error", "re": rid, "code": code, "reason": reason, **extra})
+
+
+def _request_id(message: bytes | str) -> int | None:
+    """The request id of ``message`` when it has a readable one."""
+    if isinstance(message, bytes):
         try:
-            while True:
-                await self._wake.wait()
-                self._wake.clear()
-                self._sending = True
-                while self._outbox:
-                    frame = self._outbox.popleft()
-                    # Not asyncio.wait_for (a task per frame): the endpoint's sweeper closes
-                    # connections whose send has been blocked for longer than slow_timeout.
-                    self.blocked_since = time.monotonic()
-                    await self.ws.send(frame)
-                    self.blocked_since = None
-                self._sending = False
-                self._idle.set()
-                for room in list(self._stale):
-                    self._on_drained(self, room)
-        except ConnectionClosed:
-            return
+            return request_id_of(decode(message))
+        except ProtocolError:
+            return None
+    return None

@@ -335,12 +335,13 @@ class Room:
             }
         )
         # A diff never costs more than the snapshot it replaces. Encoding the snapshot to
-        # compare costs as much as the diff saves, so it is done only when the diff is at least
-        # half the size of the snapshot this key was last measured at, at most 16 versions ago
-        # (views change size slowly; the margin and the re-measuring cover that drift).
+        # compare costs as much as the diff saves, so it is done only when the diff is not
+        # clearly smaller than the snapshot this key was last measured at, or that measure is
+        # 16 versions old (views change size slowly; the margin and re-measuring cover it).
         measured = self._snapshot_size.get(key)
-        if measured is not None and len(frame) * 2 < measured[1] and version - measured[0] < 16:
-            return frame
+        if measured is not None and version - measured[0] < 16:
+            if len(frame) * 4 < measured[1] * 3:
+                return frame
         snapshot = self._snapshot_frame(key, events)
         return snapshot if len(snapshot) <= len(frame) else frame
 

@@ -20,19 +20,20 @@ A finished room's record, log and chat expire after ``finished_ttl`` seconds.
 A room change is one Lua script run, so it is atomic: it checks the caller still holds the
 lease (fencing a stale owner out) and that the stored version is the one the change was made
 against, then writes the record, appends to the log, and updates the lobby and active index.
-Concurrent commits from many rooms are sent to Redis in one pipeline (group commit).
+Concurrent commits from many rooms reach Redis in one write (group commit, see ``pipe``).
 """
 
 from __future__ import annotations
 
-import asyncio
+import hashlib
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import ResponseError
+
+from playhall.store.pipe import RedisPipe
 
 _COMMIT = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
@@ -63,6 +64,9 @@ if ARGV[8] ~= '0' then
 end
 return 1
 """
+
+_COMMIT_BYTES = _COMMIT.encode()
+_COMMIT_SHA = hashlib.sha1(_COMMIT_BYTES).hexdigest().encode()
 
 _ACQUIRE = """
 local current = redis.call('GET', KEYS[1])
@@ -98,10 +102,6 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _noscript(result: Any) -> bool:
-    return isinstance(result, NoScriptError)
-
-
 class Fenced(Exception):
     """This process no longer holds the room's lease; another may own it now."""
 
@@ -128,17 +128,16 @@ class Commit:
 
 
 class Store:
-    def __init__(self, client: aioredis.Redis, prefix: str = "ph:") -> None:
+    def __init__(self, client: aioredis.Redis, pipe: RedisPipe, prefix: str = "ph:") -> None:
         self.redis = client
+        self.pipe = pipe
+        pipe.on_answer = self._answered
         self.p = prefix
-        self._commit_sha: str | None = None
         self._acquire = client.register_script(_ACQUIRE)
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
-        self._pending: list[tuple[Commit, asyncio.Future[None]]] = []
         #: When Redis last answered (monotonic seconds), for /healthz.
         self.answered_at = time.monotonic()
-        self._flusher: asyncio.Task[None] | None = None
 
     # -- keys --------------------------------------------------------------------------------
 
@@ -188,91 +187,60 @@ class Store:
     async def commit(self, change: Commit) -> None:
         """Store one change atomically. Raises :class:`Fenced` or :class:`VersionConflict`.
 
-        Returns once Redis has applied it; calls made while a batch is in flight are sent
-        together in the next one.
+        Returns once Redis has applied it. Commits of many rooms made in the same pass of the
+        event loop reach Redis in one write (group commit), by their script's digest; if Redis
+        lost the script (restarted, or SCRIPT FLUSH) the commit is sent again with the script's
+        text. That is safe: a NOSCRIPT reply means the commit did not run.
         """
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((change, future))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
-        await future
-
-    async def _flush(self) -> None:
-        while self._pending:
-            batch, self._pending = self._pending, []
+        args = self._commit_args(change)
+        try:
             try:
-                results = await self._run_commits([change for change, _ in batch])
-            except Exception as exc:  # connection lost: every commit in the batch failed
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
-                continue
-            self.answered_at = time.monotonic()
-            for (_, future), result in zip(batch, results, strict=True):
-                if future.done():
-                    continue
-                if isinstance(result, ResponseError):
-                    text = str(result)
-                    future.set_exception(
-                        Fenced(text) if "FENCED" in text else VersionConflict(text)
-                    )
-                elif isinstance(result, Exception):
-                    future.set_exception(result)
-                else:
-                    future.set_result(None)
+                await self.pipe.call(b"EVALSHA", _COMMIT_SHA, *args)
+            except ResponseError as exc:
+                if not str(exc).startswith("NOSCRIPT"):
+                    raise
+                await self.pipe.call(b"EVAL", _COMMIT_BYTES, *args)
+        except ResponseError as exc:
+            text = str(exc)
+            raise Fenced(text) if "FENCED" in text else VersionConflict(text) from None
 
-    async def _run_commits(self, changes: list[Commit]) -> list[Any]:
-        """Run a batch of commits in one pipeline of EVALSHA calls; a commit whose script Redis
-        had lost (restarted, or SCRIPT FLUSH) is run again once the script is loaded again. That
-        is safe: a NOSCRIPT reply means the commit did not run."""
-        results = await self._evalsha_batch(changes)
-        lost = [i for i, result in enumerate(results) if _noscript(result)]
-        if lost:
-            self._commit_sha = None
-            again = await self._evalsha_batch([changes[i] for i in lost])
-            for i, result in zip(lost, again, strict=True):
-                results[i] = result
-        return results
-
-    async def _evalsha_batch(self, changes: list[Commit]) -> list[Any]:
-        # Not redis-py's Script objects: in a pipeline they cost a SCRIPT EXISTS round trip on
-        # every execution. The script is loaded once and called by its digest.
-        if self._commit_sha is None:
-            self._commit_sha = _text(await self.redis.script_load(_COMMIT))
-        pipe = self.redis.pipeline(transaction=False)
-        for change in changes:
-            self._queue_commit(change, pipe, self._commit_sha)
-        return list(await pipe.execute(raise_on_error=False))
-
-    def _queue_commit(self, change: Commit, pipe: Any, sha: str) -> None:
+    def _commit_args(self, change: Commit) -> list[bytes]:
+        """The commit script's key count, keys and arguments."""
         if change.unlist:
-            lobby_mode, lobby_blob = "del", b""
+            lobby_mode, lobby_blob = b"del", b""
         elif change.lobby is not None:
-            lobby_mode, lobby_blob = "set", change.lobby
+            lobby_mode, lobby_blob = b"set", change.lobby
         else:
-            lobby_mode, lobby_blob = "keep", b""
-        args: list[Any] = [
-            change.lease,
-            str(change.prev_version),
-            str(change.version),
+            lobby_mode, lobby_blob = b"keep", b""
+        room, p = change.room, self.p
+        args = [
+            b"7",
+            f"{p}room:{room}".encode(),
+            f"{p}room:{room}:log".encode(),
+            f"{p}lease:{room}".encode(),
+            f"{p}lobby".encode(),
+            f"{p}active".encode(),
+            room.encode(),
+            f"{p}room:{room}:chat".encode(),
+            change.lease.encode(),
+            b"%d" % change.prev_version,
+            b"%d" % change.version,
             change.record,
             lobby_mode,
             lobby_blob,
-            "1" if change.active else "0",
-            str(change.expire),
+            b"1" if change.active else b"0",
+            b"%d" % change.expire,
         ]
         for name, value in change.log.items():
-            args += [name, value]
-        keys = [
-            self.room_key(change.room),
-            self.log_key(change.room),
-            self.lease_key(change.room),
-            f"{self.p}lobby",
-            f"{self.p}active",
-            change.room,
-            f"{self.p}room:{change.room}:chat",
-        ]
-        pipe.evalsha(sha, len(keys), *keys, *args)
+            args.append(name.encode())
+            args.append(value if isinstance(value, bytes) else str(value).encode())
+        return args
+
+    def _answered(self) -> None:
+        self.answered_at = time.monotonic()
+
+    def close(self) -> None:
+        self.pipe.close()
 
     async def log(self, room: str) -> list[dict[str, bytes]]:
         """The room's whole log, oldest first (field names decoded, values raw)."""

@@ -1,0 +1,236 @@
+"""WebSocket connections driven by asyncio callbacks, on the Sans-I/O core of ``websockets``.
+
+Why not ``websockets``' own asyncio layer: it gives every connection a reader task, an assembler
+and a coroutine ``send`` with a lock, so each frame in or out costs several task switches. Here a
+connection is a plain :class:`asyncio.Protocol`: bytes from the socket go through
+``websockets.server.ServerProtocol`` (which parses the handshake and frames, enforces the frame
+size limit, answers pings and runs the closing handshake) and each complete message is handed to
+the :class:`Handler` in the same callback; :meth:`WebSocket.send` writes a frame to the transport
+at once. The Sans-I/O protocol is the part of ``websockets`` meant for exactly this
+(https://websockets.readthedocs.io/en/stable/howto/sansio.html).
+
+Flow control is the transport's: when its write buffer passes the high-water mark the handler is
+told (:meth:`Handler.paused`), and told again when it drains (:meth:`Handler.resumed`); the
+session above keeps its own bounded outbox meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Protocol
+
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Request, Response
+from websockets.protocol import OPEN
+from websockets.server import ServerProtocol
+
+
+class Handler(Protocol):
+    """What a :class:`WebSocket` reports to the layer above (a session)."""
+
+    def message_received(self, message: bytes | str) -> None: ...
+
+    def paused(self) -> None: ...
+
+    def resumed(self) -> None: ...
+
+    def closed(self) -> None: ...
+
+
+#: Answers a handshake request with a plain HTTP response (status, body), or None to accept it.
+RequestHook = Callable[[Request], tuple[HTTPStatus, str] | None]
+#: Makes the handler of a connection whose handshake was accepted.
+OpenHook = Callable[["WebSocket"], Handler]
+
+
+class WebSocket(asyncio.Protocol):
+    """One server-side websocket connection."""
+
+    def __init__(
+        self,
+        *,
+        on_request: RequestHook,
+        on_open: OpenHook,
+        max_size: int,
+        ping_interval: float = 20.0,
+        ping_timeout: float = 20.0,
+        open_timeout: float = 10.0,
+        close_timeout: float = 5.0,
+        write_limit: int = 64 * 1024,
+    ) -> None:
+        self.protocol = ServerProtocol(max_size=max_size)
+        self._on_request = on_request
+        self._on_open = on_open
+        self._ping_interval = ping_interval
+        self._ping_timeout = ping_timeout
+        self._open_timeout = open_timeout
+        self._close_timeout = close_timeout
+        self._write_limit = write_limit
+        self.transport: asyncio.Transport | None = None
+        self.handler: Handler | None = None
+        self.remote_address: str = ""
+        self.is_paused = False
+        self._fragments: list[bytes] = []
+        self._fragment_text = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._ping_payload: bytes | None = None
+        self._closing = False  # the close deadline is armed
+        self._closed = asyncio.get_running_loop().create_future()
+
+    # -- for the layer above ---------------------------------------------------------------------
+
+    @property
+    def open(self) -> bool:
+        return self.protocol.state is OPEN
+
+    def send(self, message: bytes) -> None:
+        """Write one binary message now; a no-op once the connection is closing."""
+        if self.protocol.state is OPEN:
+            self.protocol.send_binary(message)
+            self._flush()
+
+    def close(self, code: int, reason: str) -> None:
+        """Start the closing handshake; the socket is dropped if the peer does not answer."""
+        if self.protocol.state is OPEN:
+            self.protocol.send_close(code, reason)
+            self._flush()
+            self._closing = True
+            self._arm(self._close_timeout, self._abort)
+
+    async def wait_closed(self) -> None:
+        await asyncio.shield(self._closed)
+
+    def abort(self) -> None:
+        self._abort()
+
+    # -- asyncio.Protocol ------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.set_write_buffer_limits(high=self._write_limit)
+        peer = transport.get_extra_info("peername")
+        self.remote_address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self._arm(self._open_timeout, self._abort)
+
+    def data_received(self, data: bytes) -> None:
+        self.protocol.receive_data(data)
+        events = self.protocol.events_received()
+        self._flush()
+        for event in events:
+            if isinstance(event, Frame):
+                self._frame(event)
+            elif isinstance(event, Request):
+                self._handshake(event)
+        if self.protocol.close_expected() and not self._closing:
+            self._closing = True
+            self._arm(self._close_timeout, self._abort)
+
+    def eof_received(self) -> bool | None:
+        self.protocol.receive_eof()
+        self.protocol.events_received()
+        self._flush()
+        return None  # let the transport close itself
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.protocol.receive_eof()
+        self._cancel_timer()
+        if not self._closed.done():
+            self._closed.set_result(None)
+        if self.handler is not None:
+            handler, self.handler = self.handler, None
+            handler.closed()
+
+    def pause_writing(self) -> None:
+        self.is_paused = True
+        if self.handler is not None:
+            self.handler.paused()
+
+    def resume_writing(self) -> None:
+        self.is_paused = False
+        if self.handler is not None:
+            self.handler.resumed()
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _handshake(self, request: Request) -> None:
+        answer = self._on_request(request)
+        if answer is not None:
+            response: Response = self.protocol.reject(*answer)
+        else:
+            response = self.protocol.accept(request)
+        self.protocol.send_response(response)
+        self._flush()
+        if self.protocol.state is OPEN:
+            self._cancel_timer()
+            self.handler = self._on_open(self)
+            self._schedule_ping()
+        else:
+            self._arm(self._close_timeout, self._abort)
+
+    def _frame(self, frame: Frame) -> None:
+        opcode = frame.opcode
+        data = frame.data if isinstance(frame.data, bytes) else bytes(frame.data)
+        if opcode is Opcode.BINARY or opcode is Opcode.TEXT:
+            if frame.fin:
+                self._deliver(data, opcode is Opcode.TEXT)
+            else:
+                self._fragments = [data]
+                self._fragment_text = opcode is Opcode.TEXT
+        elif opcode is Opcode.CONT:
+            # The Sans-I/O core checks continuation order and the total size against max_size.
+            self._fragments.append(data)
+            if frame.fin:
+                whole, self._fragments = b"".join(self._fragments), []
+                self._deliver(whole, self._fragment_text)
+        elif opcode is Opcode.PONG and data == self._ping_payload:
+            self._ping_payload = None
+            self._schedule_ping()
+
+    def _deliver(self, data: bytes, text: bool) -> None:
+        if self.handler is not None:
+            self.handler.message_received(data.decode("utf-8", "replace") if text else data)
+
+    def _flush(self) -> None:
+        transport = self.transport
+        if transport is None:
+            return
+        for data in self.protocol.data_to_send():
+            if data:
+                transport.write(data)
+            else:  # the protocol is done writing: close once the buffer is flushed
+                transport.close()
+
+    def _schedule_ping(self) -> None:
+        if self.protocol.state is OPEN:
+            self._arm(self._ping_interval, self._ping)
+
+    def _ping(self) -> None:
+        if self.protocol.state is not OPEN:
+            return
+        self._ping_payload = os.urandom(4)
+        self.protocol.send_ping(self._ping_payload)
+        self._flush()
+        self._arm(self._ping_timeout, self._ping_lost)
+
+    def _ping_lost(self) -> None:
+        if self.protocol.state is OPEN:
+            self.protocol.fail(1011, "keepalive ping timeout")
+            self._flush()
+        self._arm(self._close_timeout, self._abort)
+
+    def _arm(self, delay: float, callback: Callable[[], None]) -> None:
+        self._cancel_timer()
+        self._timer = asyncio.get_running_loop().call_later(delay, callback)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _abort(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()
