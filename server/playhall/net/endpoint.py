@@ -79,7 +79,8 @@ class Endpoint:
         )
 
     def _opened(self, ws: WebSocket) -> Session:
-        session = Session(ws, self.config, self._resnapshot)
+        session = Session(ws, self.config, self._resnapshot, self._fast_move)
+        session.log = logger.bind(conn=next(self._ids), peer=ws.remote_address)
         self.sessions.add(session)
         task = asyncio.get_running_loop().create_task(self._serve(session))
         self._background.add(task)
@@ -88,11 +89,15 @@ class Endpoint:
 
     async def _serve(self, session: Session) -> None:
         """Handle one connection's messages in order, one at a time, until it is gone."""
-        clog = logger.bind(conn=next(self._ids), peer=session.ws.remote_address)
+        clog = session.log
         clog.debug("connected")
         try:
             while (message := await session.next_message()) is not None:
-                await self._handle_frame(session, message, clog)
+                session.busy = True
+                try:
+                    await self._handle_frame(session, message, clog)
+                finally:
+                    session.busy = False
         finally:
             if session.flooded:
                 clog.warning("flooding_closed", player=session.player)
@@ -133,19 +138,62 @@ class Endpoint:
                     ms=round((time.perf_counter() - started) * 1e3, 2),
                 )
         except (ProtocolError, RoomError, Rejected) as exc:
-            extra = exc.extra if isinstance(exc, RoomError) else {}
-            session.reply(error_frame(rid, exc.code, exc.reason, **extra))
-            clog.info(
-                "refused",
-                code=exc.code,
-                reason=exc.reason,
-                req=rid,
-                player=session.player,
-                room=message.get("room") if isinstance(message, dict) else None,
-            )
+            self._refused(session, rid, exc, message)
         except Exception:
             clog.exception("request_failed", req=rid, player=session.player)
             session.reply(error_frame(rid, errors.INTERNAL, "internal error; nothing was changed"))
+
+    def _fast_move(self, session: Session, frame: bytes | str) -> bool:
+        """Hand a move for a room this process holds straight to the room, from the callback
+        that read it: no task switch on the way in, and the room answers it in the same pass
+        of the loop as it broadcasts the update. Anything unusual (not a move, malformed, room
+        not loaded, draining) is left to the connection's task, which answers it in full."""
+        if not isinstance(frame, bytes) or not session.greeted or self.draining:
+            return False
+        try:
+            message = decode(frame)
+            if not isinstance(message, dict) or message.get("t") != "move":
+                return False
+            room = self.rooms.rooms.get(message.get("room"))  # type: ignore[arg-type]
+            if room is None:
+                return False
+            _, rid = validate(message)
+        except ProtocolError:
+            return False
+        args = {k: v for k, v in message.items() if k != "t" and k != "id"}
+
+        def done(result: dict[str, Any] | None, error: RoomError | None) -> None:
+            if error is None:
+                session.reply(encode({"t": "ok", "re": rid, **(result or {})}))
+            else:
+                self._refused(session, rid, error, message)
+            session.answered()
+
+        session.in_flight = True
+        try:
+            room.offer("move", session, args, rid, done)
+        except RoomError:
+            session.in_flight = False
+            return False
+        return True
+
+    def _refused(
+        self,
+        session: Session,
+        rid: int | None,
+        exc: ProtocolError | RoomError | Rejected,
+        message: Any,
+    ) -> None:
+        extra = exc.extra if isinstance(exc, RoomError) else {}
+        session.reply(error_frame(rid, exc.code, exc.reason, **extra))
+        session.log.info(
+            "refused",
+            code=exc.code,
+            reason=exc.reason,
+            req=rid,
+            player=session.player,
+            room=message.get("room") if isinstance(message, dict) else None,
+        )
 
     async def _dispatch(
         self, session: Session, kind: str, message: dict[str, Any]

@@ -43,9 +43,17 @@ class Socket(Protocol):
     async def wait_closed(self) -> None: ...
 
 
+#: Tries to handle a message at once, without the connection's task; True if it took it.
+FastPath = Callable[["Session", bytes | str], bool]
+
+
 class Session:
     def __init__(
-        self, ws: Socket, config: Config, on_drained: Callable[[Session, str], None]
+        self,
+        ws: Socket,
+        config: Config,
+        on_drained: Callable[[Session, str], None],
+        fast_path: FastPath | None = None,
     ) -> None:
         self.ws = ws
         self.config = config
@@ -57,6 +65,12 @@ class Session:
         self.frames_dropped = 0
         self.blocked_since: float | None = None
         self.flooded = False
+        self.log: Any = None  # the connection's bound logger, set by the endpoint
+        #: The connection's task is handling a message / a message is with a room (fast path).
+        #: Either way the next message waits: requests are handled in order, one at a time.
+        self.busy = False
+        self.in_flight = False
+        self._fast_path = fast_path
         self._inbox: deque[bytes | str] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._gone = False
@@ -88,6 +102,12 @@ class Session:
                 )
             )
             return
+        if (
+            self._fast_path is not None
+            and not (self._inbox or self.busy or self.in_flight)
+            and self._fast_path(self, message)
+        ):
+            return
         self._inbox.append(message)
         self._wake()
 
@@ -108,13 +128,19 @@ class Session:
                 self._on_drained(self, room)
 
     async def next_message(self) -> bytes | str | None:
-        """The next message to handle, in arrival order; None once the connection is gone."""
-        while not self._inbox:
-            if self._gone:
+        """The next message to handle, in arrival order, once the one in flight (if any) is
+        answered; None once the connection is gone and nothing is in flight."""
+        while self.in_flight or not self._inbox:
+            if self._gone and not self.in_flight:
                 return None
             self._waiter = asyncio.get_running_loop().create_future()
             await self._waiter
         return self._inbox.popleft()
+
+    def answered(self) -> None:
+        """The message taken by the fast path has its reply."""
+        self.in_flight = False
+        self._wake()
 
     def _wake(self) -> None:
         waiter, self._waiter = self._waiter, None

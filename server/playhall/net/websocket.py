@@ -78,6 +78,7 @@ class WebSocket(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._ping_payload: bytes | None = None
         self._closing = False  # the close deadline is armed
+        self._write_scheduled = False
         self._closed = asyncio.get_running_loop().create_future()
 
     # -- for the layer above ---------------------------------------------------------------------
@@ -87,10 +88,16 @@ class WebSocket(asyncio.Protocol):
         return self.protocol.state is OPEN
 
     def send(self, message: bytes) -> None:
-        """Write one binary message now; a no-op once the connection is closing."""
+        """Send one binary message; a no-op once the connection is closing.
+
+        Messages sent during one pass of the event loop leave in one write at the end of it:
+        a player's move brings it the update and the reply together, and a write is a system
+        call, the dearest thing a frame costs here."""
         if self.protocol.state is OPEN:
             self.protocol.send_binary(message)
-            self._flush()
+            if not self._write_scheduled:
+                self._write_scheduled = True
+                asyncio.get_running_loop().call_soon(self._flush)
 
     def close(self, code: int, reason: str) -> None:
         """Start the closing handshake; the socket is dropped if the peer does not answer."""
@@ -195,6 +202,7 @@ class WebSocket(asyncio.Protocol):
             self.handler.message_received(data.decode("utf-8", "replace") if text else data)
 
     def _flush(self) -> None:
+        self._write_scheduled = False
         transport = self.transport
         if transport is None:
             return

@@ -67,6 +67,10 @@ class RoomError(Exception):
         self.extra = extra
 
 
+#: Told how a command ended: its result, or the error that refused it.
+Done = Callable[[dict[str, Any] | None, RoomError | None], None]
+
+
 @dataclass
 class Command:
     kind: str
@@ -74,6 +78,19 @@ class Command:
     args: dict[str, Any]
     reply: asyncio.Future[dict[str, Any]] | None = None
     request: int | None = None
+    done: Done | None = None
+
+    def finish(self, result: dict[str, Any] | None, error: RoomError | None = None) -> None:
+        """Hand the outcome to whoever waits: a callback, called in the actor's own pass of the
+        loop (so a reply leaves with the updates it caused), or a future."""
+        if self.done is not None:
+            done, self.done = self.done, None
+            done(result, error)
+        elif self.reply is not None and not self.reply.done():
+            if error is not None:
+                self.reply.set_exception(error)
+            else:
+                self.reply.set_result(result or {})
 
 
 @dataclass
@@ -137,22 +154,35 @@ class Room:
             await self.inbox.put(Command("_stop", None, {}))
             await self._task
         while not self.inbox.empty():
-            command = self.inbox.get_nowait()
-            if command.reply is not None and not command.reply.done():
-                command.reply.set_exception(RoomError(errors.DRAINING, "the room is closing"))
+            self.inbox.get_nowait().finish(None, RoomError(errors.DRAINING, "the room is closing"))
 
     async def submit(
         self, kind: str, session: Viewer | None, args: dict[str, Any], request: int | None = None
     ) -> dict[str, Any]:
         """Queue a command and wait for its reply; raises :class:`RoomError` when refused."""
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._queue(Command(kind, session, args, future, request))
+        return await future
+
+    def offer(
+        self,
+        kind: str,
+        session: Viewer | None,
+        args: dict[str, Any],
+        request: int | None,
+        done: Done,
+    ) -> None:
+        """Queue a command whose outcome goes to ``done``; raises :class:`RoomError` at once
+        when the room cannot take it (closing, or its inbox is full)."""
+        self._queue(Command(kind, session, args, None, request, done))
+
+    def _queue(self, command: Command) -> None:
         if self._closed:
             raise RoomError(errors.DRAINING, "the room is closing; reconnect to resume")
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         try:
-            self.inbox.put_nowait(Command(kind, session, args, future, request))
+            self.inbox.put_nowait(command)
         except asyncio.QueueFull:
             raise RoomError(errors.OVERLOADED, "the room is busy; retry shortly") from None
-        return await future
 
     def _post(self, kind: str, args: dict[str, Any] | None = None) -> None:
         """Queue an internal command; a full inbox is retried shortly, never dropped."""
@@ -187,17 +217,12 @@ class Room:
             try:
                 result = await handler(command)
             except RoomError as exc:
-                if command.reply is not None and not command.reply.done():
-                    command.reply.set_exception(exc)
+                command.finish(None, exc)
                 continue
             except Fenced:
                 self.log.warning("room_fenced", command=command.kind)
-                if command.reply is not None and not command.reply.done():
-                    command.reply.set_exception(
-                        RoomError(
-                            errors.STORE_FAILED, "this server no longer owns the room; reconnect"
-                        )
-                    )
+                lost = "this server no longer owns the room; reconnect"
+                command.finish(None, RoomError(errors.STORE_FAILED, lost))
                 self._closed = True
                 self._on_idle(self)
                 continue
@@ -208,12 +233,10 @@ class Room:
                     player=getattr(command.session, "player", None),
                     req=command.request,
                 )
-                if command.reply is not None and not command.reply.done():
-                    code = errors.STORE_FAILED if _is_store_error(exc) else errors.INTERNAL
-                    command.reply.set_exception(RoomError(code, "the change was not made"))
+                code = errors.STORE_FAILED if _is_store_error(exc) else errors.INTERNAL
+                command.finish(None, RoomError(code, "the change was not made"))
                 continue
-            if command.reply is not None and not command.reply.done():
-                command.reply.set_result(result)
+            command.finish(result)
             self._check_idle()
 
     # -- storing a change ----------------------------------------------------------------------
@@ -231,8 +254,13 @@ class Room:
         old = self.record
         # The lobby lists public rooms with people in them, until they finish. Most changes (every
         # move) leave the summary as it was: then neither Redis nor lobby watchers hear of it.
-        summary = self._lobby_entry(new)
+        # It follows from the seats and the status only (the rest never changes).
+        seats_changed = new.seats is not old.seats
         previous = self._listed
+        if seats_changed or new.status != old.status:
+            summary = self._lobby_entry(new)
+        else:
+            summary = previous
         lobby_changed = summary != previous
         log_entry: dict[str, bytes | str | int] = {"v": new.version, "k": kind}
         if seat is not None:
@@ -261,7 +289,8 @@ class Room:
         if lobby_changed:
             self.lobby.changed(new.id, summary, new.game)
         self._broadcast(events or [])
-        self._push_presence()
+        if seats_changed:  # a seat taken, left or given to a bot; viewers coming and going
+            self._push_presence()  # push presence themselves
         self._schedule()
 
     def _lobby_entry(self, record: RoomRecord) -> dict[str, Any] | None:
