@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
+
+import msgpack
+from websockets.asyncio.client import connect
 
 from playhall_client import Client, RoomMirror
 
@@ -55,3 +59,40 @@ async def test_two_clients_play_a_whole_game(url: str) -> None:
     finally:
         await alice.close()
         await bob.close()
+
+
+async def test_a_moves_reply_follows_the_update_it_caused(url: str) -> None:
+    """The mover hears of its move's effect before the move's ``ok``: a client that waits for
+    the reply may read its mirror at once (the server sends both in one write, in this order)."""
+    alice = await Client.connect(url, name="alice")
+    try:
+        room = await alice.create("mantis", 2)
+        await alice.add_bot(room.room, 1)
+        await alice.ready(room.room)
+        # The bot moves at once when it is first; then it waits for alice.
+        await room.wait(lambda m: m.view["status"] == "playing" and m.my_turn)
+        token = alice.token
+    finally:
+        await alice.close()
+    async with connect(url, compression=None) as ws:
+
+        async def request(message: dict[str, object]) -> list[dict[str, Any]]:
+            """The frames received up to and including the reply to ``message``."""
+            await ws.send(msgpack.packb(message))
+            frames = []
+            while True:
+                frame = msgpack.unpackb(await ws.recv())
+                frames.append(frame)
+                if frame.get("re") == message["id"]:
+                    return frames
+
+        await request({"t": "hello", "id": 1, "protocol": 1, "token": token})
+        synced = await request({"t": "sync", "id": 2, "room": room.room})
+        snapshot = next(f for f in synced if f["t"] == "snapshot")
+        version = snapshot["version"]
+        move = snapshot["view"]["moves"][0]
+        frames = await request(
+            {"t": "move", "id": 3, "room": room.room, "version": version, "mid": "m", "move": move}
+        )
+        kinds = [(f["t"], f.get("to", f.get("version"))) for f in frames]
+        assert kinds == [("update", version + 1), ("ok", version + 1)]
