@@ -186,8 +186,8 @@ async def test_full_inbox_is_refused_with_overloaded(url: str, server) -> None: 
         room = server.rooms.rooms[table.room]
         version = room.record.version
         # Fill the inbox and submit with no await in between, so the actor cannot drain it.
-        while not room.inbox.full():
-            room.inbox.put_nowait(Command("_bot_turn", None, {"seat": 0}))
+        while room.inbox.put(Command("_bot_turn", None, {"seat": 0})):
+            pass
         with pytest.raises(RoomError) as err:
             await room.submit("sync", None, {})
         assert err.value.code == "overloaded" and "retry" in err.value.reason

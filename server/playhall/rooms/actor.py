@@ -32,6 +32,7 @@ from playhall import log
 from playhall.config import Config
 from playhall.games.contract import Applied, Event, Game, Rejected, State
 from playhall.rooms import views
+from playhall.rooms.inbox import Inbox
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.store.redis_store import Commit, Fenced, Store
 from playhall_protocol import encode, errors, make_diff
@@ -120,7 +121,7 @@ class Room:
         self.lease = lease
         self._create_room = create_room
         self._on_idle = on_idle
-        self.inbox: asyncio.Queue[Command] = asyncio.Queue(maxsize=config.room_inbox)
+        self.inbox: Inbox[Command] = Inbox(config.room_inbox)
         self.viewers: dict[Viewer, _ViewerState] = {}
         self._views: dict[ViewerKey, tuple[int, dict[str, Any]]] = {}
         # (version, the frame sent to each viewer key): replayed as is to a client catching up.
@@ -151,10 +152,10 @@ class Room:
             if handle is not None:
                 handle.cancel()
         if self._task is not None:
-            await self.inbox.put(Command("_stop", None, {}))
+            self.inbox.put(Command("_stop", None, {}), force=True)
             await self._task
-        while not self.inbox.empty():
-            self.inbox.get_nowait().finish(None, RoomError(errors.DRAINING, "the room is closing"))
+        for command in self.inbox.take_all():
+            command.finish(None, RoomError(errors.DRAINING, "the room is closing"))
 
     async def submit(
         self, kind: str, session: Viewer | None, args: dict[str, Any], request: int | None = None
@@ -179,18 +180,14 @@ class Room:
     def _queue(self, command: Command) -> None:
         if self._closed:
             raise RoomError(errors.DRAINING, "the room is closing; reconnect to resume")
-        try:
-            self.inbox.put_nowait(command)
-        except asyncio.QueueFull:
-            raise RoomError(errors.OVERLOADED, "the room is busy; retry shortly") from None
+        if not self.inbox.put(command):
+            raise RoomError(errors.OVERLOADED, "the room is busy; retry shortly")
 
     def _post(self, kind: str, args: dict[str, Any] | None = None) -> None:
         """Queue an internal command; a full inbox is retried shortly, never dropped."""
         if self._closed:
             return
-        try:
-            self.inbox.put_nowait(Command(kind, None, args or {}))
-        except asyncio.QueueFull:
+        if not self.inbox.put(Command(kind, None, args or {})):
             asyncio.get_running_loop().call_later(0.05, self._post, kind, args)
 
     async def _run(self) -> None:
