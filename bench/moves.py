@@ -3,12 +3,16 @@
     python bench/moves.py --rooms 1 50 500 --seconds 20
 
 Starts a redis-server (append-only, everysec) and the real server as separate processes, the
-server pinned to one core (``taskset``), then runs the clients in ``--procs`` load processes.
+server pinned to one core (``taskset``), then runs the clients in ``--procs`` load processes
+(``--client lean``, the default, is bench/loadgen.py; ``--client websockets`` the old client on
+websockets' asyncio client, kept for comparison).
 Each client moves as soon as it is its turn (first legal move) and, when a game ends, the pair
 plays a rematch, so rooms stay busy for the whole measurement.
 
 Reported: moves/s (acknowledged moves in the measured window), p50/p99 from sending a move to
-receiving the update it caused, and the server's RSS and CPU (user+system seconds / wall).
+receiving the update it caused, the server's RSS and CPU (user+system seconds / wall), and the
+load processes' own CPU (``load_cpu`` in cores, ``load_us_per_move``), both over the measured
+window.
 Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
 """
 
@@ -34,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "protocol"), str(ROOT / "server"), str(ROOT / "clients")]
 
 import msgpack  # noqa: E402
+from loadgen import lean_pair  # noqa: E402  (bench/loadgen.py: the script's folder)
 from websockets.asyncio.client import ClientConnection, connect  # noqa: E402
 
 from playhall_protocol import apply_diff  # noqa: E402
@@ -46,7 +51,7 @@ def free_port() -> int:
 
 
 class BenchClient:
-    """A lean protocol client: keeps one room's view by diffs, moves when it is its turn."""
+    """The old load client, on the websockets asyncio client: a reader task per connection."""
 
     def __init__(self, ws: ClientConnection, stats: dict[str, Any], stop_at: float,
                  measure_from: float) -> None:
@@ -120,7 +125,10 @@ class BenchClient:
                     self.stats["moves"] += 1
 
 
-async def pair(url: str, stats: dict[str, Any], stop_at: float, measure_from: float) -> None:
+async def websockets_pair(host: str, port: int, stats: dict[str, Any], stop_at: float,
+                          measure_from: float) -> None:
+    """The websockets asyncio client (the old load client), kept for comparison."""
+    url = f"ws://{host}:{port}/"
     a_ws = await connect(url, compression=None, max_size=2**22)
     b_ws = await connect(url, compression=None, max_size=2**22)
     a = BenchClient(a_ws, stats, stop_at, measure_from)
@@ -160,17 +168,30 @@ def other_cores(server_core: str) -> set[int]:
     return cores or set(os.sched_getaffinity(0))
 
 
-def load_process(url: str, rooms: int, seconds: float, warmup: float, start_at: float,
-                 out: Any, cores: set[int]) -> None:
+CLIENTS = {"lean": lean_pair, "websockets": websockets_pair}
+
+
+def load_process(client: str, port: int, rooms: int, seconds: float, warmup: float,
+                 start_at: float, out: Any, cores: set[int]) -> None:
     os.sched_setaffinity(0, cores)
+    pair = CLIENTS[client]
 
     async def main() -> None:
         while time.time() < start_at:
             await asyncio.sleep(0.01)
         now = time.perf_counter()
-        stats: dict[str, Any] = {"moves": 0, "lat": [], "games": 0}
+        stats: dict[str, Any] = {"moves": 0, "lat": [], "games": 0, "refused": 0,
+                                 "resyncs": 0, "cpu": 0.0}
         stop_at, measure_from = now + warmup + seconds, now + warmup
-        await asyncio.gather(*(pair(url, stats, stop_at, measure_from) for _ in range(rooms)))
+        # This process's own CPU (user+system, every thread) over the measured window.
+        loop = asyncio.get_running_loop()
+        cpu = [0.0, 0.0]
+        at = loop.time() - now
+        loop.call_at(at + measure_from, lambda: cpu.__setitem__(0, time.process_time()))
+        loop.call_at(at + stop_at, lambda: cpu.__setitem__(1, time.process_time()))
+        await asyncio.gather(*(pair("127.0.0.1", port, stats, stop_at, measure_from)
+                               for _ in range(rooms)))
+        stats["cpu"] = cpu[1] - cpu[0]
         out.put(stats)
 
     asyncio.run(main())
@@ -189,7 +210,7 @@ def rss_mb(pid: int) -> float:
 
 
 def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
-        fsync: str) -> dict[str, Any]:
+        fsync: str, client: str = "lean") -> dict[str, Any]:
     from playhall.store.embedded import EmbeddedRedis
 
     data = Path(tempfile.mkdtemp(prefix="playhall-bench-"))
@@ -206,7 +227,6 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
     if shutil.which("taskset") and server_core:
         cmd = ["taskset", "-c", server_core, *cmd]
     server = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
-    url = f"ws://127.0.0.1:{port}/"
     try:
         for _ in range(200):
             try:
@@ -219,7 +239,8 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         share = [rooms // procs + (1 if i < rooms % procs else 0) for i in range(procs)]
         cores = other_cores(server_core)
         workers = [
-            mp.Process(target=load_process, args=(url, n, seconds, warmup, start_at, queue, cores))
+            mp.Process(target=load_process,
+                       args=(client, port, n, seconds, warmup, start_at, queue, cores))
             for n in share
             if n
         ]
@@ -248,13 +269,19 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         shutil.rmtree(data, ignore_errors=True)
     lat = sorted(x for r in results for x in r["lat"])
     moves = sum(r["moves"] for r in results)
+    load_cpu = sum(r["cpu"] for r in results)
     return {
         "rooms": rooms,
+        "client": client,
         "moves_per_s": round(moves / seconds),
         "p50_ms": round(statistics.median(lat) * 1e3, 2) if lat else None,
         "p99_ms": round(lat[int(len(lat) * 0.99) - 1] * 1e3, 2) if lat else None,
         "server_cpu": round((cpu1 - cpu0) / (t1 - t0), 2),
         "server_rss_mb": round(rss, 1),
+        "load_cpu": round(load_cpu / seconds, 2),
+        "load_us_per_move": round(load_cpu / moves * 1e6, 1) if moves else None,
+        "refused": sum(r["refused"] for r in results),
+        "resyncs": sum(r["resyncs"] for r in results),
         "games_finished": sum(r["games"] for r in results),
         "seconds": seconds,
     }
@@ -269,12 +296,15 @@ def main() -> None:
                         help="load-generating processes")
     parser.add_argument("--server-core", default="0", help="taskset core list for the server")
     parser.add_argument("--fsync", default="everysec", choices=["everysec", "always"])
+    parser.add_argument("--client", default="lean", choices=sorted(CLIENTS),
+                        help="load client: lean (asyncio.Protocol) or websockets (the old one)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per R; the median is shown")
     args = parser.parse_args()
     print(json.dumps({"machine": platform.machine(), "cpus": os.cpu_count(),
                       "python": platform.python_version(), "kernel": platform.release()}))
     for rooms in args.rooms:
-        runs = [run(rooms, args.seconds, args.warmup, args.procs, args.server_core, args.fsync)
+        runs = [run(rooms, args.seconds, args.warmup, args.procs, args.server_core, args.fsync,
+                    args.client)
                 for _ in range(args.repeat)]
         runs.sort(key=lambda r: r["moves_per_s"])
         best = runs[len(runs) // 2]
