@@ -140,7 +140,8 @@ class Session:
     def answered(self) -> None:
         """The message taken by the fast path has its reply."""
         self.in_flight = False
-        self._wake()
+        if self._inbox or self._gone:  # else the task would only wake to wait again
+            self._wake()
 
     def _wake(self) -> None:
         waiter, self._waiter = self._waiter, None
