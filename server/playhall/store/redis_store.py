@@ -25,6 +25,7 @@ Concurrent commits from many rooms reach Redis in one write (group commit, see `
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 import time
@@ -100,6 +101,20 @@ def _bytes(value: bytes | str) -> bytes:
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+@functools.lru_cache(maxsize=65536)
+def _commit_keys(p: str, room: str) -> tuple[bytes, ...]:
+    """The commit script's keys for ``room``, encoded once per room rather than once per move."""
+    return (
+        f"{p}room:{room}".encode(),
+        f"{p}room:{room}:log".encode(),
+        f"{p}lease:{room}".encode(),
+        f"{p}lobby".encode(),
+        f"{p}active".encode(),
+        room.encode(),
+        f"{p}room:{room}:chat".encode(),
+    )
 
 
 class Fenced(Exception):
@@ -212,16 +227,8 @@ class Store:
             lobby_mode, lobby_blob = b"set", change.lobby
         else:
             lobby_mode, lobby_blob = b"keep", b""
-        room, p = change.room, self.p
-        args = [
-            b"7",
-            f"{p}room:{room}".encode(),
-            f"{p}room:{room}:log".encode(),
-            f"{p}lease:{room}".encode(),
-            f"{p}lobby".encode(),
-            f"{p}active".encode(),
-            room.encode(),
-            f"{p}room:{room}:chat".encode(),
+        args = [b"7", *_commit_keys(self.p, change.room)]
+        args += [
             change.lease.encode(),
             b"%d" % change.prev_version,
             b"%d" % change.version,
