@@ -36,7 +36,7 @@ def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any
         "creator": record.creator,
         "seats": _seats(record.seats),
         "you": seat,
-        "to_act": to_act,
+        "to_act": _shared_to_act(to_act),
         "moves": moves,
         "state": game.view(state, seat) if state is not None else None,
         "outcome": record.outcome,
@@ -46,11 +46,40 @@ def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any
     }
 
 
-@lru_cache(maxsize=4096)
+#: ``to_act`` lists of one seat, shared by every view (like the seats below).
+_ONE: list[list[int]] = [[seat] for seat in range(16)]
+
+
+def _shared_to_act(to_act: list[int]) -> list[int]:
+    """The usual ``to_act`` of one seat as a list shared by all views, so a diff skips it by
+    identity while the same seat is to act."""
+    if len(to_act) == 1:
+        seat = to_act[0]
+        if type(seat) is int and 0 <= seat < len(_ONE):
+            return _ONE[seat]
+    return to_act
+
+_SEATS_BY_ID: dict[int, tuple[tuple[Seat, ...], list[dict[str, Any]]]] = {}
+
+
 def _seats(seats: tuple[Seat, ...]) -> list[dict[str, Any]]:
-    """The seats as the view shows them. Cached by value, so consecutive views share the very
-    same list while the seats do not change, and the diff skips it by identity. (Views are
-    never mutated once built.)"""
+    """The seats as the view shows them. Cached, so consecutive views share the very same list
+    while the seats do not change, and the diff skips it by identity. (Views are never mutated
+    once built.) A record passes its seats tuple on to the next version unless they change, so
+    the tuple itself is the key: hashing Seats by value costs more than building the list."""
+    hit = _SEATS_BY_ID.get(id(seats))
+    if hit is not None and hit[0] is seats:
+        return hit[1]
+    if len(_SEATS_BY_ID) >= 4096:
+        _SEATS_BY_ID.clear()
+    shown = _seats_by_value(seats)
+    # The entry holds the tuple, so its id is not reused while the entry is there.
+    _SEATS_BY_ID[id(seats)] = (seats, shown)
+    return shown
+
+
+@lru_cache(maxsize=4096)
+def _seats_by_value(seats: tuple[Seat, ...]) -> list[dict[str, Any]]:
     return [{"player": s.player, "name": s.name, "bot": s.bot, "ready": s.ready} for s in seats]
 
 
