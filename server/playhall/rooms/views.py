@@ -14,16 +14,21 @@ from playhall.rooms.record import PLAYING, RoomRecord, Seat
 
 
 def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any]:
-    """The whole view one viewer has of a room. Diffs are computed between two of these."""
+    """The whole view one viewer has of a room. Diffs are computed between two of these.
+
+    Views are never changed once built, so their parts are shared wherever they are equal: the
+    viewers of one record share what does not depend on the seat (:func:`_common`), and
+    consecutive versions share the parts that did not change, which the diff then skips by
+    identity."""
     state = record.state
-    playing = record.status == PLAYING and state is not None
-    to_act = game.to_act(state) if playing and state is not None else []
+    common = _last_common[1] if _last_common[0] is record else _common(record, game)
+    playing = common[0]
     # Asked of every seated viewer, not only those in to_act: some moves are open to a seat that
     # is not being waited on (resigning in the Math Magic Card duel).
     moves = (
         game.legal_moves(state, seat)
         if playing and state is not None and seat is not None and not record.seats[seat].bot
-        else []
+        else _NO_MOVES
     )
     return {
         "room": record.id,
@@ -34,16 +39,35 @@ def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any
         # The join code lets the holder bring friends: seated players may see it.
         "code": record.code if seat is not None else None,
         "creator": record.creator,
-        "seats": _seats(record.seats),
+        "seats": common[2],
         "you": seat,
-        "to_act": _shared_to_act(to_act),
-        "moves": moves,
+        "to_act": common[1],
+        "moves": moves or _NO_MOVES,
         "state": game.view(state, seat) if state is not None else None,
         "outcome": record.outcome,
         "deadline": record.deadline,
         "rematch": record.rematch,
         "rematch_of": record.rematch_of,
     }
+
+
+_NO_MOVES: list[Any] = []
+#: The record whose viewers were shown last, and what they all share: the actor builds the
+#: views of one version one after the other. (Records are immutable; the entry holds the
+#: record, so its id cannot be reused while it is here.)
+_last_common: tuple[RoomRecord | None, tuple[Any, ...]] = (None, ())
+
+
+def _common(record: RoomRecord, game: Game) -> tuple[Any, ...]:
+    """What every viewer's view of ``record`` shares: whether it is being played, to_act, the
+    seats."""
+    global _last_common
+    state = record.state
+    playing = record.status == PLAYING and state is not None
+    to_act = game.to_act(state) if playing and state is not None else []
+    common = (playing, _shared_to_act(to_act), _seats(record.seats))
+    _last_common = (record, common)
+    return common
 
 
 #: ``to_act`` lists of one seat, shared by every view (like the seats below).
