@@ -127,20 +127,21 @@ def _diff_arrays(old: list[Any], new: list[Any], path: Path, ops: list[Op]) -> N
     n = len(old)
     m = len(new)
     common = n if n < m else m
-    changed = []
-    # map() stops at the shorter array: an array only appended to or truncated is found in C.
-    if not all(map(is_, old, new)):
-        for i in range(common):
-            a = old[i]
-            b = new[i]
+    # zip and map stop at the shorter array. A long array only appended to or truncated is
+    # found in C.
+    if common <= 4 or not all(map(is_, old, new)):
+        changed = []
+        i = 0
+        for a, b in zip(old, new, strict=False):
             if a is not b and (
                 type(a) is not type(b)
                 or a != b
                 or (isinstance(a, _CONTAINERS) and not _exact(a, b))
             ):
                 changed.append(i)
+            i += 1
         # A short array whose elements mostly changed is cheaper sent whole.
-        if len(changed) * 2 > common and common <= 8:
+        if common <= 8 and len(changed) * 2 > common:
             ops.append(["set", path, new])
             return
         for i in changed:
