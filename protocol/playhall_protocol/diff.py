@@ -18,9 +18,8 @@ producer, ``apply_diff`` the reference consumer.
 
 from __future__ import annotations
 
+from operator import is_
 from typing import Any, TypeGuard
-
-import msgpack
 
 Path = list[str | int]
 Op = list[Any]
@@ -29,49 +28,141 @@ Op = list[Any]
 def make_diff(old: Any, new: Any) -> list[Op]:
     """Operations that turn ``old`` into ``new`` (``[]`` if equal)."""
     ops: list[Op] = []
-    if not _same(old, new):
+    if type(old) is dict and type(new) is dict:
+        _diff_maps(old, new, [], ops)
+    elif not _same(old, new):
         _diff(old, new, [], ops)
     return ops
+
+
+_CONTAINERS = (dict, list)
+#: Types whose ``==`` is exact on the wire once both sides have the same type.
+_SCALARS = frozenset({str, int, float, bool, type(None), bytes})
+_MISSING = object()
 
 
 def _same(a: Any, b: Any) -> bool:
     """Equal as msgpack sees them. Python's ``==`` says ``True == 1 == 1.0`` and so
     ``[True] == [1]``; on the wire they differ, so containers that ``==`` calls equal are
-    confirmed by their encodings (in C, and only for subtrees that are about to be skipped)."""
+    confirmed by comparing the types of everything inside them too (:func:`_exact`)."""
     if a is b:
         return True
     if type(a) is not type(b) or a != b:
         return False
-    if isinstance(a, dict | list):
-        return bool(msgpack.packb(a) == msgpack.packb(b))
+    if isinstance(a, _CONTAINERS):
+        return _exact(a, b)
+    return True
+
+
+def _exact(a: Any, b: Any) -> bool:
+    """For ``a == b`` of one type: whether every value inside has the same type on both sides
+    too. Element types are compared in C; only containers inside are walked. (Map keys that
+    ``==`` calls equal are one key to the diff, so they are not looked at.)"""
+    if isinstance(a, dict):
+        xs = list(a.values())
+        ys = list(map(b.__getitem__, a))
+    else:
+        xs = a
+        ys = b
+    types = list(map(type, xs))
+    if types != list(map(type, ys)):
+        return False
+    if _SCALARS.issuperset(types):
+        return True
+    for x, y in zip(xs, ys, strict=True):
+        if x is not y and isinstance(x, _CONTAINERS) and not _exact(x, y):
+            return False
     return True
 
 
 def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
-    # Callers skip equal subtrees before recursing, so no path list is built for them.
+    """Ops for ``old`` -> ``new``, known not to be the same (see :func:`_same`)."""
     if isinstance(old, dict) and isinstance(new, dict):
-        for key, value in new.items():
-            if key not in old:
+        _diff_maps(old, new, path, ops)
+    elif isinstance(old, list) and isinstance(new, list) and old and new:
+        _diff_arrays(old, new, path, ops)
+    else:
+        ops.append(["set", path, new])
+
+
+# The two walks below are the hot path of every move (one diff per viewer), so they are written
+# for CPython: a value that is the very same object on both sides (most of a view, from one
+# version to the next) costs one test, the common types are tested inline, and a path list is
+# built only for an op or a subtree to walk.
+
+
+def _diff_maps(old: dict[Any, Any], new: dict[Any, Any], path: Path, ops: list[Op]) -> None:
+    """Ops for two maps, which may be the same (then none)."""
+    get = old.get
+    added = 0
+    for key, value in new.items():
+        was = get(key, _MISSING)
+        if was is value:
+            continue
+        kind = type(value)
+        if kind is not type(was):
+            if was is _MISSING:
+                added += 1
+            ops.append(["set", [*path, key], value])
+        elif kind is dict:
+            _diff_maps(was, value, [*path, key], ops)
+        elif kind is list:
+            if was and value:
+                _diff_arrays(was, value, [*path, key], ops)
+            elif was or value:
                 ops.append(["set", [*path, key], value])
-            elif not _same(old[key], value):
-                _diff(old[key], value, [*path, key], ops)
+        elif was != value:
+            ops.append(["set", [*path, key], value])
+        elif isinstance(value, _CONTAINERS) and not _exact(was, value):
+            _diff(was, value, [*path, key], ops)
+    # Each key of new that old has is one of old's keys: if old has more, the rest are gone.
+    if len(old) > len(new) - added:
         for key in old:
             if key not in new:
                 ops.append(["del", [*path, key]])
-        return
-    if isinstance(old, list) and isinstance(new, list) and old and new:
-        common = min(len(old), len(new))
-        changed = [i for i in range(common) if not _same(old[i], new[i])]
-        # A short list whose elements mostly changed is cheaper sent whole.
-        if len(changed) * 2 <= common or common > 8:
-            for i in changed:
-                _diff(old[i], new[i], [*path, i], ops)
-            for i in range(common, len(new)):
-                ops.append(["set", [*path, i], new[i]])
-            if len(new) < len(old):
-                ops.append(["len", path, len(new)])
+
+
+def _diff_arrays(old: list[Any], new: list[Any], path: Path, ops: list[Op]) -> None:
+    """Ops for two non-empty arrays, which may be the same (then none)."""
+    n = len(old)
+    m = len(new)
+    common = n if n < m else m
+    # zip and map stop at the shorter array. A long array only appended to or truncated is
+    # found in C.
+    if common <= 4 or not all(map(is_, old, new)):
+        changed = []
+        i = 0
+        for a, b in zip(old, new, strict=False):
+            if a is not b and (
+                type(a) is not type(b)
+                or a != b
+                or (isinstance(a, _CONTAINERS) and not _exact(a, b))
+            ):
+                changed.append(i)
+            i += 1
+        # A short array whose elements mostly changed is cheaper sent whole.
+        if common <= 8 and len(changed) * 2 > common:
+            ops.append(["set", path, new])
             return
-    ops.append(["set", path, new])
+        for i in changed:
+            a = old[i]
+            b = new[i]
+            kind = type(b)
+            if kind is type(a) and (kind is list or kind is dict):
+                if kind is dict:
+                    _diff_maps(a, b, [*path, i], ops)
+                elif a and b:
+                    _diff_arrays(a, b, [*path, i], ops)
+                else:
+                    ops.append(["set", [*path, i], b])
+            elif isinstance(a, _CONTAINERS) and isinstance(b, _CONTAINERS):
+                _diff(a, b, [*path, i], ops)
+            else:
+                ops.append(["set", [*path, i], b])
+    for i in range(common, m):
+        ops.append(["set", [*path, i], new[i]])
+    if m < n:
+        ops.append(["len", path, m])
 
 
 def apply_diff(view: Any, ops: list[Op]) -> Any:

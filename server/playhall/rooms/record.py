@@ -7,6 +7,7 @@ the old one in memory, so a failed write leaves the room exactly as it was.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from operator import is_, itemgetter
 from typing import Any
 
 import msgpack
@@ -92,13 +93,51 @@ class RoomRecord:
     # -- storage -------------------------------------------------------------------------------
 
     def pack(self) -> bytes:
-        # Not dataclasses.asdict: it deep-copies the whole game state, and this runs per move.
-        data = {name: getattr(self, name) for name in _FIELDS}
-        data["seats"] = [
-            {"player": s.player, "name": s.name, "bot": s.bot, "ready": s.ready} for s in self.seats
-        ]
-        packed: bytes = msgpack.packb(data, use_bin_type=True)
-        return packed
+        """The record as one msgpack map (what :meth:`unpack` reads), keys in field order.
+
+        This runs for every move, so what did not change since the room's last record is not
+        packed again: the fields fixed for a room's life, the seats and each player's list of
+        seen moves are kept packed, found by the identity of the objects (records, and the
+        lists in them, are never changed once built), and the map is assembled from the pieces.
+        The bytes are the same as packing the whole map at once."""
+        fixed = _fixed(self.__dict__)
+        hit = _FIXED.get(self.id)
+        if hit is not None and all(map(is_, hit[0], fixed)):
+            head, middle, tail = hit[1]
+        else:
+            if len(_FIXED) >= 4096:
+                _FIXED.clear()
+            head, middle, tail = (
+                _pairs(dict(zip(_FIXED_FIELDS[:3], fixed[:3], strict=True))),
+                _pairs(dict(zip(_FIXED_FIELDS[3:7], fixed[3:7], strict=True))),
+                _pairs(dict(zip(_FIXED_FIELDS[7:], fixed[7:], strict=True))),
+            )
+            _FIXED[self.id] = (fixed, (head, middle, tail))
+        pack = _PACKER.pack
+        return b"".join(
+            (
+                _HEADER,
+                head,
+                _KEY_SEATS,
+                _packed(self.seats, _pack_seats),
+                middle,
+                _KEY_STATUS,
+                pack(self.status),
+                _KEY_VERSION,
+                pack(self.version),
+                _KEY_STATE,
+                pack(self.state),
+                _KEY_OUTCOME,
+                pack(self.outcome),
+                _KEY_DEADLINE,
+                pack(self.deadline),
+                _KEY_REMATCH,
+                pack(self.rematch),
+                tail,
+                _KEY_SEEN,
+                _pack_map(self.seen),
+            )
+        )
 
     @classmethod
     def unpack(cls, blob: bytes) -> RoomRecord:
@@ -109,3 +148,106 @@ class RoomRecord:
 
 _FIELDS = tuple(f.name for f in fields(RoomRecord))
 _FIELD_SET = frozenset(_FIELDS)
+
+# -- packing in pieces (see RoomRecord.pack) ------------------------------------------------
+
+#: One packer for every record: packing runs on the server's one event-loop thread, and a packer
+#: costs more to make than a small value costs to pack.
+_PACKER = msgpack.Packer(use_bin_type=True)
+_KEY_SEATS = _PACKER.pack("seats")
+_KEY_STATE = _PACKER.pack("state")
+_KEY_SEEN = _PACKER.pack("seen")
+_HEADER = _PACKER.pack_map_header(len(_FIELDS))
+#: Fields that stay as they are for a room's whole life, in field order (pack() names the
+#: others one by one, between them).
+_FIXED_FIELDS = (
+    # id, game, options | seats | seed, creator, private, code | status ... rematch | ...
+    "id",
+    "game",
+    "options",
+    "seed",
+    "creator",
+    "private",
+    "code",
+    # ... rematch_of, created | seen
+    "rematch_of",
+    "created",
+)
+_KEY_STATUS = _PACKER.pack("status")
+_KEY_VERSION = _PACKER.pack("version")
+_KEY_OUTCOME = _PACKER.pack("outcome")
+_KEY_DEADLINE = _PACKER.pack("deadline")
+_KEY_REMATCH = _PACKER.pack("rematch")
+_fixed = itemgetter(*_FIXED_FIELDS)
+_NAMED = {"status", "version", "outcome", "deadline", "rematch", "seats", "state", "seen"}
+if set(_FIXED_FIELDS) | _NAMED != set(_FIELDS) or len(_FIXED_FIELDS) + len(_NAMED) != len(_FIELDS):
+    raise RuntimeError("RoomRecord.pack does not pack exactly the record's fields")
+#: Room id -> (its fixed fields, those fields packed as map pairs).
+_FIXED: dict[str, tuple[tuple[Any, ...], tuple[bytes, bytes, bytes]]] = {}
+#: Lists at least this long in the seen map are kept packed (see _packed).
+_LONG = 16
+#: Packed objects by id: (the object, its length when packed, its bytes). The entry holds the
+#: object, so its id cannot be reused while it is here; the length is a cheap guard against a
+#: list changed in place (which nothing does: states and records are immutable in use).
+_PACKED: dict[int, tuple[Any, int, bytes]] = {}
+
+
+def _map_header(size: int) -> bytes:
+    header: bytes = _PACKER.pack_map_header(size)
+    return header
+
+
+def _map_header_size(size: int) -> int:
+    return 1 if size < 16 else 3 if size < 0x10000 else 5
+
+
+def _pack_seats(seats: tuple[Seat, ...]) -> bytes:
+    packed: bytes = _PACKER.pack(
+        [{"player": s.player, "name": s.name, "bot": s.bot, "ready": s.ready} for s in seats]
+    )
+    return packed
+
+
+def _pack_value(value: Any) -> bytes:
+    packed: bytes = _PACKER.pack(value)
+    return packed
+
+
+def _packed(value: Any, pack: Any) -> bytes:
+    """``pack(value)``, remembered by the identity of ``value``."""
+    hit = _PACKED.get(id(value))
+    if hit is not None and hit[0] is value and hit[1] == len(value):
+        return hit[2]
+    if len(_PACKED) >= 4096:
+        _PACKED.clear()
+    packed: bytes = pack(value)
+    _PACKED[id(value)] = (value, len(value), packed)
+    return packed
+
+
+def _pairs(data: dict[str, Any]) -> bytes:
+    """The key-value pairs of ``data`` packed, without the map's header."""
+    packed: bytes = _PACKER.pack(data)
+    return packed[_map_header_size(len(data)) :]
+
+
+def _pack_map(data: dict[str, Any]) -> bytes:
+    """``data`` packed, with its long lists taken from (or put into) the cache. (Worth it for
+    the seen map, whose values are long lists that mostly did not change; a game state, with
+    a few long lists among many small values, costs more to look through than to pack.)"""
+    if type(data) is not dict:
+        return _pack_value(data)
+    parts = [_map_header(len(data))]
+    run: dict[str, Any] = {}
+    for key, value in data.items():
+        if type(value) is list and len(value) >= _LONG:
+            if run:
+                parts.append(_pairs(run))
+                run = {}
+            parts.append(_PACKER.pack(key))
+            parts.append(_packed(value, _pack_value))
+        else:
+            run[key] = value
+    if run:
+        parts.append(_pairs(run))
+    return b"".join(parts)

@@ -14,16 +14,21 @@ from playhall.rooms.record import PLAYING, RoomRecord, Seat
 
 
 def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any]:
-    """The whole view one viewer has of a room. Diffs are computed between two of these."""
+    """The whole view one viewer has of a room. Diffs are computed between two of these.
+
+    Views are never changed once built, so their parts are shared wherever they are equal: the
+    viewers of one record share what does not depend on the seat (:func:`_common`), and
+    consecutive versions share the parts that did not change, which the diff then skips by
+    identity."""
     state = record.state
-    playing = record.status == PLAYING and state is not None
-    to_act = game.to_act(state) if playing and state is not None else []
+    common = _last_common[1] if _last_common[0] is record else _common(record, game)
+    playing = common[0]
     # Asked of every seated viewer, not only those in to_act: some moves are open to a seat that
     # is not being waited on (resigning in the Math Magic Card duel).
     moves = (
         game.legal_moves(state, seat)
         if playing and state is not None and seat is not None and not record.seats[seat].bot
-        else []
+        else _NO_MOVES
     )
     return {
         "room": record.id,
@@ -34,10 +39,10 @@ def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any
         # The join code lets the holder bring friends: seated players may see it.
         "code": record.code if seat is not None else None,
         "creator": record.creator,
-        "seats": _seats(record.seats),
+        "seats": common[2],
         "you": seat,
-        "to_act": to_act,
-        "moves": moves,
+        "to_act": common[1],
+        "moves": moves or _NO_MOVES,
         "state": game.view(state, seat) if state is not None else None,
         "outcome": record.outcome,
         "deadline": record.deadline,
@@ -46,11 +51,59 @@ def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any
     }
 
 
-@lru_cache(maxsize=4096)
+_NO_MOVES: list[Any] = []
+#: The record whose viewers were shown last, and what they all share: the actor builds the
+#: views of one version one after the other. (Records are immutable; the entry holds the
+#: record, so its id cannot be reused while it is here.)
+_last_common: tuple[RoomRecord | None, tuple[Any, ...]] = (None, ())
+
+
+def _common(record: RoomRecord, game: Game) -> tuple[Any, ...]:
+    """What every viewer's view of ``record`` shares: whether it is being played, to_act, the
+    seats."""
+    global _last_common
+    state = record.state
+    playing = record.status == PLAYING and state is not None
+    to_act = game.to_act(state) if playing and state is not None else []
+    common = (playing, _shared_to_act(to_act), _seats(record.seats))
+    _last_common = (record, common)
+    return common
+
+
+#: ``to_act`` lists of one seat, shared by every view (like the seats below).
+_ONE: list[list[int]] = [[seat] for seat in range(16)]
+
+
+def _shared_to_act(to_act: list[int]) -> list[int]:
+    """The usual ``to_act`` of one seat as a list shared by all views, so a diff skips it by
+    identity while the same seat is to act."""
+    if len(to_act) == 1:
+        seat = to_act[0]
+        if type(seat) is int and 0 <= seat < len(_ONE):
+            return _ONE[seat]
+    return to_act
+
+_SEATS_BY_ID: dict[int, tuple[tuple[Seat, ...], list[dict[str, Any]]]] = {}
+
+
 def _seats(seats: tuple[Seat, ...]) -> list[dict[str, Any]]:
-    """The seats as the view shows them. Cached by value, so consecutive views share the very
-    same list while the seats do not change, and the diff skips it by identity. (Views are
-    never mutated once built.)"""
+    """The seats as the view shows them. Cached, so consecutive views share the very same list
+    while the seats do not change, and the diff skips it by identity. (Views are never mutated
+    once built.) A record passes its seats tuple on to the next version unless they change, so
+    the tuple itself is the key: hashing Seats by value costs more than building the list."""
+    hit = _SEATS_BY_ID.get(id(seats))
+    if hit is not None and hit[0] is seats:
+        return hit[1]
+    if len(_SEATS_BY_ID) >= 4096:
+        _SEATS_BY_ID.clear()
+    shown = _seats_by_value(seats)
+    # The entry holds the tuple, so its id is not reused while the entry is there.
+    _SEATS_BY_ID[id(seats)] = (seats, shown)
+    return shown
+
+
+@lru_cache(maxsize=4096)
+def _seats_by_value(seats: tuple[Seat, ...]) -> list[dict[str, Any]]:
     return [{"player": s.player, "name": s.name, "bot": s.bot, "ready": s.ready} for s in seats]
 
 

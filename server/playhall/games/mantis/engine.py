@@ -29,6 +29,7 @@ Cards in the deck before ``next`` were dealt or drawn and now sit in a tank or a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from playhall.games.contract import (
@@ -50,6 +51,61 @@ from .cards import BACK, BACK_NAMES, CODE, COLOURS, DECK_SIZE, FACE
 TANK_DEAL = 4  # Ruling 2: four cards face up into each tank.
 DEFAULT_TARGET = 10  # Ruling 6.
 TWO_PLAYER_TARGET = 15  # Ruling 6, two players.
+
+
+# -- view parts, shared between views (which are never changed once built) ----------------------
+
+#: The state whose view was built last, and that view without ``you``: the viewers of a room
+#: are sent their views one after the other, and all but the first find it here. The entry
+#: holds the state, so its id cannot be reused while it is here.
+_last_public: tuple[State | None, dict[str, Any]] = (None, {})
+
+
+def _public(state: State) -> dict[str, Any]:
+    """The view of ``state`` without ``you``: the same for every viewer (Ruling 3)."""
+    global _last_public
+    if _last_public[0] is state:
+        return _last_public[1]
+    nxt = state["next"]
+    result = state["result"]
+    public = {
+        "seats": state["seats"],
+        "turn": None if result is not None else state["turn"],
+        "first": state["first"],
+        "target": state["target"],
+        "tanks": [_tank_view(tuple(tank)) for tank in state["tanks"]],
+        "scores": _sizes_view(tuple(map(len, state["piles"]))),
+        "top_back": _TOP_BACK[BACK[state["deck"][nxt]]] if nxt < DECK_SIZE else None,
+        "cards_left": DECK_SIZE - nxt,
+        # The state's own map: states and views are never changed once built.
+        "last": state["last"],
+        "outcome": None
+        if result is None
+        else {
+            "winners": list(result["winners"]),
+            "scores": list(result["scores"]),
+            "reason": result["reason"],
+        },
+    }
+    _last_public = (state, public)
+    return public
+
+
+@lru_cache(maxsize=4096)
+def _tank_view(tank: tuple[int, ...]) -> list[str]:
+    """A tank as the view shows it. Cached by value, so every view of a tank with these cards
+    is the same list."""
+    return [CODE[c] for c in tank]
+
+
+@lru_cache(maxsize=1024)
+def _sizes_view(sizes: tuple[int, ...]) -> list[int]:
+    """Score pile sizes as the view shows them (cached like :func:`_tank_view`)."""
+    return list(sizes)
+
+
+#: The top card's back colours as the view shows them, one list per back.
+_TOP_BACK: list[list[str]] = [list(names) for names in BACK_NAMES]
 
 
 def resolve_target(seats: int, option: int) -> int:
@@ -167,30 +223,13 @@ class Mantis(Game):
 
     def view(self, state: State, seat: int | None) -> View:
         """Everything in Mantis is public except the deck's faces and order and the colours in
-        score piles (Ruling 3), so every viewer gets the same view apart from ``you``."""
-        nxt = state["next"]
-        left = DECK_SIZE - nxt
-        result = state["result"]
-        last = state["last"]
-        return {
-            "you": seat,
-            "seats": state["seats"],
-            "turn": None if result is not None else state["turn"],
-            "first": state["first"],
-            "target": state["target"],
-            "tanks": [[CODE[c] for c in tank] for tank in state["tanks"]],
-            "scores": [len(p) for p in state["piles"]],
-            "top_back": list(BACK_NAMES[BACK[state["deck"][nxt]]]) if left else None,
-            "cards_left": left,
-            "last": None if last is None else dict(last),
-            "outcome": None
-            if result is None
-            else {
-                "winners": list(result["winners"]),
-                "scores": list(result["scores"]),
-                "reason": result["reason"],
-            },
-        }
+        score piles (Ruling 3), so every viewer gets the same view apart from ``you``.
+
+        Views are never changed once built, so their parts are shared: between the viewers of
+        one state (see :func:`_public`), and between versions (a tank that did not change is
+        the very same list in the next view), so the diff between two views skips them at
+        once."""
+        return {"you": seat, **_public(state)}
 
     # -- the move ---------------------------------------------------------------------------
 
