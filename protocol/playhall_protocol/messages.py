@@ -102,6 +102,13 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
 SERVER_PUSHES = ("update", "snapshot", "presence", "chat", "lobby")
 
 
+#: Message type -> every field name it may carry (built once: validation runs per message).
+_ALLOWED = {
+    kind: frozenset({"t", "id", *(f.name for f in fields)})
+    for kind, fields in CLIENT_MESSAGES.items()
+}
+
+
 def validate(message: dict[str, Any]) -> tuple[str, int]:
     """Check a decoded client message; return its type and request id.
 
@@ -121,7 +128,7 @@ def validate(message: dict[str, Any]) -> tuple[str, int]:
     fields = CLIENT_MESSAGES.get(kind)
     if fields is None:
         raise ProtocolError(UNKNOWN_TYPE, f"unknown message type {kind!r}")
-    allowed = {"t", "id"} | {f.name for f in fields}
+    allowed = _ALLOWED[kind]
     for name in message:
         if name not in allowed:
             raise ProtocolError(BAD_MESSAGE, f"unexpected field {name!r} in {kind!r}")
