@@ -3,6 +3,8 @@ codes, seats, ready and start, bots, chat, presence, rematch."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from playhall.catalog import all_games
@@ -238,3 +240,23 @@ async def test_moves_do_not_touch_the_lobby(url: str) -> None:
     finally:
         await table.close()
         await watcher.close()
+
+
+async def test_a_failing_reply_callback_leaves_the_room_serving(url: str, server) -> None:  # type: ignore[no-untyped-def]
+    from playhall.rooms.actor import RoomError
+
+    alice = await Client.connect(url, name="alice")
+    try:
+        mirror = await alice.create("mantis", 2)
+        room = server.rooms.rooms[mirror.room]
+
+        def broken(result: object, error: RoomError | None) -> None:
+            raise RuntimeError("a bug in whoever waits")
+
+        session = next(s for s in server.endpoint.sessions if s.player == alice.player)
+        room.offer("chat", session, {"text": "first"}, None, broken)
+        # The room's task survived the callback: the next command is handled as usual.
+        await asyncio.wait_for(alice.chat(mirror.room, "second"), 10)
+        assert room._task is not None and not room._task.done()
+    finally:
+        await alice.close()

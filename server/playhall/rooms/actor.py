@@ -86,7 +86,10 @@ class Command:
         loop (so a reply leaves with the updates it caused), or a future."""
         if self.done is not None:
             done, self.done = self.done, None
-            done(result, error)
+            try:
+                done(result, error)
+            except Exception:  # the waiter's bug must not take the room's task down with it
+                logger.exception("reply_failed", command=self.kind, req=self.request)
         elif self.reply is not None and not self.reply.done():
             if error is not None:
                 self.reply.set_exception(error)
