@@ -3,6 +3,13 @@ and it gets a fresh snapshot when it drains; one that stays blocked is closed (4
 
 from __future__ import annotations
 
+import asyncio
+import socket
+from typing import Any
+
+import msgpack
+from websockets.asyncio.client import connect
+
 from playhall.config import Config
 from playhall.net.session import Session
 from playhall.net.websocket import WebSocket
@@ -142,4 +149,103 @@ async def test_a_stalled_spectator_catches_up_with_a_snapshot(redis_url: str) ->
     finally:
         await player.close()
         await watcher.close()
+        await running.drain()
+
+
+async def _stalled_watcher(url: str, room: str) -> Any:
+    """A spectator of ``room`` over a raw websocket that then stops reading its socket."""
+    # A small receive window, set before connecting (afterwards the kernel may keep a larger
+    # one): then a few kilobytes in flight fill it.
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    host, port = url.removeprefix("ws://").rstrip("/").split(":")
+    await asyncio.get_running_loop().sock_connect(sock, (host, int(port)))
+    ws = await connect(url, compression=None, max_size=None, sock=sock)
+    await ws.send(msgpack.packb({"t": "hello", "id": 1, "protocol": 1, "name": "stalled"}))
+    hello = msgpack.unpackb(await ws.recv())
+    await ws.send(msgpack.packb({"t": "join", "id": 2, "room": room, "watch": True}))
+    while msgpack.unpackb(await ws.recv()).get("re") != 2:
+        pass
+    ws.transport.pause_reading()
+    return ws, hello["player"]
+
+
+def _shrink_send_buffer(session: Session) -> None:
+    """Small buffers on the server's side of one connection, so a stalled peer fills them
+    within a few moves rather than megabytes."""
+    ws = session.ws
+    assert isinstance(ws, WebSocket) and ws.transport is not None
+    ws.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    ws.transport.set_write_buffer_limits(high=2048)
+
+
+async def _fill(player: Client, room: str) -> None:
+    """Chat far more than the kernel's buffers of a stalled connection can hold (~200 KB),
+    so the server's side of it stays full: nobody reads at the other end."""
+    for i in range(400):
+        await player.chat(room, f"{i:03d} " + "x" * 490)
+
+
+async def test_a_spectator_that_stops_reading_is_skipped_then_resnapshotted(
+    redis_url: str,
+) -> None:
+    from playhall import app
+
+    running = await app.start(
+        server_config(redis_url, outbox=2, slow_timeout=60.0, rate=10_000.0, burst=10_000)
+    )
+    url = f"ws://127.0.0.1:{running.port}/"
+    player = await Client.connect(url, name="player")
+    try:
+        room = await player.create("mantis", 2)
+        await player.add_bot(room.room, 1)
+        ws, watcher = await _stalled_watcher(url, room.room)
+        session = next(s for s in running.endpoint.sessions if s.player == watcher)
+        _shrink_send_buffer(session)
+        await _fill(player, room.room)
+        assert session.blocked_since is not None  # the transport said so (pause_writing)
+        await player.ready(room.room)
+        # The game goes on while the spectator takes nothing: the room is not held up.
+        while room.view["status"] != "finished":
+            await room.wait(lambda m: m.view["status"] == "finished" or m.my_turn, 30)
+            if room.my_turn:
+                await player.move(room.room, room.view["moves"][0])
+        assert session.blocked_since is not None and session.is_stale(room.room)
+        ws.transport.resume_reading()
+        # Reading again, it gets what was queued, then a snapshot of the finished game.
+        while True:
+            frame = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 10))
+            if frame["t"] == "snapshot" and frame["version"] == room.version:
+                break
+        assert frame["view"]["status"] == "finished"
+        assert not session.is_stale(room.room) and session.blocked_since is None
+        await ws.close()
+    finally:
+        await player.close()
+        await running.drain()
+
+
+async def test_a_peer_that_stays_stalled_is_closed_as_too_slow(redis_url: str) -> None:
+    from playhall import app
+
+    running = await app.start(
+        server_config(redis_url, outbox=2, slow_timeout=0.5, rate=10_000.0, burst=10_000)
+    )
+    url = f"ws://127.0.0.1:{running.port}/"
+    player = await Client.connect(url, name="player")
+    try:
+        room = await player.create("mantis", 2)
+        ws, watcher = await _stalled_watcher(url, room.room)
+        session = next(s for s in running.endpoint.sessions if s.player == watcher)
+        _shrink_send_buffer(session)
+        await _fill(player, room.room)
+        assert session.blocked_since is not None
+        # The sweeper (every second) closes it once blocked for longer than slow_timeout; the
+        # closing handshake cannot get through, so the socket is dropped.
+        await asyncio.wait_for(session.ws.wait_closed(), 10)
+        assert session not in running.endpoint.sessions
+        ws.transport.abort()
+    finally:
+        await player.close()
         await running.drain()
