@@ -112,8 +112,8 @@ async def test_sigterm_drains_and_clients_resume_on_the_next_process(redis_url: 
 
 
 async def test_commits_survive_redis_losing_its_scripts(url: str, server) -> None:  # type: ignore[no-untyped-def]
-    """A restarted Redis (or SCRIPT FLUSH) forgets the commit script; the next commit loads it
-    again and runs, instead of failing the move."""
+    """A restarted Redis (or SCRIPT FLUSH) forgets the commit and lease scripts; the next call
+    sends the script again and runs, instead of failing the move or losing the lease."""
     table = await started_table(url)
     try:
         await server.redis.script_flush()
@@ -122,5 +122,16 @@ async def test_commits_survive_redis_losing_its_scripts(url: str, server) -> Non
         before = mirror.version
         reply = await table.clients[seat].move(table.room, mirror.view["moves"][0])
         assert reply["version"] == before + 1
+        # The lease scripts too: renewing, releasing and taking a lease again all still work.
+        await server.redis.script_flush()
+        room = server.rooms.rooms[table.room]
+        store = server.endpoint.store
+        assert await store.renew({table.room: room.lease}, 10_000) == set()
+        assert await store.renew({table.room: "someone-else|1"}, 10_000) == {table.room}
+        await server.redis.script_flush()
+        await store.release(table.room, room.lease)
+        await server.redis.script_flush()
+        token = await store.acquire(table.room, "another-process", 10_000)
+        assert token is not None and token.startswith("another-process|")
     finally:
         await table.close()

@@ -25,11 +25,13 @@ Concurrent commits from many rooms reach Redis in one write (group commit, see `
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import secrets
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
@@ -66,8 +68,6 @@ end
 return 1
 """
 
-_COMMIT_BYTES = _COMMIT.encode()
-_COMMIT_SHA = hashlib.sha1(_COMMIT_BYTES).hexdigest().encode()
 
 _ACQUIRE = """
 local current = redis.call('GET', KEYS[1])
@@ -92,6 +92,25 @@ _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
+
+
+@dataclass(frozen=True)
+class _Script:
+    """A Lua script as sent to Redis: its text, and the digest it is called by."""
+
+    text: bytes
+    sha: bytes
+
+    @classmethod
+    def of(cls, source: str) -> _Script:
+        text = source.encode()
+        return cls(text, hashlib.sha1(text).hexdigest().encode())
+
+
+_COMMIT_SCRIPT = _Script.of(_COMMIT)
+_ACQUIRE_SCRIPT = _Script.of(_ACQUIRE)
+_RENEW_SCRIPT = _Script.of(_RENEW)
+_RELEASE_SCRIPT = _Script.of(_RELEASE)
 
 
 def _bytes(value: bytes | str) -> bytes:
@@ -148,9 +167,6 @@ class Store:
         self.pipe = pipe
         pipe.on_answer = self._answered
         self.p = prefix
-        self._acquire = client.register_script(_ACQUIRE)
-        self._renew = client.register_script(_RENEW)
-        self._release = client.register_script(_RELEASE)
         #: When Redis last answered (monotonic seconds), for /healthz.
         self.answered_at = time.monotonic()
 
@@ -169,27 +185,43 @@ class Store:
 
     async def acquire(self, room: str, owner: str, ttl_ms: int) -> str | None:
         """Take the room's lease; ``None`` if another owner holds it."""
-        token = await self._acquire(
-            keys=[self.lease_key(room), f"{self.p}fence:{room}"], args=[owner, ttl_ms]
-        )
-        return token.decode() if isinstance(token, bytes) else token
+        keys = [self.lease_key(room), f"{self.p}fence:{room}"]
+        token = await self._script(_ACQUIRE_SCRIPT, keys, [owner, str(ttl_ms)])
+        return _text(token) if token is not None else None
 
     async def renew(self, leases: dict[str, str], ttl_ms: int) -> set[str]:
-        """Extend many leases in one round trip; returns the rooms whose lease was lost."""
+        """Extend many leases (pipelined: one write); returns the rooms whose lease was lost."""
         if not leases:
-            await self.redis.ping()
+            await self.pipe.call(b"PING")
             self.answered_at = time.monotonic()
             return set()
-        pipe = self.redis.pipeline(transaction=False)
         rooms = list(leases)
-        for room in rooms:
-            await self._renew(keys=[self.lease_key(room)], args=[leases[room], ttl_ms], client=pipe)
-        results = await pipe.execute()
+        results = await asyncio.gather(
+            *(
+                self._script(_RENEW_SCRIPT, [self.lease_key(room)], [leases[room], str(ttl_ms)])
+                for room in rooms
+            )
+        )
         self.answered_at = time.monotonic()
         return {room for room, ok in zip(rooms, results, strict=True) if not ok}
 
     async def release(self, room: str, token: str) -> None:
-        await self._release(keys=[self.lease_key(room)], args=[token])
+        await self._script(_RELEASE_SCRIPT, [self.lease_key(room)], [token])
+
+    async def _script(self, script: _Script, keys: list[str], args: list[str]) -> Any:
+        words = [b"%d" % len(keys), *(k.encode() for k in keys), *(a.encode() for a in args)]
+        return await self._eval(script, words)
+
+    async def _eval(self, script: _Script, words: list[bytes]) -> Any:
+        """Run a Lua script on the commit connection by its digest, sending its text only if
+        Redis does not have it (restarted, or SCRIPT FLUSH): NOSCRIPT means it did not run.
+        ``words``: the key count, the keys, the arguments."""
+        try:
+            return await self.pipe.call(b"EVALSHA", script.sha, *words)
+        except ResponseError as exc:
+            if not str(exc).startswith("NOSCRIPT"):
+                raise
+            return await self.pipe.call(b"EVAL", script.text, *words)
 
     # -- rooms -------------------------------------------------------------------------------
 
@@ -207,14 +239,8 @@ class Store:
         lost the script (restarted, or SCRIPT FLUSH) the commit is sent again with the script's
         text. That is safe: a NOSCRIPT reply means the commit did not run.
         """
-        args = self._commit_args(change)
         try:
-            try:
-                await self.pipe.call(b"EVALSHA", _COMMIT_SHA, *args)
-            except ResponseError as exc:
-                if not str(exc).startswith("NOSCRIPT"):
-                    raise
-                await self.pipe.call(b"EVAL", _COMMIT_BYTES, *args)
+            await self._eval(_COMMIT_SCRIPT, self._commit_args(change))
         except ResponseError as exc:
             text = str(exc)
             raise Fenced(text) if "FENCED" in text else VersionConflict(text) from None
