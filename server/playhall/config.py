@@ -67,6 +67,10 @@ class Config:
     finished_ttl: int = setting(
         7 * 24 * 3600, "seconds a finished room (record, log, chat) is kept in Redis; 0: forever"
     )
+    player_ttl: int = setting(
+        90 * 24 * 3600,
+        "seconds a player's identity is kept after their last hello; 0: forever",
+    )
     drain_timeout: float = setting(
         10.0, "seconds SIGTERM waits for rooms to finish the commands they hold"
     )

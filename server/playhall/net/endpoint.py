@@ -265,6 +265,7 @@ class Endpoint:
             name = name or f"Player-{player[:4]}"
             await self.store.create_player(player, name, hash_secret(secret))
             new_token = f"{player}.{secret}"
+        await self.store.touch_player(player, self.config.player_ttl)
         session.player, session.name, session.protocol = player, name, max(common)
         reply: dict[str, Any] = {
             "player": player,

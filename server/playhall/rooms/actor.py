@@ -281,6 +281,7 @@ class Room:
                 unlist=summary is None and previous is not None,
                 active=_needs_server(new, self.game),
                 expire=self.config.finished_ttl if new.status == FINISHED else 0,
+                code=new.code,
             )
         )
         self.record = new

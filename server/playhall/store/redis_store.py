@@ -6,16 +6,18 @@ Keys (``p`` is the configured prefix, ``ph:`` by default):
 ``p room:<id>``                hash: ``v`` = version, ``d`` = the room record (msgpack)
 ``p room:<id>:log``            stream: one entry per version (kind, seat, player, move)
 ``p room:<id>:chat``           list: the last chat lines (msgpack), newest last
-
-A finished room's record, log and chat expire after ``finished_ttl`` seconds.
 ``p lease:<id>``               "<owner>|<fence>" with a TTL: which process owns the room
 ``p fence:<id>``               counter: each lease acquisition gets a higher fence
+``p code:<code>``              room id of a private room's join code
 ``p player:<pid>``             hash: ``name``, ``th`` (sha256 of the token secret)
 ``p player:<pid>:rooms``       set: rooms the player has a seat in
-``p code:<code>``              room id of a private room's join code
 ``p lobby``                    hash: room id -> lobby summary (msgpack) of public rooms
 ``p active``                   set: rooms that need a server without any client (timers, bots)
 =============================  ==========================================================
+
+A finished room's record, log, chat, fence counter and join code expire ``finished_ttl`` seconds
+after its last change; a player and their room set ``player_ttl`` seconds after their last
+hello (and the set forgets rooms that have expired whenever it is read).
 
 A room change is one Lua script run, so it is atomic: it checks the caller still holds the
 lease (fencing a stale owner out) and that the stored version is the one the change was made
@@ -61,7 +63,7 @@ if #ARGV > 8 then
   redis.call('XADD', KEYS[2], '*', unpack(ARGV, 9))
 end
 if ARGV[8] ~= '0' then
-  for _, key in ipairs({KEYS[1], KEYS[2], KEYS[7]}) do
+  for _, key in ipairs({KEYS[1], KEYS[2], KEYS[7], KEYS[8], KEYS[9]}) do
     redis.call('EXPIRE', key, ARGV[8])
   end
 end
@@ -123,8 +125,10 @@ def _text(value: bytes | str) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
-def _commit_keys(p: str, room: str) -> tuple[bytes, ...]:
-    """The commit script's keys for ``room``, encoded once per room rather than once per move."""
+def _commit_keys(p: str, room: str, code: str | None) -> tuple[bytes, ...]:
+    """The commit script's keys for ``room``, encoded once per room rather than once per move.
+    A room without a join code names its fence key twice (expiring it twice does no harm)."""
+    fence = f"{p}fence:{room}".encode()
     return (
         f"{p}room:{room}".encode(),
         f"{p}room:{room}:log".encode(),
@@ -133,6 +137,8 @@ def _commit_keys(p: str, room: str) -> tuple[bytes, ...]:
         f"{p}active".encode(),
         room.encode(),
         f"{p}room:{room}:chat".encode(),
+        fence,
+        f"{p}code:{code}".encode() if code else fence,
     )
 
 
@@ -159,6 +165,8 @@ class Commit:
     active: bool = False
     #: Seconds until the room's keys expire (a finished room); 0 keeps them.
     expire: int = 0
+    #: The room's join code, if private: its key expires with the room.
+    code: str | None = None
 
 
 class Store:
@@ -253,7 +261,7 @@ class Store:
             lobby_mode, lobby_blob = b"set", change.lobby
         else:
             lobby_mode, lobby_blob = b"keep", b""
-        args = [b"7", *_commit_keys(self.p, change.room)]
+        args = [b"9", *_commit_keys(self.p, change.room, change.code)]
         args += [
             change.lease.encode(),
             b"%d" % change.prev_version,
@@ -304,6 +312,14 @@ class Store:
     async def create_player(self, player: str, name: str, token_hash: str) -> None:
         await self.redis.hset(f"{self.p}player:{player}", mapping={"name": name, "th": token_hash})
 
+    async def touch_player(self, player: str, ttl: int) -> None:
+        """Keep a player (and their room list) for ``ttl`` more seconds; 0: forever."""
+        if ttl > 0:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.expire(f"{self.p}player:{player}", ttl)
+            pipe.expire(f"{self.p}player:{player}:rooms", ttl)
+            await pipe.execute()
+
     async def player(self, player: str) -> tuple[str, str] | None:
         name, token_hash = await self.redis.hmget(f"{self.p}player:{player}", ["name", "th"])
         if name is None or token_hash is None:
@@ -320,8 +336,19 @@ class Store:
         await self.redis.srem(f"{self.p}player:{player}:rooms", room)
 
     async def player_rooms(self, player: str) -> list[str]:
-        members = await self.redis.smembers(f"{self.p}player:{player}:rooms")
-        return sorted(_text(m) for m in members)
+        """The rooms the player holds a seat in; rooms that have expired are forgotten here."""
+        key = f"{self.p}player:{player}:rooms"
+        rooms = sorted(_text(m) for m in await self.redis.smembers(key))
+        if not rooms:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for room in rooms:
+            pipe.exists(self.room_key(room))
+        alive = await pipe.execute()
+        gone = [room for room, exists in zip(rooms, alive, strict=True) if not exists]
+        if gone:
+            await self.redis.srem(key, *gone)
+        return [room for room, exists in zip(rooms, alive, strict=True) if exists]
 
     # -- chat --------------------------------------------------------------------------------
 
