@@ -5,8 +5,9 @@ and a coroutine ``send`` with a lock, so each frame in or out costs several task
 connection is a plain :class:`asyncio.Protocol`: bytes from the socket go through
 ``websockets.server.ServerProtocol`` (which parses the handshake and frames, enforces the frame
 size limit, answers pings and runs the closing handshake) and each complete message is handed to
-the :class:`Handler` in the same callback; :meth:`WebSocket.send` writes a frame to the transport
-at once. The Sans-I/O protocol is the part of ``websockets`` meant for exactly this
+the :class:`Handler` in the same callback; what :meth:`WebSocket.send` is given during one pass
+of the event loop is written in one ``write`` at the end of it. The Sans-I/O protocol is the
+part of ``websockets`` meant for exactly this
 (https://websockets.readthedocs.io/en/stable/howto/sansio.html).
 
 Flow control is the transport's: when its write buffer passes the high-water mark the handler is
@@ -98,10 +99,6 @@ class WebSocket(asyncio.Protocol):
 
     # -- for the layer above ---------------------------------------------------------------------
 
-    @property
-    def open(self) -> bool:
-        return self.protocol.state is OPEN
-
     def send(self, message: bytes) -> None:
         """Send one binary message; a no-op once the connection is closing.
 
@@ -121,13 +118,15 @@ class WebSocket(asyncio.Protocol):
             self.protocol.send_close(code, reason)
             self._flush()
             self._closing = True
-            self._arm(self._close_timeout, self._abort)
+            self._arm(self._close_timeout, self.abort)
 
     async def wait_closed(self) -> None:
         await asyncio.shield(self._closed)
 
     def abort(self) -> None:
-        self._abort()
+        """Drop the connection now, without a closing handshake."""
+        if self.transport is not None:
+            self.transport.abort()
 
     # -- asyncio.Protocol ------------------------------------------------------------------------
 
@@ -137,7 +136,7 @@ class WebSocket(asyncio.Protocol):
         transport.set_write_buffer_limits(high=self._write_limit)
         peer = transport.get_extra_info("peername")
         self.remote_address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-        self._arm(self._open_timeout, self._abort)
+        self._arm(self._open_timeout, self.abort)
 
     def data_received(self, data: bytes) -> None:
         self.protocol.receive_data(data)
@@ -150,7 +149,7 @@ class WebSocket(asyncio.Protocol):
                 self._handshake(event)
         if self.protocol.close_expected() and not self._closing:
             self._closing = True
-            self._arm(self._close_timeout, self._abort)
+            self._arm(self._close_timeout, self.abort)
 
     def eof_received(self) -> bool | None:
         self.protocol.receive_eof()
@@ -192,7 +191,7 @@ class WebSocket(asyncio.Protocol):
             self.handler = self._on_open(self)
             self._schedule_ping()
         else:
-            self._arm(self._close_timeout, self._abort)
+            self._arm(self._close_timeout, self.abort)
 
     def _frame(self, frame: Frame) -> None:
         opcode = frame.opcode
@@ -247,7 +246,7 @@ class WebSocket(asyncio.Protocol):
         if self.protocol.state is OPEN:
             self.protocol.fail(1011, "keepalive ping timeout")
             self._flush()
-        self._arm(self._close_timeout, self._abort)
+        self._arm(self._close_timeout, self.abort)
 
     def _arm(self, delay: float, callback: Callable[[], None]) -> None:
         self._cancel_timer()
@@ -257,7 +256,3 @@ class WebSocket(asyncio.Protocol):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-
-    def _abort(self) -> None:
-        if self.transport is not None:
-            self.transport.abort()

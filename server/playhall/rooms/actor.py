@@ -77,24 +77,18 @@ class Command:
     kind: str
     session: Viewer | None
     args: dict[str, Any]
-    reply: asyncio.Future[dict[str, Any]] | None = None
     request: int | None = None
+    #: Told the outcome, in the actor's own pass of the loop (so a reply leaves with the
+    #: updates it caused); None for internal commands, which nobody waits for.
     done: Done | None = None
 
     def finish(self, result: dict[str, Any] | None, error: RoomError | None = None) -> None:
-        """Hand the outcome to whoever waits: a callback, called in the actor's own pass of the
-        loop (so a reply leaves with the updates it caused), or a future."""
         if self.done is not None:
             done, self.done = self.done, None
             try:
                 done(result, error)
             except Exception:  # the waiter's bug must not take the room's task down with it
                 logger.exception("reply_failed", command=self.kind, req=self.request)
-        elif self.reply is not None and not self.reply.done():
-            if error is not None:
-                self.reply.set_exception(error)
-            else:
-                self.reply.set_result(result or {})
 
 
 @dataclass
@@ -165,7 +159,16 @@ class Room:
     ) -> dict[str, Any]:
         """Queue a command and wait for its reply; raises :class:`RoomError` when refused."""
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._queue(Command(kind, session, args, future, request))
+
+        def done(result: dict[str, Any] | None, error: RoomError | None) -> None:
+            if future.done():
+                return
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result or {})
+
+        self._queue(Command(kind, session, args, request, done))
         return await future
 
     def offer(
@@ -178,7 +181,7 @@ class Room:
     ) -> None:
         """Queue a command whose outcome goes to ``done``; raises :class:`RoomError` at once
         when the room cannot take it (closing, or its inbox is full)."""
-        self._queue(Command(kind, session, args, None, request, done))
+        self._queue(Command(kind, session, args, request, done))
 
     def _queue(self, command: Command) -> None:
         if self._closed:

@@ -1,11 +1,12 @@
-"""A pipelined Redis connection for the one command every move sends: the commit script.
+"""A pipelined Redis connection for the commands of the hot path: every move's commit script,
+and the lease scripts.
 
 Why not redis-py for this: its pipelines pack commands in pure Python and read replies through
 a stream reader and a task per batch, which cost more than the commit itself. Here commands
 queued during one pass of the event loop are written together in one ``write``, and replies are
 parsed by hiredis in ``data_received`` and handed straight to the waiting futures, in order
 (Redis answers the commands of a connection in the order it got them). Everything else the
-server asks of Redis is rare and stays on redis-py.
+server asks of Redis (hello, lobby, chat) is rarer and stays on redis-py.
 
 A connection lost fails every command in flight with ``redis.exceptions.ConnectionError``; the
 next command reconnects.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import hiredis
@@ -70,7 +72,7 @@ class RedisPipe:
         self._connection: _Connection | None = None
         self._connecting: asyncio.Future[_Connection] | None = None
         #: Set by the owner: called whenever Redis answers (for the health check).
-        self.on_answer: Any = None
+        self.on_answer: Callable[[], None] | None = None
 
     async def call(self, *args: bytes) -> Any:
         """Send one command (pipelined with others of the same loop pass); its reply, or the

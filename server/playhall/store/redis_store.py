@@ -124,24 +124,6 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-@functools.lru_cache(maxsize=65536)
-def _commit_keys(p: str, room: str, code: str | None) -> tuple[bytes, ...]:
-    """The commit script's keys for ``room``, encoded once per room rather than once per move.
-    A room without a join code names its fence key twice (expiring it twice does no harm)."""
-    fence = f"{p}fence:{room}".encode()
-    return (
-        f"{p}room:{room}".encode(),
-        f"{p}room:{room}:log".encode(),
-        f"{p}lease:{room}".encode(),
-        f"{p}lobby".encode(),
-        f"{p}active".encode(),
-        room.encode(),
-        f"{p}room:{room}:chat".encode(),
-        fence,
-        f"{p}code:{code}".encode() if code else fence,
-    )
-
-
 class Fenced(Exception):
     """This process no longer holds the room's lease; another may own it now."""
 
@@ -175,6 +157,7 @@ class Store:
         self.pipe = pipe
         pipe.on_answer = self._answered
         self.p = prefix
+        self._commit_keys = functools.lru_cache(maxsize=65536)(self._commit_keys)  # type: ignore[method-assign]
         #: When Redis last answered (monotonic seconds), for /healthz.
         self.answered_at = time.monotonic()
 
@@ -189,11 +172,43 @@ class Store:
     def lease_key(self, room: str) -> str:
         return f"{self.p}lease:{room}"
 
+    def fence_key(self, room: str) -> str:
+        return f"{self.p}fence:{room}"
+
+    def chat_key(self, room: str) -> str:
+        return f"{self.p}room:{room}:chat"
+
+    def code_key(self, code: str) -> str:
+        return f"{self.p}code:{code}"
+
+    def player_key(self, player: str) -> str:
+        return f"{self.p}player:{player}"
+
+    def player_rooms_key(self, player: str) -> str:
+        return f"{self.p}player:{player}:rooms"
+
+    def _commit_keys(self, room: str, code: str | None) -> tuple[bytes, ...]:
+        """The commit script's keys for ``room`` (cached per room in ``__init__``: encoded once
+        per room rather than once per move). A room without a join code names its fence key
+        twice (expiring it twice does no harm)."""
+        fence = self.fence_key(room).encode()
+        return (
+            self.room_key(room).encode(),
+            self.log_key(room).encode(),
+            self.lease_key(room).encode(),
+            f"{self.p}lobby".encode(),
+            f"{self.p}active".encode(),
+            room.encode(),
+            self.chat_key(room).encode(),
+            fence,
+            self.code_key(code).encode() if code else fence,
+        )
+
     # -- leases ------------------------------------------------------------------------------
 
     async def acquire(self, room: str, owner: str, ttl_ms: int) -> str | None:
         """Take the room's lease; ``None`` if another owner holds it."""
-        keys = [self.lease_key(room), f"{self.p}fence:{room}"]
+        keys = [self.lease_key(room), self.fence_key(room)]
         token = await self._script(_ACQUIRE_SCRIPT, keys, [owner, str(ttl_ms)])
         return _text(token) if token is not None else None
 
@@ -261,7 +276,7 @@ class Store:
             lobby_mode, lobby_blob = b"set", change.lobby
         else:
             lobby_mode, lobby_blob = b"keep", b""
-        args = [b"9", *_commit_keys(self.p, change.room, change.code)]
+        args = [b"9", *self._commit_keys(change.room, change.code)]
         args += [
             change.lease.encode(),
             b"%d" % change.prev_version,
@@ -300,44 +315,44 @@ class Store:
         """A fresh join code for a private room (six hex digits, unique among live codes)."""
         while True:
             code = secrets.token_hex(3).upper()
-            if await self.redis.set(f"{self.p}code:{code}", room, nx=True):
+            if await self.redis.set(self.code_key(code), room, nx=True):
                 return code
 
     async def room_for_code(self, code: str) -> str | None:
-        room = await self.redis.get(f"{self.p}code:{code}")
+        room = await self.redis.get(self.code_key(code))
         return _text(room) if room is not None else None
 
     # -- players -----------------------------------------------------------------------------
 
     async def create_player(self, player: str, name: str, token_hash: str) -> None:
-        await self.redis.hset(f"{self.p}player:{player}", mapping={"name": name, "th": token_hash})
+        await self.redis.hset(self.player_key(player), mapping={"name": name, "th": token_hash})
 
     async def touch_player(self, player: str, ttl: int) -> None:
         """Keep a player (and their room list) for ``ttl`` more seconds; 0: forever."""
         if ttl > 0:
             pipe = self.redis.pipeline(transaction=False)
-            pipe.expire(f"{self.p}player:{player}", ttl)
-            pipe.expire(f"{self.p}player:{player}:rooms", ttl)
+            pipe.expire(self.player_key(player), ttl)
+            pipe.expire(self.player_rooms_key(player), ttl)
             await pipe.execute()
 
     async def player(self, player: str) -> tuple[str, str] | None:
-        name, token_hash = await self.redis.hmget(f"{self.p}player:{player}", ["name", "th"])
+        name, token_hash = await self.redis.hmget(self.player_key(player), ["name", "th"])
         if name is None or token_hash is None:
             return None
         return _text(name), _text(token_hash)
 
     async def rename_player(self, player: str, name: str) -> None:
-        await self.redis.hset(f"{self.p}player:{player}", "name", name)
+        await self.redis.hset(self.player_key(player), "name", name)
 
     async def add_player_room(self, player: str, room: str) -> None:
-        await self.redis.sadd(f"{self.p}player:{player}:rooms", room)
+        await self.redis.sadd(self.player_rooms_key(player), room)
 
     async def remove_player_room(self, player: str, room: str) -> None:
-        await self.redis.srem(f"{self.p}player:{player}:rooms", room)
+        await self.redis.srem(self.player_rooms_key(player), room)
 
     async def player_rooms(self, player: str) -> list[str]:
         """The rooms the player holds a seat in; rooms that have expired are forgotten here."""
-        key = f"{self.p}player:{player}:rooms"
+        key = self.player_rooms_key(player)
         rooms = sorted(_text(m) for m in await self.redis.smembers(key))
         if not rooms:
             return []
@@ -353,13 +368,11 @@ class Store:
     # -- chat --------------------------------------------------------------------------------
 
     async def add_chat(self, room: str, line: bytes, keep: int = 50) -> None:
-        key = f"{self.p}room:{room}:chat"
+        key = self.chat_key(room)
         pipe = self.redis.pipeline(transaction=True)
         pipe.rpush(key, line)
         pipe.ltrim(key, -keep, -1)
         await pipe.execute()
 
     async def chat(self, room: str) -> list[bytes]:
-        return [
-            _bytes(line) for line in await self.redis.lrange(f"{self.p}room:{room}:chat", 0, -1)
-        ]
+        return [_bytes(line) for line in await self.redis.lrange(self.chat_key(room), 0, -1)]
