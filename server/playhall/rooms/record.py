@@ -31,6 +31,10 @@ class Seat:
     def taken(self) -> bool:
         return self.bot or self.player is not None
 
+    def as_dict(self) -> dict[str, Any]:
+        """The seat as stored in the record and shown in views."""
+        return {"player": self.player, "name": self.name, "bot": self.bot, "ready": self.ready}
+
 
 @dataclass(frozen=True)
 class RoomRecord:
@@ -197,14 +201,8 @@ def _map_header(size: int) -> bytes:
     return header
 
 
-def _map_header_size(size: int) -> int:
-    return 1 if size < 16 else 3 if size < 0x10000 else 5
-
-
 def _pack_seats(seats: tuple[Seat, ...]) -> bytes:
-    packed: bytes = _PACKER.pack(
-        [{"player": s.player, "name": s.name, "bot": s.bot, "ready": s.ready} for s in seats]
-    )
+    packed: bytes = _PACKER.pack([seat.as_dict() for seat in seats])
     return packed
 
 
@@ -228,7 +226,7 @@ def _packed(value: Any, pack: Any) -> bytes:
 def _pairs(data: dict[str, Any]) -> bytes:
     """The key-value pairs of ``data`` packed, without the map's header."""
     packed: bytes = _PACKER.pack(data)
-    return packed[_map_header_size(len(data)) :]
+    return packed[len(_map_header(len(data))) :]
 
 
 def _pack_map(data: dict[str, Any]) -> bytes:

@@ -104,7 +104,7 @@ def _seats(seats: tuple[Seat, ...]) -> list[dict[str, Any]]:
 
 @lru_cache(maxsize=4096)
 def _seats_by_value(seats: tuple[Seat, ...]) -> list[dict[str, Any]]:
-    return [{"player": s.player, "name": s.name, "bot": s.bot, "ready": s.ready} for s in seats]
+    return [seat.as_dict() for seat in seats]
 
 
 def visible_events(events: list[Event], seat: int | None) -> list[Event]:
