@@ -68,6 +68,21 @@ def frame(opcode: int, payload: bytes) -> bytes:
     return head + mask + apply_mask(payload, mask)
 
 
+def _walk(node: Any, steps: list[Any]) -> Any:
+    """The value at ``steps`` from ``node``, with the reference's checks (a str step into a map,
+    a non-bool int in range into an array), or ``_MISSING``."""
+    for step in steps:
+        if type(node) is dict:
+            node = node.get(step, _MISSING) if type(step) is str else _MISSING
+        elif type(node) is list and type(step) is int and 0 <= step < len(node):
+            node = node[step]
+        else:
+            return _MISSING
+        if node is _MISSING:
+            return _MISSING
+    return node
+
+
 def apply_ops(view: Any, ops: list[Any]) -> Any:
     """``apply_diff`` for a diff just decoded from a frame, with its common ops inline.
 
@@ -87,17 +102,7 @@ def apply_ops(view: Any, ops: list[Any]) -> Any:
             return apply_diff(view, ops[i:])
         kind = op[0]
         if kind == "set":
-            parent = view
-            if len(path) > 1:
-                for step in path[:-1]:
-                    if type(parent) is dict:
-                        parent = parent.get(step, _MISSING) if type(step) is str else _MISSING
-                    elif type(parent) is list and type(step) is int and 0 <= step < len(parent):
-                        parent = parent[step]
-                    else:
-                        parent = _MISSING
-                    if parent is _MISSING:
-                        return apply_diff(view, ops[i:])
+            parent = _walk(view, path[:-1]) if len(path) > 1 else view
             key = path[-1]
             if type(parent) is dict and type(key) is str:
                 parent[key] = op[2]
@@ -109,16 +114,7 @@ def apply_ops(view: Any, ops: list[Any]) -> Any:
                     parent[key] = op[2]
                 continue
         elif kind == "len":
-            target = view
-            for step in path:
-                if type(target) is dict:
-                    target = target.get(step, _MISSING) if type(step) is str else _MISSING
-                elif type(target) is list and type(step) is int and 0 <= step < len(target):
-                    target = target[step]
-                else:
-                    target = _MISSING
-                if target is _MISSING:
-                    break
+            target = _walk(view, path)
             n = op[2]
             if type(target) is list and type(n) is int and 0 <= n <= len(target):
                 del target[n:]

@@ -180,6 +180,26 @@ def _shrink_send_buffer(session: Session) -> None:
     ws.transport.set_write_buffer_limits(high=2048)
 
 
+async def _start_with_player(redis_url: str, slow_timeout: float) -> tuple[Any, Client]:
+    """A server with a tiny outbox and no rate limit to speak of, and one player on it."""
+    from playhall import app
+
+    running = await app.start(
+        server_config(redis_url, outbox=2, slow_timeout=slow_timeout, rate=10_000.0, burst=10_000)
+    )
+    return running, await Client.connect(f"ws://127.0.0.1:{running.port}/", name="player")
+
+
+async def _stall_a_watcher(running: Any, player: Client, room: str) -> tuple[Any, Session]:
+    """A spectator of ``room`` that stops reading, and its server-side session, whose buffers
+    are then filled (by ``player``'s chat) until they stay full."""
+    ws, watcher = await _stalled_watcher(f"ws://127.0.0.1:{running.port}/", room)
+    session = next(s for s in running.endpoint.sessions if s.player == watcher)
+    _shrink_send_buffer(session)
+    await _fill(player, room)
+    return ws, session
+
+
 async def _fill(player: Client, room: str) -> None:
     """Chat far more than the kernel's buffers of a stalled connection can hold (~200 KB),
     so the server's side of it stays full: nobody reads at the other end."""
@@ -190,20 +210,11 @@ async def _fill(player: Client, room: str) -> None:
 async def test_a_spectator_that_stops_reading_is_skipped_then_resnapshotted(
     redis_url: str,
 ) -> None:
-    from playhall import app
-
-    running = await app.start(
-        server_config(redis_url, outbox=2, slow_timeout=60.0, rate=10_000.0, burst=10_000)
-    )
-    url = f"ws://127.0.0.1:{running.port}/"
-    player = await Client.connect(url, name="player")
+    running, player = await _start_with_player(redis_url, slow_timeout=60.0)
     try:
         room = await player.create("mantis", 2)
         await player.add_bot(room.room, 1)
-        ws, watcher = await _stalled_watcher(url, room.room)
-        session = next(s for s in running.endpoint.sessions if s.player == watcher)
-        _shrink_send_buffer(session)
-        await _fill(player, room.room)
+        ws, session = await _stall_a_watcher(running, player, room.room)
         assert session.blocked_since is not None  # the transport said so (pause_writing)
         await player.ready(room.room)
         # The game goes on while the spectator takes nothing: the room is not held up.
@@ -227,19 +238,10 @@ async def test_a_spectator_that_stops_reading_is_skipped_then_resnapshotted(
 
 
 async def test_a_peer_that_stays_stalled_is_closed_as_too_slow(redis_url: str) -> None:
-    from playhall import app
-
-    running = await app.start(
-        server_config(redis_url, outbox=2, slow_timeout=0.5, rate=10_000.0, burst=10_000)
-    )
-    url = f"ws://127.0.0.1:{running.port}/"
-    player = await Client.connect(url, name="player")
+    running, player = await _start_with_player(redis_url, slow_timeout=0.5)
     try:
         room = await player.create("mantis", 2)
-        ws, watcher = await _stalled_watcher(url, room.room)
-        session = next(s for s in running.endpoint.sessions if s.player == watcher)
-        _shrink_send_buffer(session)
-        await _fill(player, room.room)
+        ws, session = await _stall_a_watcher(running, player, room.room)
         assert session.blocked_since is not None
         # The sweeper (every second) closes it once blocked for longer than slow_timeout; the
         # closing handshake cannot get through, so the socket is dropped.
