@@ -36,12 +36,16 @@ from playhall.store.redis_store import Store  # noqa: E402
 
 
 class FakePipe:
-    """Answers every command at once, as Redis would a successful commit."""
+    """Answers every command in the next pass of the loop, as Redis would a successful
+    commit."""
 
     on_answer: Any = None
 
     async def call(self, *args: bytes) -> int:
-        return 1
+        # Answered from a later callback, as the real connection's reader does.
+        future = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_soon(future.set_result, 1)
+        return await future  # type: ignore[no-any-return]
 
     def close(self) -> None:
         pass
