@@ -126,6 +126,13 @@ def test_encode_refuses_what_is_not_plain_data() -> None:
         encode({"x": {1, 2}})
 
 
+def test_a_refused_encode_leaves_nothing_behind_for_the_next() -> None:
+    # encode reuses one packer: what a failure had packed so far must not lead the next frame.
+    with pytest.raises(TypeError):
+        encode({"t": "update", "diff": [["set", ["a"], 1], ["set", ["b"], object()]]})
+    assert encode({"t": "ok", "re": 1}) == b"\x82\xa1t\xa2ok\xa2re\x01"
+
+
 def test_protocol_error_carries_code_and_reason() -> None:
     error = ProtocolError(errors.BAD_MESSAGE, "field 'x' must be a string")
     assert (error.code, error.reason) == ("bad_message", "field 'x' must be a string")

@@ -271,7 +271,7 @@ class Room:
         if player is not None:
             log_entry["p"] = player
         if move is not None:
-            log_entry["m"] = msgpack.packb(move, use_bin_type=True)
+            log_entry["m"] = _pack_move(move)
         await self.store.commit(
             Commit(
                 room=new.id,
@@ -807,6 +807,10 @@ def _needs_server(record: RoomRecord, game: Game) -> bool:
     if record.deadline is not None:
         return True
     return any(record.seats[s].bot for s in game.to_act(record.state))
+
+
+#: A move as the log stores it (a reused packer: see ``playhall_protocol.codec``).
+_pack_move = msgpack.Packer(use_bin_type=True).pack
 
 
 def _is_store_error(exc: BaseException) -> bool:
