@@ -25,7 +25,7 @@ from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
 from playhall.net.session import Session, error_frame
-from playhall.net.websocket import WebSocket
+from playhall.net.websocket import WebSocket, WriteBatch
 from playhall.rooms.actor import RoomError, new_room_id, new_seed
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import RoomRecord, Seat
@@ -50,6 +50,7 @@ class Endpoint:
         self.draining = False
         self._ids = itertools.count(1)
         self._background: set[asyncio.Task[None]] = set()
+        self._writes = WriteBatch()  # every connection's frames of a loop pass, one callback
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
@@ -76,6 +77,7 @@ class Endpoint:
             on_request=self.process_request,
             on_open=self._opened,
             max_size=self.config.max_frame,
+            batch=self._writes,
         )
 
     def _opened(self, ws: WebSocket) -> Session:
