@@ -27,7 +27,13 @@ from redis.exceptions import ResponseError
 
 def encode_command(args: list[bytes]) -> bytes:
     """One command in RESP: an array of bulk strings."""
-    parts = [b"*%d\r\n" % len(args)]
+    return b"*%d\r\n" % len(args) + encode_bulk(args)
+
+
+def encode_bulk(args: list[bytes]) -> bytes:
+    """Bulk strings, the elements of a command's array (its header is the caller's): a command
+    whose first arguments never change can keep them encoded."""
+    parts = []
     for arg in args:
         parts.append(b"$%d\r\n" % len(arg))
         parts.append(arg)
@@ -77,13 +83,17 @@ class RedisPipe:
     async def call(self, *args: bytes) -> Any:
         """Send one command (pipelined with others of the same loop pass); its reply, or the
         ``ResponseError`` Redis answered with, raised."""
+        return await self.call_encoded(encode_command(list(args)))
+
+    async def call_encoded(self, command: bytes) -> Any:
+        """:meth:`call` for a command already in RESP."""
         connection = self._connection
         if connection is None:
             connection = await self._connect()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self.waiting.append(future)
-        self._queued.append(encode_command(list(args)))
+        self._queued.append(command)
         if not self._flush_scheduled:
             self._flush_scheduled = True
             loop.call_soon(self._flush)

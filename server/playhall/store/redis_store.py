@@ -38,7 +38,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from playhall.store.pipe import RedisPipe
+from playhall.store.pipe import RedisPipe, encode_bulk
 
 _COMMIT = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
@@ -132,7 +132,7 @@ class VersionConflict(Exception):
     """The stored version is not the one the change was made against."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Commit:
     """One atomic room change."""
 
@@ -158,6 +158,7 @@ class Store:
         pipe.on_answer = self._answered
         self.p = prefix
         self._commit_keys = functools.lru_cache(maxsize=65536)(self._commit_keys)  # type: ignore[method-assign]
+        self._commit_head = functools.lru_cache(maxsize=65536)(self._commit_head)  # type: ignore[method-assign]
         #: When Redis last answered (monotonic seconds), for /healthz.
         self.answered_at = time.monotonic()
 
@@ -262,23 +263,46 @@ class Store:
         lost the script (restarted, or SCRIPT FLUSH) the commit is sent again with the script's
         text. That is safe: a NOSCRIPT reply means the commit did not run.
         """
+        head, count = self._commit_head(change.room, change.code, change.lease)
+        tail = self._commit_tail(change)
         try:
-            await self._eval(_COMMIT_SCRIPT, self._commit_args(change))
+            try:
+                await self.pipe.call_encoded(
+                    b"*%d\r\n" % (count + len(tail)) + head + encode_bulk(tail)
+                )
+            except ResponseError as exc:
+                if not str(exc).startswith("NOSCRIPT"):
+                    raise
+                keys = self._commit_keys(change.room, change.code)
+                await self.pipe.call(
+                    b"EVAL",
+                    _COMMIT_SCRIPT.text,
+                    b"%d" % len(keys),
+                    *keys,
+                    change.lease.encode(),
+                    *tail,
+                )
         except ResponseError as exc:
             text = str(exc)
             raise Fenced(text) if "FENCED" in text else VersionConflict(text) from None
 
-    def _commit_args(self, change: Commit) -> list[bytes]:
-        """The commit script's key count, keys and arguments."""
+    def _commit_head(self, room: str, code: str | None, lease: str) -> tuple[bytes, int]:
+        """The start of a room's commit command, the same for every commit under one lease: the
+        script's digest, its keys and the lease, in RESP; and how many arguments that is.
+        (Cached per room in ``__init__``.)"""
+        keys = self._commit_keys(room, code)
+        head = [b"EVALSHA", _COMMIT_SCRIPT.sha, b"%d" % len(keys), *keys, lease.encode()]
+        return encode_bulk(head), len(head)
+
+    def _commit_tail(self, change: Commit) -> list[bytes]:
+        """The commit script's arguments after the lease: what changes from commit to commit."""
         if change.unlist:
             lobby_mode, lobby_blob = b"del", b""
         elif change.lobby is not None:
             lobby_mode, lobby_blob = b"set", change.lobby
         else:
             lobby_mode, lobby_blob = b"keep", b""
-        args = [b"9", *self._commit_keys(change.room, change.code)]
-        args += [
-            change.lease.encode(),
+        args = [
             b"%d" % change.prev_version,
             b"%d" % change.version,
             change.record,
