@@ -32,16 +32,20 @@ from playhall.config import Config  # noqa: E402
 from playhall.lobby import Lobby  # noqa: E402
 from playhall.rooms.actor import Room, _ViewerState  # noqa: E402
 from playhall.rooms.record import RoomRecord, Seat  # noqa: E402
+from playhall.store.pipe import encode_command  # noqa: E402
 from playhall.store.redis_store import Store  # noqa: E402
 
 
 class FakePipe:
     """Answers every command in the next pass of the loop, as Redis would a successful
-    commit."""
+    commit. Commands are encoded as the real connection encodes them."""
 
     on_answer: Any = None
 
     async def call(self, *args: bytes) -> int:
+        return await self.call_encoded(encode_command(list(args)))
+
+    async def call_encoded(self, command: bytes) -> int:
         # Answered from a later callback, as the real connection's reader does.
         future = asyncio.get_running_loop().create_future()
         asyncio.get_running_loop().call_soon(future.set_result, 1)
