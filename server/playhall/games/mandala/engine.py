@@ -159,7 +159,7 @@ class Mandala(Game):
 
     # -- moves --------------------------------------------------------------------------------
 
-    def apply(self, state: State, seat: int, move: Move) -> Applied:
+    def apply(self, state: State, seat: int, move: Any) -> Applied:
         if state["phase"] == "over":
             raise Rejected("game_over", "the game is over")
         parsed = parse(move)
