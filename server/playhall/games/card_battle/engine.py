@@ -72,7 +72,7 @@ class CardBattle(Game):
     title = "Card Battle"
     min_seats = 2
     max_seats = 2
-    options = (
+    options: Sequence[Option] = (
         Option(
             "turn_delay_ms",
             1500,

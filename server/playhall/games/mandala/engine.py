@@ -59,7 +59,7 @@ class Mandala(Game):
     title = "Mandala"
     min_seats = 1
     max_seats = 2
-    options = (
+    options: Sequence[Option] = (
         Option(
             "mode",
             "standard",

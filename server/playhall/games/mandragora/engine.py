@@ -38,7 +38,7 @@ class MandragoraGame(Game):
     title = "Mandragora Mania"
     min_seats = SEATS
     max_seats = SEATS
-    options = (
+    options: Sequence[Option] = (
         Option(
             "pattern",
             "random",

@@ -165,7 +165,7 @@ class Mantis(Game):
     title = "Mantis"
     min_seats = 2
     max_seats = 6
-    options = (
+    options: Sequence[Option] = (
         Option(
             "target",
             0,
