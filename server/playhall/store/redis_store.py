@@ -32,13 +32,14 @@ import functools
 import hashlib
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from playhall.store.pipe import RedisPipe
+from playhall.store.pipe import CommandPipe
 
 _COMMIT = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
@@ -152,12 +153,16 @@ class Commit:
 
 
 class Store:
-    def __init__(self, client: aioredis.Redis, pipe: RedisPipe, prefix: str = "ph:") -> None:
+    def __init__(self, client: aioredis.Redis, pipe: CommandPipe, prefix: str = "ph:") -> None:
         self.redis = client
         self.pipe = pipe
         pipe.on_answer = self._answered
         self.p = prefix
-        self._commit_keys = functools.lru_cache(maxsize=65536)(self._commit_keys)  # type: ignore[method-assign]
+        #: _commit_keys, cached per room (an attribute of its own: a method cannot be replaced
+        #: on an instance of a class compiled by mypyc).
+        self._keys_for: Callable[[str, str | None], tuple[bytes, ...]] = functools.lru_cache(
+            maxsize=65536
+        )(self._commit_keys)
         #: When Redis last answered (monotonic seconds), for /healthz.
         self.answered_at = time.monotonic()
 
@@ -276,7 +281,7 @@ class Store:
             lobby_mode, lobby_blob = b"set", change.lobby
         else:
             lobby_mode, lobby_blob = b"keep", b""
-        args = [b"9", *self._commit_keys(change.room, change.code)]
+        args = [b"9", *self._keys_for(change.room, change.code)]
         args += [
             change.lease.encode(),
             b"%d" % change.prev_version,
