@@ -72,7 +72,7 @@ class FakeViewer:
 
 async def run(moves: int, profiler: cProfile.Profile | None) -> float:
     # The redis-py client is never used: only the commit goes out, through the fake pipe.
-    store = Store(aioredis.Redis(), FakePipe(), "bench:")  # type: ignore[arg-type]
+    store = Store(aioredis.Redis(), FakePipe(), "bench:")
     config = Config()
     game = get_game("mantis")
     assert game is not None

@@ -165,8 +165,10 @@ def _diff_arrays(old: list[Any], new: list[Any], path: Path, ops: list[Op]) -> N
         ops.append(["len", path, m])
 
 
-def apply_diff(view: Any, ops: list[Op]) -> Any:
+def apply_diff(view: Any, ops: list[Any]) -> Any:
     """Apply ``ops`` to ``view`` (mutated in place where possible) and return the new view.
+
+    ``ops`` is as received: each should be an :data:`Op`, but each is checked.
 
     Raises ``ValueError`` on an operation that does not fit the view; a client then asks for a
     snapshot.
@@ -214,7 +216,8 @@ def _index(step: Any) -> TypeGuard[int]:
     return type(step) is int
 
 
-def _walk(view: Any, path: Path) -> Any:
+def _walk(view: Any, path: list[Any]) -> Any:
+    """The node at ``path`` (as received: every step is checked)."""
     node = view
     for step in path:
         if isinstance(node, dict) and isinstance(step, str) and step in node:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from playhall.rooms.record import PLAYING, RoomRecord, Seat
@@ -19,7 +21,7 @@ def test_evolve_moves_the_version_on_and_keeps_the_old_record() -> None:
     assert (new.version, new.status, new.state) == (1, PLAYING, {"x": 1})
     assert (old.version, old.status, old.state) == (0, "waiting", None)
     assert new.seats is old.seats and new.id == old.id
-    assert new == RoomRecord(**{**old.__dict__, "version": 1, "status": PLAYING, "state": {"x": 1}})
+    assert new == dataclasses.replace(old, version=1, status=PLAYING, state={"x": 1})
 
 
 def test_evolve_refuses_unknown_fields() -> None:

@@ -196,8 +196,11 @@ class Game(ABC):
         """Every move ``seat`` may make now (empty if it may not act)."""
 
     @abstractmethod
-    def apply(self, state: State, seat: int, move: Move) -> Applied:
-        """Apply ``move`` for ``seat``; raise :class:`Rejected` if it is not legal."""
+    def apply(self, state: State, seat: int, move: Any) -> Applied:
+        """Apply ``move`` for ``seat``; raise :class:`Rejected` if it is not legal.
+
+        ``move`` is what the player sent, any msgpack value (a :data:`Move` only once checked):
+        a malformed one is refused with ``bad_move``."""
 
     @abstractmethod
     def view(self, state: State, seat: int | None) -> View:

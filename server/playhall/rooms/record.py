@@ -7,7 +7,7 @@ the old one in memory, so a failed write leaves the room exactly as it was.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from operator import is_, itemgetter
+from operator import is_
 from typing import Any
 
 import msgpack
@@ -66,9 +66,17 @@ class RoomRecord:
         unknown = changes.keys() - _FIELD_SET
         if unknown:
             raise TypeError(f"RoomRecord has no fields {sorted(unknown)}")
+        own = getattr(self, "__dict__", None)
+        if own is None:
+            # Compiled by mypyc (the opt-in build): a native class has no instance dict, and
+            # its __init__ is cheap, so the record is built the ordinary way.
+            values = {name: getattr(self, name) for name in _FIELDS}
+            values.update(changes)
+            values["version"] = self.version + 1
+            return RoomRecord(**values)
         new = object.__new__(RoomRecord)
         fields_of = new.__dict__
-        fields_of.update(self.__dict__)
+        fields_of.update(own)
         fields_of.update(changes)
         fields_of["version"] = self.version + 1
         return new
@@ -104,7 +112,17 @@ class RoomRecord:
         seen moves are kept packed, found by the identity of the objects (records, and the
         lists in them, are never changed once built), and the map is assembled from the pieces.
         The bytes are the same as packing the whole map at once."""
-        fixed = _fixed(self.__dict__)
+        fixed = (
+            self.id,
+            self.game,
+            self.options,
+            self.seed,
+            self.creator,
+            self.private,
+            self.code,
+            self.rematch_of,
+            self.created,
+        )  # _FIXED_FIELDS, in order
         hit = _FIXED.get(self.id)
         if hit is not None and all(map(is_, hit[0], fixed)):
             head, middle, tail = hit[1]
@@ -182,7 +200,6 @@ _KEY_VERSION = _PACKER.pack("version")
 _KEY_OUTCOME = _PACKER.pack("outcome")
 _KEY_DEADLINE = _PACKER.pack("deadline")
 _KEY_REMATCH = _PACKER.pack("rematch")
-_fixed = itemgetter(*_FIXED_FIELDS)
 _NAMED = {"status", "version", "outcome", "deadline", "rematch", "seats", "state", "seen"}
 if set(_FIXED_FIELDS) | _NAMED != set(_FIELDS) or len(_FIXED_FIELDS) + len(_NAMED) != len(_FIELDS):
     raise RuntimeError("RoomRecord.pack does not pack exactly the record's fields")

@@ -17,12 +17,25 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import hiredis
 from redis.connection import parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+
+
+class CommandPipe(Protocol):
+    """What the store needs of its hot-path connection: :class:`RedisPipe`, or a stand-in (the
+    room-path benchmark answers every command in the next pass of the loop)."""
+
+    on_answer: Callable[[], None] | None
+
+    async def call(self, *args: bytes) -> Any: ...
+
+    async def call_encoded(self, command: bytes) -> Any: ...
+
+    def close(self) -> None: ...
 
 
 def encode_command(args: list[bytes]) -> bytes:

@@ -32,13 +32,14 @@ import functools
 import hashlib
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from playhall.store.pipe import RedisPipe, encode_bulk
+from playhall.store.pipe import CommandPipe, encode_bulk
 
 _COMMIT = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
@@ -152,13 +153,19 @@ class Commit:
 
 
 class Store:
-    def __init__(self, client: aioredis.Redis, pipe: RedisPipe, prefix: str = "ph:") -> None:
+    def __init__(self, client: aioredis.Redis, pipe: CommandPipe, prefix: str = "ph:") -> None:
         self.redis = client
         self.pipe = pipe
         pipe.on_answer = self._answered
         self.p = prefix
-        self._commit_keys = functools.lru_cache(maxsize=65536)(self._commit_keys)  # type: ignore[method-assign]
-        self._commit_head = functools.lru_cache(maxsize=65536)(self._commit_head)  # type: ignore[method-assign]
+        #: _commit_keys and _commit_head, cached per room (attributes of their own: a method
+        #: cannot be replaced on an instance of a class compiled by mypyc).
+        self._keys_for: Callable[[str, str | None], tuple[bytes, ...]] = functools.lru_cache(
+            maxsize=65536
+        )(self._commit_keys)
+        self._head_for: Callable[[str, str | None, str], tuple[bytes, int]] = (
+            functools.lru_cache(maxsize=65536)(self._commit_head)
+        )
         #: When Redis last answered (monotonic seconds), for /healthz.
         self.answered_at = time.monotonic()
 
@@ -263,7 +270,7 @@ class Store:
         lost the script (restarted, or SCRIPT FLUSH) the commit is sent again with the script's
         text. That is safe: a NOSCRIPT reply means the commit did not run.
         """
-        head, count = self._commit_head(change.room, change.code, change.lease)
+        head, count = self._head_for(change.room, change.code, change.lease)
         tail = self._commit_tail(change)
         try:
             try:
@@ -273,7 +280,7 @@ class Store:
             except ResponseError as exc:
                 if not str(exc).startswith("NOSCRIPT"):
                     raise
-                keys = self._commit_keys(change.room, change.code)
+                keys = self._keys_for(change.room, change.code)
                 await self.pipe.call(
                     b"EVAL",
                     _COMMIT_SCRIPT.text,
@@ -289,8 +296,8 @@ class Store:
     def _commit_head(self, room: str, code: str | None, lease: str) -> tuple[bytes, int]:
         """The start of a room's commit command, the same for every commit under one lease: the
         script's digest, its keys and the lease, in RESP; and how many arguments that is.
-        (Cached per room in ``__init__``.)"""
-        keys = self._commit_keys(room, code)
+        (Cached per room and lease in ``__init__``.)"""
+        keys = self._keys_for(room, code)
         head = [b"EVALSHA", _COMMIT_SCRIPT.sha, b"%d" % len(keys), *keys, lease.encode()]
         return encode_bulk(head), len(head)
 

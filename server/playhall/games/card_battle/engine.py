@@ -72,7 +72,7 @@ class CardBattle(Game):
     title = "Card Battle"
     min_seats = 2
     max_seats = 2
-    options = (
+    options: Sequence[Option] = (
         Option(
             "turn_delay_ms",
             1500,
@@ -115,7 +115,7 @@ class CardBattle(Game):
             {"type": "pick_deck", "deck": name} for name in READY_DECKS
         ]
 
-    def apply(self, state: State, seat: int, move: Move) -> Applied:
+    def apply(self, state: State, seat: int, move: Any) -> Applied:
         if state["phase"] == "over":
             raise Rejected("game_over", "the battle is over")
         kind = _check_shape(move)

@@ -59,7 +59,7 @@ class Mandala(Game):
     title = "Mandala"
     min_seats = 1
     max_seats = 2
-    options = (
+    options: Sequence[Option] = (
         Option(
             "mode",
             "standard",
@@ -159,7 +159,7 @@ class Mandala(Game):
 
     # -- moves --------------------------------------------------------------------------------
 
-    def apply(self, state: State, seat: int, move: Move) -> Applied:
+    def apply(self, state: State, seat: int, move: Any) -> Applied:
         if state["phase"] == "over":
             raise Rejected("game_over", "the game is over")
         parsed = parse(move)

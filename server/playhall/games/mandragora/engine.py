@@ -38,7 +38,7 @@ class MandragoraGame(Game):
     title = "Mandragora Mania"
     min_seats = SEATS
     max_seats = SEATS
-    options = (
+    options: Sequence[Option] = (
         Option(
             "pattern",
             "random",
@@ -108,7 +108,8 @@ class MandragoraGame(Game):
 
     # -- moves -----------------------------------------------------------------------------
 
-    def apply(self, state: State, seat: int, move: Move) -> Applied:
+    def apply(self, state: State, seat: object, move: Any) -> Applied:
+        # seat: an int from the room, but checked (and typed) as anything (see below).
         area = _parse_move(move)
         if state["turn"] is None:
             raise Rejected("game_over", "the game is over")

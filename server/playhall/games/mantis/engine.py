@@ -165,7 +165,7 @@ class Mantis(Game):
     title = "Mantis"
     min_seats = 2
     max_seats = 6
-    options = (
+    options: Sequence[Option] = (
         Option(
             "target",
             0,
@@ -233,7 +233,9 @@ class Mantis(Game):
 
     # -- the move ---------------------------------------------------------------------------
 
-    def apply(self, state: State, seat: int, move: Move) -> Applied:
+    def apply(self, state: State, seat: object, move: Any) -> Applied:
+        # seat: an int from the room, but checked (and typed) as anything: None or a bool
+        # is not a seat.
         if state["result"] is not None:
             raise Rejected("game_over", "the game is over")
         if seat != state["turn"] or type(seat) is not int:

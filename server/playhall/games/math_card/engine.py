@@ -325,7 +325,7 @@ class MathCardGame(Game):
 
     # -- applying moves ---------------------------------------------------------------------
 
-    def apply(self, state: State, seat: int, move: Move) -> Applied:
+    def apply(self, state: State, seat: int, move: Any) -> Applied:
         if state["phase"] == "over":
             raise Rejected("game_over", "the game is over")
         kind = check_shape(move)
