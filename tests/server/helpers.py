@@ -1,4 +1,5 @@
-"""Helpers for server tests: a seated two-player Mantis room, reading pushed messages."""
+"""Helpers for server tests: a seated two-player Mantis room, reading pushed messages, and a
+websocket handler to build test handlers on."""
 
 from __future__ import annotations
 
@@ -6,7 +7,27 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from playhall.net.websocket import WebSocket
 from playhall_client import Client, RoomMirror
+
+
+class QuietHandler:
+    """A connection's handler that ignores everything; tests override what they watch."""
+
+    def __init__(self, ws: WebSocket) -> None:
+        self.ws = ws
+
+    def message_received(self, message: bytes | str) -> None:
+        pass
+
+    def paused(self) -> None:
+        pass
+
+    def resumed(self) -> None:
+        pass
+
+    def closed(self) -> None:
+        pass
 
 
 @dataclass

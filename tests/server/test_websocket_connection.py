@@ -16,24 +16,14 @@ from websockets.http11 import Request
 
 from playhall.net.websocket import WebSocket
 
+from .helpers import QuietHandler
 
-class Echo:
+
+class Echo(QuietHandler):
     """Sends every binary message back."""
-
-    def __init__(self, ws: WebSocket) -> None:
-        self.ws = ws
 
     def message_received(self, message: bytes | str) -> None:
         self.ws.send(message if isinstance(message, bytes) else message.encode())
-
-    def paused(self) -> None:
-        pass
-
-    def resumed(self) -> None:
-        pass
-
-    def closed(self) -> None:
-        pass
 
 
 def answer(request: Request) -> tuple[HTTPStatus, str] | None:

@@ -11,6 +11,8 @@ from websockets.frames import Frame, Opcode
 
 from playhall.net.websocket import WebSocket, binary_frame
 
+from .helpers import QuietHandler
+
 
 @pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65535, 65536, 70000])
 def test_binary_frames_match_the_reference_framing(size: int) -> None:
@@ -22,24 +24,15 @@ def test_binary_frames_match_the_reference_framing(size: int) -> None:
 # -- reading: whole binary frames are parsed here, everything else by the Sans-I/O core --------
 
 
-class Recorder:
-    """A connection's handler that keeps what it is told."""
+class Recorder(QuietHandler):
+    """A connection's handler that keeps the messages it is given."""
 
     def __init__(self, ws: WebSocket) -> None:
-        self.ws = ws
+        super().__init__(ws)
         self.messages: list[bytes | str] = []
 
     def message_received(self, message: bytes | str) -> None:
         self.messages.append(message)
-
-    def paused(self) -> None:
-        pass
-
-    def resumed(self) -> None:
-        pass
-
-    def closed(self) -> None:
-        pass
 
 
 class Transport(asyncio.Transport):
