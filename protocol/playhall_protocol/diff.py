@@ -91,10 +91,17 @@ def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
 # built only for an op or a subtree to walk.
 
 
+#: A map (not the whole view) with at most this many keys, most of them changed, is sent whole:
+#: one op instead of one per key (a game's record of the last move, say).
+SMALL_MAP = 8
+
+
 def _diff_maps(old: dict[Any, Any], new: dict[Any, Any], path: Path, ops: list[Op]) -> None:
     """Ops for two maps, which may be the same (then none)."""
     get = old.get
     added = 0
+    changed = 0
+    start = len(ops)
     for key, value in new.items():
         was = get(key, _MISSING)
         if was is value:
@@ -105,21 +112,36 @@ def _diff_maps(old: dict[Any, Any], new: dict[Any, Any], path: Path, ops: list[O
                 added += 1
             ops.append(["set", [*path, key], value])
         elif kind is dict:
+            n = len(ops)
             _diff_maps(was, value, [*path, key], ops)
+            if len(ops) == n:
+                continue
         elif kind is list:
             if was and value:
+                n = len(ops)
                 _diff_arrays(was, value, [*path, key], ops)
+                if len(ops) == n:
+                    continue
             elif was or value:
                 ops.append(["set", [*path, key], value])
+            else:
+                continue
         elif was != value:
             ops.append(["set", [*path, key], value])
         elif isinstance(value, _CONTAINERS) and not _exact(was, value):
             _diff(was, value, [*path, key], ops)
+        else:
+            continue
+        changed += 1
     # Each key of new that old has is one of old's keys: if old has more, the rest are gone.
     if len(old) > len(new) - added:
         for key in old:
             if key not in new:
                 ops.append(["del", [*path, key]])
+                changed += 1
+    if changed * 2 > len(new) and len(new) <= SMALL_MAP and path:
+        del ops[start:]
+        ops.append(["set", path, new])
 
 
 def _diff_arrays(old: list[Any], new: list[Any], path: Path, ops: list[Op]) -> None:

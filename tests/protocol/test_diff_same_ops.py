@@ -1,7 +1,8 @@
 """The fast ``make_diff`` gives exactly the ops of the reference it replaced.
 
-The reference below is the earlier ``make_diff``, kept verbatim apart from names: it confirms
-containers that ``==`` calls equal by their msgpack encodings. The fast one compares element
+The reference below is the earlier ``make_diff``, kept verbatim apart from names (and the later
+rule that a small map that mostly changed is sent whole): it confirms containers that ``==``
+calls equal by their msgpack encodings. The fast one compares element
 types instead and skips values that are the very same object; both must choose the same ops,
 so clients see no change (PROTOCOL.md describes how the server builds diffs).
 """
@@ -15,6 +16,7 @@ import msgpack
 from hypothesis import given
 
 from playhall_protocol import make_diff
+from playhall_protocol.diff import SMALL_MAP
 from tests.protocol.test_diff_properties import SETTINGS, edited, json_like, views
 
 
@@ -30,6 +32,11 @@ def _reference_same(a: Any, b: Any) -> bool:
 
 def _reference_diff(old: Any, new: Any, path: list[Any], ops: list[Any]) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
+        changed = [k for k, v in new.items() if k not in old or not _reference_same(old[k], v)]
+        removed = [k for k in old if k not in new]
+        if path and len(new) <= SMALL_MAP and (len(changed) + len(removed)) * 2 > len(new):
+            ops.append(["set", path, new])  # a small map that mostly changed goes whole
+            return
         for key, value in new.items():
             if key not in old:
                 ops.append(["set", [*path, key], value])
