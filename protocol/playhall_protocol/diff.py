@@ -25,11 +25,21 @@ Path = list[str | int]
 Op = list[Any]
 
 
-def make_diff(old: Any, new: Any) -> list[Op]:
-    """Operations that turn ``old`` into ``new`` (``[]`` if equal)."""
+#: Ops already worked out for a pair of subtrees (old, new) at a path, keyed by their ids: see
+#: :func:`make_diff`. The entry holds both objects, so their ids are not reused while it lives.
+Memo = dict[tuple[int, int], tuple[Any, Any, Path, list[Op]]]
+
+
+def make_diff(old: Any, new: Any, memo: Memo | None = None) -> list[Op]:
+    """Operations that turn ``old`` into ``new`` (``[]`` if equal).
+
+    ``memo``, shared by the diffs of several viewers' views of one version, lets a subtree
+    that those views share (the very same objects, at the same path: the public part of a game
+    state, say) be diffed once; the other viewers' diffs take the same ops. Views must not be
+    changed once built for this to hold, which is the server's rule anyway."""
     ops: list[Op] = []
     if type(old) is dict and type(new) is dict:
-        _diff_maps(old, new, [], ops)
+        _diff_maps(old, new, [], ops, memo)
     elif not _same(old, new):
         _diff(old, new, [], ops)
     return ops
@@ -96,7 +106,9 @@ def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
 SMALL_MAP = 8
 
 
-def _diff_maps(old: dict[Any, Any], new: dict[Any, Any], path: Path, ops: list[Op]) -> None:
+def _diff_maps(
+    old: dict[Any, Any], new: dict[Any, Any], path: Path, ops: list[Op], memo: Memo | None = None
+) -> None:
     """Ops for two maps, which may be the same (then none)."""
     get = old.get
     added = 0
@@ -111,18 +123,19 @@ def _diff_maps(old: dict[Any, Any], new: dict[Any, Any], path: Path, ops: list[O
             if was is _MISSING:
                 added += 1
             ops.append(["set", [*path, key], value])
-        elif kind is dict:
+        elif kind is dict or (kind is list and was and value):
             n = len(ops)
-            _diff_maps(was, value, [*path, key], ops)
+            if memo is None:
+                if kind is dict:
+                    _diff_maps(was, value, [*path, key], ops)
+                else:
+                    _diff_arrays(was, value, [*path, key], ops)
+            else:
+                _recalled(was, value, [*path, key], ops, memo)
             if len(ops) == n:
                 continue
         elif kind is list:
-            if was and value:
-                n = len(ops)
-                _diff_arrays(was, value, [*path, key], ops)
-                if len(ops) == n:
-                    continue
-            elif was or value:
+            if was or value:
                 ops.append(["set", [*path, key], value])
             else:
                 continue
@@ -142,6 +155,22 @@ def _diff_maps(old: dict[Any, Any], new: dict[Any, Any], path: Path, ops: list[O
     if changed * 2 > len(new) and len(new) <= SMALL_MAP and path:
         del ops[start:]
         ops.append(["set", path, new])
+
+
+def _recalled(old: Any, new: Any, path: Path, ops: list[Op], memo: Memo) -> None:
+    """Ops for two maps or two non-empty arrays, from ``memo`` if another view's diff already
+    worked them out at this same path, else worked out and remembered."""
+    key = (id(old), id(new))
+    hit = memo.get(key)
+    if hit is not None and hit[0] is old and hit[1] is new and hit[2] == path:
+        ops.extend(hit[3])
+        return
+    n = len(ops)
+    if type(new) is dict:
+        _diff_maps(old, new, path, ops, memo)
+    else:
+        _diff_arrays(old, new, path, ops)
+    memo[key] = (old, new, path, ops[n:])
 
 
 def _diff_arrays(old: list[Any], new: list[Any], path: Path, ops: list[Op]) -> None:

@@ -36,6 +36,7 @@ from playhall.rooms.inbox import Inbox
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.store.redis_store import Commit, Fenced, Store
 from playhall_protocol import encode, errors, make_diff
+from playhall_protocol.diff import Memo
 
 if TYPE_CHECKING:
     from playhall.lobby import Lobby
@@ -338,11 +339,12 @@ class Room:
         were sent: a client catching up later gets exactly those bytes again."""
         version = self.record.version
         frames: dict[ViewerKey, bytes] = {}
+        shared: Memo = {}  # what the views share is diffed once (see make_diff)
         for key in self._live_keys():
             previous = self._views.get(key)
             new_view = self._view(key)
             if previous is not None and previous[0] == version - 1:
-                diff = make_diff(previous[1], new_view)
+                diff = make_diff(previous[1], new_view, shared)
                 frames[key] = self._update_frame(key, version, diff, events)
         self._history.append((version, frames))
         for session, state in self.viewers.items():
