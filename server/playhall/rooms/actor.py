@@ -272,7 +272,7 @@ class Room:
         if player is not None:
             log_entry["p"] = player
         if move is not None:
-            log_entry["m"] = _pack_move(move)
+            log_entry["m"] = encode(move)  # a move is a map, packed as messages are
         await self.store.commit(
             Commit(
                 room=new.id,
@@ -809,10 +809,6 @@ def _needs_server(record: RoomRecord, game: Game) -> bool:
     if record.deadline is not None:
         return True
     return any(record.seats[s].bot for s in game.to_act(record.state))
-
-
-#: A move as the log stores it (a reused packer: see ``playhall_protocol.codec``).
-_pack_move = msgpack.Packer(use_bin_type=True).pack
 
 
 def _is_store_error(exc: BaseException) -> bool:
