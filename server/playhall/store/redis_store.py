@@ -243,11 +243,14 @@ class Store:
         words = [b"%d" % len(keys), *(k.encode() for k in keys), *(a.encode() for a in args)]
         return await self._eval(script, words)
 
-    async def _eval(self, script: _Script, words: list[bytes]) -> Any:
+    async def _eval(self, script: _Script, words: list[bytes], encoded: bytes = b"") -> Any:
         """Run a Lua script on the commit connection by its digest, sending its text only if
         Redis does not have it (restarted, or SCRIPT FLUSH): NOSCRIPT means it did not run.
-        ``words``: the key count, the keys, the arguments."""
+        ``words``: the key count, the keys, the arguments; ``encoded``, if given, the EVALSHA
+        command already in RESP (a commit keeps most of it encoded)."""
         try:
+            if encoded:
+                return await self.pipe.call_encoded(encoded)
             return await self.pipe.call(b"EVALSHA", script.sha, *words)
         except ResponseError as exc:
             if not str(exc).startswith("NOSCRIPT"):
@@ -271,24 +274,14 @@ class Store:
         text. That is safe: a NOSCRIPT reply means the commit did not run.
         """
         head, count = self._head_for(change.room, change.code, change.lease)
+        keys = self._keys_for(change.room, change.code)
         tail = self._commit_tail(change)
         try:
-            try:
-                await self.pipe.call_encoded(
-                    b"*%d\r\n" % (count + len(tail)) + head + encode_bulk(tail)
-                )
-            except ResponseError as exc:
-                if not str(exc).startswith("NOSCRIPT"):
-                    raise
-                keys = self._keys_for(change.room, change.code)
-                await self.pipe.call(
-                    b"EVAL",
-                    _COMMIT_SCRIPT.text,
-                    b"%d" % len(keys),
-                    *keys,
-                    change.lease.encode(),
-                    *tail,
-                )
+            await self._eval(
+                _COMMIT_SCRIPT,
+                [b"%d" % len(keys), *keys, change.lease.encode(), *tail],
+                b"*%d\r\n" % (count + len(tail)) + head + encode_bulk(tail),
+            )
         except ResponseError as exc:
             text = str(exc)
             raise Fenced(text) if "FENCED" in text else VersionConflict(text) from None
