@@ -109,7 +109,8 @@ class WebSocket(asyncio.Protocol):
     ) -> None:
         self.protocol = ServerProtocol(max_size=max_size)
         self._max_size = max_size
-        self._batch = batch
+        # Shared by the server's connections; a connection on its own flushes by itself.
+        self._batch = batch if batch is not None else WriteBatch()
         self._on_request = on_request
         self._on_open = on_open
         self._ping_interval = ping_interval
@@ -143,10 +144,7 @@ class WebSocket(asyncio.Protocol):
             self._outgoing.append(message)
             if not self._write_scheduled:
                 self._write_scheduled = True
-                if self._batch is not None:
-                    self._batch.add(self)
-                else:
-                    asyncio.get_running_loop().call_soon(self.flush)
+                self._batch.add(self)
 
     def close(self, code: int, reason: str) -> None:
         """Start the closing handshake; the socket is dropped if the peer does not answer."""
