@@ -99,15 +99,18 @@ return 0
 
 @dataclass(frozen=True)
 class _Script:
-    """A Lua script as sent to Redis: its text, and the digest it is called by."""
+    """A Lua script as sent to Redis: called by its digest, or by its text when Redis does not
+    have it; each as the start of a command in RESP (``EVALSHA digest``, ``EVAL text``: the
+    array header is left to the caller, who knows how many arguments follow)."""
 
-    text: bytes
-    sha: bytes
+    by_sha: bytes
+    by_text: bytes
 
     @classmethod
     def of(cls, source: str) -> _Script:
         text = source.encode()
-        return cls(text, hashlib.sha1(text).hexdigest().encode())
+        sha = hashlib.sha1(text).hexdigest().encode()
+        return cls(encode_bulk([b"EVALSHA", sha]), encode_bulk([b"EVAL", text]))
 
 
 _COMMIT_SCRIPT = _Script.of(_COMMIT)
@@ -241,21 +244,20 @@ class Store:
 
     async def _script(self, script: _Script, keys: list[str], args: list[str]) -> Any:
         words = [b"%d" % len(keys), *(k.encode() for k in keys), *(a.encode() for a in args)]
-        return await self._eval(script, words)
+        return await self._eval(script, encode_bulk(words), len(words))
 
-    async def _eval(self, script: _Script, words: list[bytes], encoded: bytes = b"") -> Any:
+    async def _eval(self, script: _Script, words: bytes, count: int) -> Any:
         """Run a Lua script on the commit connection by its digest, sending its text only if
         Redis does not have it (restarted, or SCRIPT FLUSH): NOSCRIPT means it did not run.
-        ``words``: the key count, the keys, the arguments; ``encoded``, if given, the EVALSHA
-        command already in RESP (a commit keeps most of it encoded)."""
+        ``words``: the key count, the keys and the arguments, ``count`` of them, already in
+        RESP (a commit keeps most of them encoded per room)."""
+        header = b"*%d\r\n" % (count + 2)
         try:
-            if encoded:
-                return await self.pipe.call_encoded(encoded)
-            return await self.pipe.call(b"EVALSHA", script.sha, *words)
+            return await self.pipe.call_encoded(header + script.by_sha + words)
         except ResponseError as exc:
             if not str(exc).startswith("NOSCRIPT"):
                 raise
-            return await self.pipe.call(b"EVAL", script.text, *words)
+            return await self.pipe.call_encoded(header + script.by_text + words)
 
     # -- rooms -------------------------------------------------------------------------------
 
@@ -274,24 +276,19 @@ class Store:
         text. That is safe: a NOSCRIPT reply means the commit did not run.
         """
         head, count = self._head_for(change.room, change.code, change.lease)
-        keys = self._keys_for(change.room, change.code)
         tail = self._commit_tail(change)
         try:
-            await self._eval(
-                _COMMIT_SCRIPT,
-                [b"%d" % len(keys), *keys, change.lease.encode(), *tail],
-                b"*%d\r\n" % (count + len(tail)) + head + encode_bulk(tail),
-            )
+            await self._eval(_COMMIT_SCRIPT, head + encode_bulk(tail), count + len(tail))
         except ResponseError as exc:
             text = str(exc)
             raise Fenced(text) if "FENCED" in text else VersionConflict(text) from None
 
     def _commit_head(self, room: str, code: str | None, lease: str) -> tuple[bytes, int]:
-        """The start of a room's commit command, the same for every commit under one lease: the
-        script's digest, its keys and the lease, in RESP; and how many arguments that is.
+        """The commit script's first arguments, the same for every commit of a room under one
+        lease: the key count, the keys and the lease, in RESP; and how many arguments that is.
         (Cached per room and lease in ``__init__``.)"""
         keys = self._keys_for(room, code)
-        head = [b"EVALSHA", _COMMIT_SCRIPT.sha, b"%d" % len(keys), *keys, lease.encode()]
+        head = [b"%d" % len(keys), *keys, lease.encode()]
         return encode_bulk(head), len(head)
 
     def _commit_tail(self, change: Commit) -> list[bytes]:
