@@ -39,6 +39,7 @@ COMPILED = {
         "server/playhall/rooms/actor.py",
         "server/playhall/rooms/inbox.py",
         "server/playhall/rooms/record.py",
+        "server/playhall/rooms/replay.py",
         "server/playhall/rooms/views.py",
         "server/playhall/store/pipe.py",
         "server/playhall/store/redis_store.py",

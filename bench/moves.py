@@ -255,13 +255,20 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
                 ["py-spy", "record", "-r", "200", "-d", str(int(seconds)), "-f", "raw",
                  "-o", os.environ["BENCH_PYSPY"], "-p", str(server.pid)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        perf = None
+        if os.environ.get("BENCH_PERF"):  # a native profile of the server (the compiled build)
+            perf = subprocess.Popen(
+                ["perf", "record", "-F", "499", "-g", "-o", os.environ["BENCH_PERF"],
+                 "-p", str(server.pid), "--", "sleep", str(seconds)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         cpu0, t0 = cpu_seconds(server.pid), time.perf_counter()
         time.sleep(seconds)
         cpu1, t1 = cpu_seconds(server.pid), time.perf_counter()
         rss = rss_mb(server.pid)
         results = [queue.get(timeout=120) for _ in workers]
-        if spy is not None:
-            spy.wait(60)
+        for profiler in (spy, perf):
+            if profiler is not None:
+                profiler.wait(60)
         for w in workers:
             w.join(30)
     finally:

@@ -64,6 +64,11 @@ class Config:
         120.0, "seconds a dropped seat keeps receiving diffs for a short catch-up"
     )
     history: int = setting(64, "diffs kept per room for reconnecting clients")
+    checkpoint_every: int = setting(
+        32,
+        "game steps a room stores as log entries only before it stores its whole record "
+        "again (loading a room replays at most this many; 1: the record with every step)",
+    )
     finished_ttl: int = setting(
         7 * 24 * 3600, "seconds a finished room (record, log, chat) is kept in Redis; 0: forever"
     )

@@ -1,5 +1,5 @@
-"""Helpers for server tests: a seated two-player Mantis room, reading pushed messages, and a
-websocket handler to build test handlers on."""
+"""Helpers for server tests: a seated two-player Mantis room, reading pushed messages, a
+websocket handler to build test handlers on, and a room as Redis holds it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+import redis.asyncio as aioredis
+
+from playhall.catalog import get_game
 from playhall.net.websocket import WebSocket
+from playhall.rooms.record import RoomRecord
+from playhall.rooms.replay import replay
+from playhall.store.pipe import RedisPipe
+from playhall.store.redis_store import Store, Stored
 from playhall_client import Client, RoomMirror
 
 
@@ -67,3 +74,20 @@ async def next_push(client: Client, kind: str, timeout: float = 10) -> dict[str,
         message = await asyncio.wait_for(client.pushes.get(), timeout)
         if message.get("t") == kind:
             return message
+
+
+async def stored_room(redis_url: str, prefix: str, room: str) -> tuple[Stored, RoomRecord]:
+    """The room as Redis holds it (its last checkpoint and the log since) and the record a
+    server loading it would make of that (the checkpoint with the log replayed)."""
+    client = aioredis.Redis.from_url(redis_url)
+    store = Store(client, RedisPipe(redis_url), prefix)
+    try:
+        stored = await store.load(room)
+    finally:
+        store.close()
+        await client.aclose()
+    assert stored is not None, f"no room {room} in Redis"
+    record = RoomRecord.unpack(stored.record)
+    game = get_game(record.game)
+    assert game is not None
+    return stored, replay(record, game, stored.since)

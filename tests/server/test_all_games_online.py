@@ -15,10 +15,10 @@ import pytest
 import redis.asyncio as aioredis
 
 from playhall.catalog import all_games, get_game
-from playhall.rooms.record import RoomRecord
 from playhall_client import Client, ServerError
 
 from .conftest import free_port
+from .helpers import stored_room
 from .process import ServerProcess
 
 #: Each game's table for these tests: seats and options that keep the automatic pacing short.
@@ -104,14 +104,13 @@ async def test_every_game_resumes_after_sigkill(
 
         r = aioredis.Redis.from_url(redis_url)
         try:
-            blob = await r.hget(f"{prefix}room:{room}", "d")
             entries = [
                 {k.decode(): v for k, v in f.items()}
                 for _, f in await r.xrange(f"{prefix}room:{room}:log")
             ]
         finally:
             await r.aclose()
-        record = RoomRecord.unpack(blob)
+        _, record = await stored_room(redis_url, prefix, room)
         assert record.version > killed_at  # the game went on after the restart
         engine = get_game(game)
         assert engine is not None

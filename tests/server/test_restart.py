@@ -4,6 +4,10 @@ A server is SIGKILLed while two clients are moving as fast as they can; a new se
 starts on the same Redis; the clients reconnect with their tokens, catch up, and finish the
 game. Every acknowledged move is in the log exactly once, and the stored state is exactly what
 replaying the log from the seed gives.
+
+Each run stores the room's whole record at a different pace (``--checkpoint-every``): with every
+move, every few moves, or never after the game starts, so the new process must rebuild the room
+from the checkpoint and the moves logged after it.
 """
 
 from __future__ import annotations
@@ -16,10 +20,10 @@ import pytest
 import redis.asyncio as aioredis
 
 from playhall.catalog import get_game
-from playhall.rooms.record import RoomRecord
 from playhall_client import Client, ConnectionLost, RoomMirror, ServerError
 
 from .conftest import free_port
+from .helpers import stored_room
 from .process import ServerProcess
 
 
@@ -45,14 +49,17 @@ async def mover(
         await mirror.wait(lambda m, v=reply["version"]: m.version >= v, 60)
 
 
-@pytest.mark.parametrize("players", [2, 4])
-async def test_sigkill_mid_game_loses_no_acknowledged_move(redis_url: str, players: int) -> None:
+@pytest.mark.parametrize("players, checkpoint_every", [(2, 1), (2, 1000), (4, 5)])
+async def test_sigkill_mid_game_loses_no_acknowledged_move(
+    redis_url: str, players: int, checkpoint_every: int
+) -> None:
     port = free_port()
     prefix = f"r{uuid.uuid4().hex[:8]}:"
-    first = ServerProcess(port, redis_url, prefix, "restart-test")
+    extra = ["--checkpoint-every", str(checkpoint_every)]
+    first = ServerProcess(port, redis_url, prefix, "restart-test", extra)
     await first.start()
     clients = [await Client.connect(first.url, name=f"p{i}") for i in range(players)]
-    second = ServerProcess(port, redis_url, prefix, "restart-test")
+    second = ServerProcess(port, redis_url, prefix, "restart-test", extra)
     try:
         mirror0 = await clients[0].create("mantis", players)
         room = mirror0.room
@@ -60,6 +67,7 @@ async def test_sigkill_mid_game_loses_no_acknowledged_move(redis_url: str, playe
         for client in clients:
             await client.ready(room)
         await mirror0.wait(lambda m: m.view["status"] == "playing")
+        started_at = mirror0.version
         acked: list[tuple[int, dict]] = []
         stop = asyncio.Event()
         tasks = [
@@ -70,6 +78,15 @@ async def test_sigkill_mid_game_loses_no_acknowledged_move(redis_url: str, playe
         await mirror0.wait(lambda m: m.version >= players + 12, 60)
         first.kill()
         killed_at = len(acked)
+        at_kill, _ = await stored_room(redis_url, prefix, room)
+        # What the new process must rebuild from: the last checkpoint, and every move since.
+        assert at_kill.version - at_kill.checkpoint == len(at_kill.since)
+        if checkpoint_every == 1:
+            assert at_kill.checkpoint == at_kill.version
+        elif checkpoint_every == 1000:
+            assert at_kill.checkpoint == started_at < at_kill.version
+        else:
+            assert at_kill.version - checkpoint_every < at_kill.checkpoint <= at_kill.version
         await second.start()
         await asyncio.wait_for(asyncio.gather(*tasks), 120)
         for mirror in mirrors:
@@ -79,15 +96,14 @@ async def test_sigkill_mid_game_loses_no_acknowledged_move(redis_url: str, playe
 
         r = aioredis.Redis.from_url(redis_url)
         try:
-            version, blob = await r.hmget(f"{prefix}room:{room}", ["v", "d"])
-            record = RoomRecord.unpack(blob)
             entries = [
                 {k.decode(): v for k, v in f.items()}
                 for _, f in await r.xrange(f"{prefix}room:{room}:log")
             ]
         finally:
             await r.aclose()
-        assert int(version) == record.version == mirrors[0].version
+        stored, record = await stored_room(redis_url, prefix, room)
+        assert stored.version == record.version == mirrors[0].version
         assert [int(e["v"]) for e in entries] == list(range(1, record.version + 1))
         moves_by_version = {
             int(e["v"]): msgpack.unpackb(e["m"]) for e in entries if e["k"] == b"move"

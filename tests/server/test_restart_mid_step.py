@@ -18,6 +18,7 @@ from playhall.rooms.record import RoomRecord
 from playhall_client import Client, RoomMirror
 
 from .conftest import free_port
+from .helpers import stored_room
 from .process import ServerProcess
 
 Pred = Callable[[dict[str, Any]], bool]
@@ -56,11 +57,7 @@ async def play_until(
 
 
 async def stored(redis_url: str, prefix: str, room: str) -> RoomRecord:
-    r = aioredis.Redis.from_url(redis_url)
-    try:
-        return RoomRecord.unpack(await r.hget(f"{prefix}room:{room}", "d"))
-    finally:
-        await r.aclose()
+    return (await stored_room(redis_url, prefix, room))[1]
 
 
 CASES = [

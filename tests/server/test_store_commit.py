@@ -1,6 +1,7 @@
 """Room commits against a real Redis: the fencing and version checks refuse what they must, and
 the part of a commit kept encoded per room (digest, keys, lease) follows the lease it was made
-under, so a commit never goes out under a lease the room no longer holds."""
+under, so a commit never goes out under a lease the room no longer holds; and a load gives the
+last checkpoint with exactly the log entries since."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from playhall.store.pipe import RedisPipe
-from playhall.store.redis_store import Commit, Fenced, Store, VersionConflict
+from playhall.store.redis_store import Commit, Fenced, LogGap, Store, VersionConflict
 
 
 @pytest.fixture
@@ -31,7 +32,9 @@ def change(room: str, lease: str, prev: int, record: bytes = b"r") -> Commit:
 
 
 async def stored(store: Store, room: str) -> tuple[int, bytes] | None:
-    return await store.load(room)
+    """The room's version and its record as last stored."""
+    loaded = await store.load(room)
+    return None if loaded is None else (loaded.version, loaded.record)
 
 
 async def test_commits_follow_the_lease_they_are_made_under(store: Store) -> None:
@@ -64,3 +67,54 @@ async def test_a_commit_against_another_version_is_refused_and_changes_nothing(
             await store.commit(change(room, lease, wrong, b"nope"))
     assert await stored(store, room) == (0, b"v0")
     assert len(await store.log(room)) == 1
+
+
+async def test_a_commit_without_a_record_keeps_the_last_checkpoint(store: Store) -> None:
+    room = "r3"
+    lease = await store.acquire(room, "one", 10_000)
+    assert lease is not None
+    await store.commit(change(room, lease, -1, b"v0"))
+    await store.commit(change(room, lease, 0, b"v1"))
+    for version in (1, 2, 3):  # game steps logged without their record
+        await store.commit(change(room, lease, version, b""))
+    loaded = await store.load(room)
+    assert loaded is not None
+    assert (loaded.version, loaded.record, loaded.checkpoint) == (4, b"v1", 1)
+    assert [e["v"] for e in loaded.since] == [b"2", b"3", b"4"]  # oldest first
+    await store.commit(change(room, lease, 4, b"v5"))
+    loaded = await store.load(room)
+    assert loaded is not None
+    assert (loaded.version, loaded.record, loaded.checkpoint, loaded.since) == (5, b"v5", 5, [])
+
+
+async def test_a_log_missing_an_entry_since_the_checkpoint_is_refused(
+    store: Store, redis_url: str
+) -> None:
+    room = "r4"
+    lease = await store.acquire(room, "one", 10_000)
+    assert lease is not None
+    await store.commit(change(room, lease, -1, b"v0"))
+    await store.commit(change(room, lease, 0, b""))
+    await store.commit(change(room, lease, 1, b""))
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        (first_id, _), _ = await client.xrevrange(store.log_key(room), count=2)
+        await client.xdel(store.log_key(room), first_id)  # version 2's entry, gone
+    finally:
+        await client.aclose()
+    with pytest.raises(LogGap):
+        await store.load(room)
+
+
+async def test_a_record_stored_before_checkpoints_existed_is_the_current_one(
+    store: Store, redis_url: str
+) -> None:
+    room = "r5"
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        await client.hset(store.room_key(room), mapping={"v": 7, "d": b"old"})  # no "c"
+    finally:
+        await client.aclose()
+    loaded = await store.load(room)
+    assert loaded is not None
+    assert (loaded.version, loaded.record, loaded.checkpoint, loaded.since) == (7, b"old", 7, [])

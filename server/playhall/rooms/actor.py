@@ -30,10 +30,11 @@ import msgpack
 
 from playhall import log
 from playhall.config import Config
-from playhall.games.contract import Applied, Event, Game, Rejected, State
+from playhall.games.contract import Applied, Event, Game, Rejected
 from playhall.rooms import views
 from playhall.rooms.inbox import Inbox
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
+from playhall.rooms.replay import STEPS, game_fields, played, step_entry
 from playhall.store.redis_store import Commit, Fenced, Store
 from playhall_protocol import encode, errors, make_diff
 from playhall_protocol.diff import Memo
@@ -110,8 +111,12 @@ class Room:
         lease: str,
         create_room: Callable[[RoomRecord], Awaitable[None]],
         on_idle: Callable[[Room], None],
+        checkpoint: int | None = None,
     ) -> None:
         self.record = record
+        #: The version of the record as last stored whole (see _commit); ``record``'s own
+        #: unless the room was loaded from an older checkpoint and its log.
+        self._checkpoint = record.version if checkpoint is None else checkpoint
         self.game = game
         self.store = store
         self.config = config
@@ -253,8 +258,13 @@ class Room:
         player: str | None = None,
         move: Any = None,
         events: list[Event] | None = None,
+        mid: Any = None,
     ) -> None:
-        """Store ``new`` (whose version is the current one + 1), then adopt and broadcast it."""
+        """Store ``new`` (whose version is the current one + 1), then adopt and broadcast it.
+
+        A game step (``kind`` in ``STEPS``) that leaves the status as it was is stored as its
+        log entry only, unless ``checkpoint_every`` steps have passed since the record was
+        last stored whole: loading the room replays the steps since (see ``replay``)."""
         old = self.record
         # The lobby lists public rooms with people in them, until they finish. Most changes (every
         # move) leave the summary as it was: then neither Redis nor lobby watchers hear of it.
@@ -266,21 +276,19 @@ class Room:
         else:
             summary = previous
         lobby_changed = summary != previous
-        log_entry: dict[str, bytes | str | int] = {"v": new.version, "k": kind}
-        if seat is not None:
-            log_entry["s"] = seat
-        if player is not None:
-            log_entry["p"] = player
-        if move is not None:
-            log_entry["m"] = encode(move)  # a move is a map, packed as messages are
+        checkpoint = (
+            kind not in STEPS
+            or new.status != old.status
+            or new.version - self._checkpoint >= self.config.checkpoint_every
+        )
         await self.store.commit(
             Commit(
                 room=new.id,
                 lease=self.lease,
                 prev_version=old.version,
                 version=new.version,
-                record=new.pack(),
-                log=log_entry,
+                record=new.pack() if checkpoint else b"",
+                log=step_entry(new, kind, seat, player, move, mid),
                 lobby=msgpack.packb(summary) if summary is not None and lobby_changed else None,
                 unlist=summary is None and previous is not None,
                 active=_needs_server(new, self.game),
@@ -289,6 +297,8 @@ class Room:
             )
         )
         self.record = new
+        if checkpoint:
+            self._checkpoint = new.version
         self._listed = summary
         self.log.debug("committed", kind=kind, seat=seat, player=player, version=new.version)
         if lobby_changed:
@@ -596,7 +606,7 @@ class Room:
     def _started(self, record: RoomRecord, events: list[Event]) -> tuple[RoomRecord, list[Event]]:
         """``record`` (already evolved) with the game set up and running."""
         state = self.game.setup(len(record.seats), record.options, record.seed)
-        return replace(record, **_game_fields(self.game, state)), [*events, {"type": "started"}]
+        return replace(record, **game_fields(self.game, state)), [*events, {"type": "started"}]
 
     async def _add_bot(self, command: Command) -> dict[str, Any]:
         session = self._require_viewer(command)
@@ -666,7 +676,7 @@ class Room:
             )
             if len(seats) == 1:  # a solo room starts at once, its rematch too
                 state = self.game.setup(1, rematch.options, rematch.seed)
-                rematch = replace(rematch, **_game_fields(self.game, state))
+                rematch = replace(rematch, **game_fields(self.game, state))
             await self._create_room(rematch)
             await self._commit(
                 old.evolve(rematch=new_id),
@@ -699,8 +709,10 @@ class Room:
         applied = self._apply(seat, args["move"])
         version = self.record.version + 1
         seen = self.record.remember(session.player, args["mid"], version)
-        new = _played(self.record, self.game, applied, seen=seen)
-        await self._commit(new, "move", seat, session.player, args["move"], applied.events)
+        new = played(self.record, self.game, applied, seen=seen)
+        await self._commit(
+            new, "move", seat, session.player, args["move"], applied.events, args["mid"]
+        )
         return {"room": self.record.id, "version": version}
 
     def _apply(self, seat: int, move: dict[str, Any]) -> Applied:
@@ -725,7 +737,7 @@ class Room:
         move = self.game.bot_move(view, seat, moves, (record.seed + record.version) & (2**63 - 1))
         applied = self._apply(seat, move)
         await self._commit(
-            _played(record, self.game, applied),
+            played(record, self.game, applied),
             "bot_move",
             seat,
             None,
@@ -743,7 +755,7 @@ class Room:
             return {}
         applied = self.game.apply_auto(record.state)
         await self._commit(
-            _played(record, self.game, applied),
+            played(record, self.game, applied),
             "auto",
             None,
             None,
@@ -780,25 +792,6 @@ class Room:
             self._idle = asyncio.get_running_loop().call_later(
                 self.config.idle_evict, self._on_idle, self
             )
-
-
-def _played(record: RoomRecord, game: Game, applied: Applied, **changes: Any) -> RoomRecord:
-    """The next version of ``record``, carrying the engine's new state (one copy of the record:
-    this runs for every move)."""
-    return record.evolve(**_game_fields(game, applied.state), **changes)
-
-
-def _game_fields(game: Game, state: State) -> dict[str, Any]:
-    """A record's fields that follow from the game state: the state itself, status, outcome,
-    and the absolute deadline of the next automatic step."""
-    outcome = game.outcome(state)
-    delay = None if outcome is not None else game.auto_delay(state)
-    return {
-        "state": state,
-        "status": FINISHED if outcome is not None else PLAYING,
-        "outcome": outcome.as_dict() if outcome is not None else None,
-        "deadline": time.time() + delay if delay is not None else None,
-    }
 
 
 def _needs_server(record: RoomRecord, game: Game) -> bool:

@@ -16,7 +16,8 @@ from playhall.config import Config
 from playhall.lobby import Lobby
 from playhall.rooms.actor import Room, RoomError
 from playhall.rooms.record import RoomRecord
-from playhall.store.redis_store import Commit, Store
+from playhall.rooms.replay import replay
+from playhall.store.redis_store import Commit, LogGap, Store
 from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
@@ -48,20 +49,41 @@ class RoomManager:
         lease = await self.store.acquire(room_id, self.config.instance, self.config.lease_ms)
         if lease is None:
             raise RoomError(errors.STORE_FAILED, "another server process holds this room")
-        stored = await self.store.load(room_id)
+        try:
+            stored = await self.store.load(room_id)
+        except LogGap:
+            logger.exception("room_log_gap", room=room_id)
+            gap = "its stored log has a gap"
+            raise await self._let_go(room_id, lease, errors.STORE_FAILED, gap) from None
         if stored is None:
-            await self.store.release(room_id, lease)
-            raise RoomError(errors.NO_SUCH_ROOM, f"no room {room_id!r}")
-        record = RoomRecord.unpack(stored[1])
+            raise await self._let_go(room_id, lease, errors.NO_SUCH_ROOM, f"no room {room_id!r}")
+        record = RoomRecord.unpack(stored.record)
         game = get_game(record.game)
         if game is None:
-            await self.store.release(room_id, lease)
-            raise RoomError(errors.NO_SUCH_GAME, f"this server does not offer {record.game!r}")
-        room = self._adopt(record, lease)
-        logger.info("room_loaded", room=room_id, version=record.version, status=record.status)
+            offered = f"this server does not offer {record.game!r}"
+            raise await self._let_go(room_id, lease, errors.NO_SUCH_GAME, offered)
+        try:
+            record = replay(record, game, stored.since)
+        except Exception:
+            logger.exception("room_replay_failed", room=room_id, checkpoint=stored.checkpoint)
+            reason = "its stored log does not replay"
+            raise await self._let_go(room_id, lease, errors.STORE_FAILED, reason) from None
+        room = self._adopt(record, lease, stored.checkpoint)
+        logger.info(
+            "room_loaded",
+            room=room_id,
+            version=record.version,
+            status=record.status,
+            replayed=len(stored.since),
+        )
         return room
 
-    def _adopt(self, record: RoomRecord, lease: str) -> Room:
+    async def _let_go(self, room_id: str, lease: str, code: str, reason: str) -> RoomError:
+        """Release the lease of a room that cannot be loaded; the error to raise."""
+        await self.store.release(room_id, lease)
+        return RoomError(code, reason)
+
+    def _adopt(self, record: RoomRecord, lease: str, checkpoint: int | None = None) -> Room:
         game = get_game(record.game)
         assert game is not None
         room = Room(
@@ -73,6 +95,7 @@ class RoomManager:
             lease=lease,
             create_room=self._create_stored,
             on_idle=self.evict,
+            checkpoint=checkpoint,
         )
         self.rooms[record.id] = room
         room.start()

@@ -3,8 +3,9 @@
 Keys (``p`` is the configured prefix, ``ph:`` by default):
 
 =============================  ==========================================================
-``p room:<id>``                hash: ``v`` = version, ``d`` = the room record (msgpack)
-``p room:<id>:log``            stream: one entry per version (kind, seat, player, move)
+``p room:<id>``                hash: ``v`` = version, ``d`` = the room record (msgpack) as it
+                               was at version ``c`` (its last checkpoint)
+``p room:<id>:log``            stream: one entry per version (kind, seat, player, move, ...)
 ``p room:<id>:chat``           list: the last chat lines (msgpack), newest last
 ``p lease:<id>``               "<owner>|<fence>" with a TTL: which process owns the room
 ``p fence:<id>``               counter: each lease acquisition gets a higher fence
@@ -21,8 +22,14 @@ hello (and the set forgets rooms that have expired whenever it is read).
 
 A room change is one Lua script run, so it is atomic: it checks the caller still holds the
 lease (fencing a stale owner out) and that the stored version is the one the change was made
-against, then writes the record, appends to the log, and updates the lobby and active index.
-Concurrent commits from many rooms reach Redis in one write (group commit, see ``pipe``).
+against, then appends to the log, moves the version on, writes the record if the change comes
+with one (a checkpoint), and updates the lobby and active index. Concurrent commits from many
+rooms reach Redis in one write (group commit, see ``pipe``).
+
+Checkpoints: a game move need not store the whole record. Its log entry says all the move
+changed (see ``playhall.rooms.replay``), so the room is the record of its last checkpoint with
+the log entries after it replayed; :meth:`Store.load` returns both. The room writes a
+checkpoint for every change that is not a plain game step, and every so many steps.
 """
 
 from __future__ import annotations
@@ -49,7 +56,11 @@ local v = redis.call('HGET', KEYS[1], 'v')
 if (v or '-1') ~= ARGV[2] then
   return redis.error_reply('VERSION ' .. (v or 'none'))
 end
-redis.call('HSET', KEYS[1], 'v', ARGV[3], 'd', ARGV[4])
+if ARGV[4] == '' then
+  redis.call('HSET', KEYS[1], 'v', ARGV[3])
+else
+  redis.call('HSET', KEYS[1], 'v', ARGV[3], 'd', ARGV[4], 'c', ARGV[3])
+end
 if ARGV[5] == 'set' then
   redis.call('HSET', KEYS[4], KEYS[6], ARGV[6])
 elseif ARGV[5] == 'del' then
@@ -136,6 +147,10 @@ class VersionConflict(Exception):
     """The stored version is not the one the change was made against."""
 
 
+class LogGap(Exception):
+    """The log does not hold every entry since the room's checkpoint (the data is damaged)."""
+
+
 @dataclass(slots=True)
 class Commit:
     """One atomic room change."""
@@ -144,6 +159,8 @@ class Commit:
     lease: str  # the lease token held ("" to skip the check, tests only)
     prev_version: int  # -1 for a new room
     version: int
+    #: The new record, packed (a checkpoint); b"" when the log entry alone describes the
+    #: change (the stored record stays the last checkpoint).
     record: bytes
     log: dict[str, bytes | str | int]
     lobby: bytes | None = None  # summary to list; None with unlist=False: leave as is
@@ -153,6 +170,19 @@ class Commit:
     expire: int = 0
     #: The room's join code, if private: its key expires with the room.
     code: str | None = None
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A room as Redis has it: the record of its last checkpoint and the log entries since."""
+
+    version: int
+    #: The record at version ``checkpoint``, packed.
+    record: bytes
+    checkpoint: int
+    #: Log entries ``checkpoint + 1`` to ``version``, oldest first (field names decoded,
+    #: values raw).
+    since: list[dict[str, bytes]]
 
 
 class Store:
@@ -261,11 +291,24 @@ class Store:
 
     # -- rooms -------------------------------------------------------------------------------
 
-    async def load(self, room: str) -> tuple[int, bytes] | None:
-        version, blob = await self.redis.hmget(self.room_key(room), ["v", "d"])
+    async def load(self, room: str) -> Stored | None:
+        """The room's last checkpoint and the log entries after it; None if there is no room.
+
+        The caller holds the room's lease, so no commit lands between the two reads."""
+        version, blob, checkpoint = await self.redis.hmget(self.room_key(room), ["v", "d", "c"])
         if version is None or blob is None:
             return None
-        return int(version), _bytes(blob)
+        # A record stored before checkpoints existed has no "c": it is the current one.
+        at = int(version) if checkpoint is None else int(checkpoint)
+        lag = int(version) - at
+        entries = await self.redis.xrevrange(self.log_key(room), count=lag) if lag else []
+        since = [
+            {_text(k): _bytes(v) for k, v in (fields or {}).items()}
+            for _, fields in reversed(entries or [])
+        ]
+        if [int(entry.get("v", -1)) for entry in since] != list(range(at + 1, at + lag + 1)):
+            raise LogGap(f"room {room}: the log does not hold versions {at + 1} to {at + lag}")
+        return Stored(int(version), _bytes(blob), at, since)
 
     async def commit(self, change: Commit) -> None:
         """Store one change atomically. Raises :class:`Fenced` or :class:`VersionConflict`.

@@ -1,0 +1,95 @@
+"""A game step as a room change: the next record it makes, live or replayed from the room's log.
+
+A game step (a player's move, a bot's move, an automatic step) changes only what the engine's
+new state decides (status, outcome), plus two things the engine cannot know: the deadline of
+the next automatic step (an absolute time) and, for a player's move, the move id remembered for
+retries. The step's log entry carries both, so the log entry alone describes the change: the
+room stores the whole record only now and then (a checkpoint), and whoever loads the room
+replays the entries after it through the engine, which is pure and deterministic, to get
+exactly the record that was live.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgpack
+
+from playhall.games.contract import Applied, Game, State
+from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
+from playhall_protocol import encode
+
+#: Log entry kinds that are game steps; any other change is stored with its whole record.
+STEPS = frozenset({"move", "bot_move", "auto"})
+
+
+class ReplayError(Exception):
+    """A log entry that does not follow from the record (damaged data, or an engine that is
+    not deterministic)."""
+
+
+def game_fields(
+    game: Game, state: State, *, replayed: bool = False, deadline: float | None = None
+) -> dict[str, Any]:
+    """A record's fields that follow from the game state: the state itself, status, outcome,
+    and the absolute time of the next automatic step: from now, live; the logged ``deadline``
+    when ``replayed``."""
+    outcome = game.outcome(state)
+    if outcome is not None:
+        deadline = None
+    elif not replayed:
+        delay = game.auto_delay(state)
+        deadline = time.time() + delay if delay is not None else None
+    return {
+        "state": state,
+        "status": FINISHED if outcome is not None else PLAYING,
+        "outcome": outcome.as_dict() if outcome is not None else None,
+        "deadline": deadline,
+    }
+
+
+def played(record: RoomRecord, game: Game, applied: Applied, **changes: Any) -> RoomRecord:
+    """The next version of ``record``, carrying the engine's new state, live (one copy of the
+    record: this runs for every move)."""
+    return record.evolve(**game_fields(game, applied.state), **changes)
+
+
+def step_entry(
+    new: RoomRecord, kind: str, seat: int | None, player: str | None, move: Any, mid: Any
+) -> dict[str, bytes | str | int]:
+    """The log entry of the change that made ``new``: what :func:`replay` needs to make it
+    again from the record before it (``mid``: the move id, for a player's move)."""
+    entry: dict[str, bytes | str | int] = {"v": new.version, "k": kind}
+    if seat is not None:
+        entry["s"] = seat
+    if player is not None:
+        entry["p"] = player
+    if move is not None:
+        entry["m"] = encode(move)  # a move is a map, packed as messages are
+    if mid is not None:
+        entry["i"] = msgpack.packb(mid)
+    if new.deadline is not None:
+        entry["d"] = repr(new.deadline)  # repr gives the float back exactly
+    return entry
+
+
+def replay(record: RoomRecord, game: Game, entries: list[dict[str, bytes]]) -> RoomRecord:
+    """``record`` with the game steps of ``entries`` (the log entries after it, oldest first)
+    applied again. Raises :class:`ReplayError` if one does not follow."""
+    for entry in entries:
+        kind = entry.get("k", b"").decode()
+        version = int(entry.get("v", b"-1"))
+        if kind not in STEPS or version != record.version + 1 or record.state is None:
+            raise ReplayError(f"log entry {kind!r} at version {version} after {record.version}")
+        if kind == "auto":
+            applied = game.apply_auto(record.state)
+        else:
+            applied = game.apply(record.state, int(entry["s"]), msgpack.unpackb(entry["m"]))
+        deadline = float(entry["d"]) if "d" in entry else None
+        changes = game_fields(game, applied.state, replayed=True, deadline=deadline)
+        if "i" in entry:
+            player = entry["p"].decode()
+            changes["seen"] = record.remember(player, msgpack.unpackb(entry["i"]), version)
+        record = record.evolve(**changes)
+    return record
