@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import msgpack
 import pytest
 
-from playhall.rooms.record import PLAYING, RoomRecord, Seat
+from playhall.rooms.record import PLAYING, SEEN_PER_PLAYER, RoomRecord, Seat
 
 
 def record() -> RoomRecord:
@@ -30,5 +31,36 @@ def test_evolve_refuses_unknown_fields() -> None:
 
 
 def test_a_record_survives_packing() -> None:
-    new = record().evolve(state={"deck": [3, 1, 2]}, seen={"a": [["m", 1]]})
+    new = record().evolve(state={"deck": [3, 1, 2]}, seen={"a": {"m": 1, 7: 2}})
     assert RoomRecord.unpack(new.pack()) == new
+
+
+def test_fields_names_every_field_in_order() -> None:
+    new = record().evolve(state={"x": 1}, seen={"a": {"m": 1}}, deadline=5.0)
+    assert list(new.fields()) == [f.name for f in dataclasses.fields(RoomRecord)]
+    assert new.fields() == {f.name: getattr(new, f.name) for f in dataclasses.fields(RoomRecord)}
+
+
+def test_a_record_stored_with_seen_lists_reads_as_maps() -> None:
+    old = record().evolve(seen={"a": {"m": 1, 7: 2}})
+    data = old.fields()
+    data["seats"] = [s.as_dict() for s in old.seats]
+    data["seen"] = {"a": [["m", 1], [7, 2]]}
+    assert RoomRecord.unpack(msgpack.packb(data)) == old
+
+
+def test_seen_remembers_the_last_moves_of_each_player() -> None:
+    seen = record().seen
+    for n in range(SEEN_PER_PLAYER + 5):
+        seen = dataclasses.replace(record(), seen=seen).remember("a", f"m{n}", n + 1)
+    seen = dataclasses.replace(record(), seen=seen).remember("b", 0, 99)
+    new = record().evolve(seen=seen)
+    assert new.seen_version("a", "m4") is None  # forgotten: the oldest five
+    assert new.seen_version("a", "m5") == 6
+    assert new.seen_version("a", f"m{SEEN_PER_PLAYER + 4}") == SEEN_PER_PLAYER + 5
+    assert len(new.seen["a"]) == SEEN_PER_PLAYER
+    assert (new.seen_version("b", 0), new.seen_version("b", "0"), new.seen_version("c", 0)) == (
+        99,
+        None,
+        None,
+    )
