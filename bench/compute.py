@@ -5,7 +5,7 @@ between consecutive views, and packing the record for Redis.
 
 Each game is a real random 2-seat Mantis game (the server benchmark's shape: two people, target
 105, so it runs until the deck is empty), played through the actor's own record update
-(``_played`` + ``remember``). Records are built before the timers start. Then, per game and in
+(``played`` + ``remember``). Records are built before the timers start. Then, per game and in
 version order, as the actor does it:
 
 - view: ``room_view`` for seat 0 and seat 1 of each version (so caches see what they would
@@ -37,8 +37,8 @@ sys.path[:0] = [str(ROOT / "protocol"), str(ROOT / "server"), str(ROOT / "client
 from playhall.games.mantis import GAME  # noqa: E402
 from playhall.games.rng import Rng  # noqa: E402
 from playhall.rooms import views  # noqa: E402
-from playhall.rooms.actor import _game_fields, _played  # noqa: E402
 from playhall.rooms.record import PLAYING, RoomRecord, Seat  # noqa: E402
+from playhall.rooms.replay import game_fields, played  # noqa: E402
 from playhall_protocol import make_diff  # noqa: E402
 
 SEATS = (0, 1)
@@ -59,7 +59,7 @@ def game_records(seed: int, target: int) -> list[RoomRecord]:
         created=1.7e9,
     )
     state = GAME.setup(2, options, seed)
-    record = record.evolve(**_game_fields(GAME, state))
+    record = record.evolve(**game_fields(GAME, state))
     records = [record]
     rng = Rng(seed ^ 0x5EED)
     mid = 0
@@ -72,7 +72,7 @@ def game_records(seed: int, target: int) -> list[RoomRecord]:
         player = record.seats[seat].player
         assert player is not None
         seen = record.remember(player, mid, record.version + 1)
-        record = _played(record, GAME, applied, seen=seen)
+        record = played(record, GAME, applied, seen)
         records.append(record)
     return records
 

@@ -64,3 +64,20 @@ def test_seen_remembers_the_last_moves_of_each_player() -> None:
         None,
         None,
     )
+
+
+def test_stepped_is_evolve_with_the_fields_a_game_step_changes() -> None:
+    old = dataclasses.replace(
+        record(), code="C0DE", rematch_of="q", created=3.5, seen={"a": {1: 1}}, status=PLAYING
+    )
+    new = old.stepped({"y": 2}, "finished", {"winners": [0]}, 9.5, {"a": {1: 1, 2: 2}})
+    assert new == dataclasses.replace(
+        old,
+        version=1,
+        state={"y": 2},
+        status="finished",
+        outcome={"winners": [0]},
+        deadline=9.5,
+        seen={"a": {1: 1, 2: 2}},
+    )
+    assert old.stepped({"y": 2}, PLAYING, None, None, None).seen is old.seen  # None: unchanged

@@ -76,7 +76,7 @@ def live_game(
             if seat % 2 == 0:
                 player, mid = f"p{seat}", n if n % 3 else f"m{n}"
                 seen = record.remember(player, mid, record.version + 1)
-                new = played(record, game, applied, seen=seen)
+                new = played(record, game, applied, seen)
                 entry = step_entry(new, "move", seat, player, move, mid)
             else:
                 new = played(record, game, applied)

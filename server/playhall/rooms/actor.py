@@ -709,7 +709,7 @@ class Room:
         applied = self._apply(seat, args["move"])
         version = self.record.version + 1
         seen = self.record.remember(session.player, args["mid"], version)
-        new = played(self.record, self.game, applied, seen=seen)
+        new = played(self.record, self.game, applied, seen)
         await self._commit(
             new, "move", seat, session.player, args["move"], applied.events, args["mid"]
         )

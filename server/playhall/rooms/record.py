@@ -80,6 +80,45 @@ class RoomRecord:
         fields_of["version"] = self.version + 1
         return new
 
+    def stepped(
+        self,
+        state: dict[str, Any],
+        status: str,
+        outcome: dict[str, Any] | None,
+        deadline: float | None,
+        seen: dict[str, dict[Any, int]] | None,
+    ) -> RoomRecord:
+        """The next version after a game step (``seen``: None for unchanged). :meth:`evolve`
+        with these fields, for the path every move takes."""
+        if getattr(self, "__dict__", None) is not None:  # pure Python: see evolve
+            return self.evolve(
+                state=state,
+                status=status,
+                outcome=outcome,
+                deadline=deadline,
+                seen=self.seen if seen is None else seen,
+            )
+        # Compiled: positional arguments, where keywords would be matched by name one by one.
+        return RoomRecord(
+            self.id,
+            self.game,
+            self.options,
+            self.seats,
+            self.seed,
+            self.creator,
+            self.private,
+            self.code,
+            status,
+            self.version + 1,
+            state,
+            outcome,
+            deadline,
+            self.rematch,
+            self.rematch_of,
+            self.created,
+            self.seen if seen is None else seen,
+        )
+
     def fields(self) -> dict[str, Any]:
         """Every field by name. Written out: in the compiled build reading a field by its
         name (``getattr``) costs several times reading it as an attribute."""

@@ -29,30 +29,37 @@ class ReplayError(Exception):
     not deterministic)."""
 
 
-def game_fields(
+def step_fields(
     game: Game, state: State, *, replayed: bool = False, deadline: float | None = None
-) -> dict[str, Any]:
-    """A record's fields that follow from the game state: the state itself, status, outcome,
-    and the absolute time of the next automatic step: from now, live; the logged ``deadline``
-    when ``replayed``."""
+) -> tuple[str, dict[str, Any] | None, float | None]:
+    """A record's fields that follow from the game state: status, outcome, and the absolute
+    time of the next automatic step: from now, live; the logged ``deadline`` when
+    ``replayed``."""
     outcome = game.outcome(state)
     if outcome is not None:
-        deadline = None
-    elif not replayed:
+        return FINISHED, outcome.as_dict(), None
+    if not replayed:
         delay = game.auto_delay(state)
         deadline = time.time() + delay if delay is not None else None
-    return {
-        "state": state,
-        "status": FINISHED if outcome is not None else PLAYING,
-        "outcome": outcome.as_dict() if outcome is not None else None,
-        "deadline": deadline,
-    }
+    return PLAYING, None, deadline
 
 
-def played(record: RoomRecord, game: Game, applied: Applied, **changes: Any) -> RoomRecord:
-    """The next version of ``record``, carrying the engine's new state, live (one copy of the
-    record: this runs for every move)."""
-    return record.evolve(**game_fields(game, applied.state), **changes)
+def game_fields(game: Game, state: State) -> dict[str, Any]:
+    """:func:`step_fields` (live) and the state, by field name: for a game being set up."""
+    status, outcome, deadline = step_fields(game, state)
+    return {"state": state, "status": status, "outcome": outcome, "deadline": deadline}
+
+
+def played(
+    record: RoomRecord,
+    game: Game,
+    applied: Applied,
+    seen: dict[str, dict[Any, int]] | None = None,
+) -> RoomRecord:
+    """The next version of ``record``, carrying the engine's new state, live (and ``seen``, the
+    move ids with a player's move added)."""
+    status, outcome, deadline = step_fields(game, applied.state)
+    return record.stepped(applied.state, status, outcome, deadline, seen)
 
 
 def step_entry(
@@ -86,10 +93,10 @@ def replay(record: RoomRecord, game: Game, entries: list[dict[str, bytes]]) -> R
             applied = game.apply_auto(record.state)
         else:
             applied = game.apply(record.state, int(entry["s"]), msgpack.unpackb(entry["m"]))
-        deadline = float(entry["d"]) if "d" in entry else None
-        changes = game_fields(game, applied.state, replayed=True, deadline=deadline)
+        logged = float(entry["d"]) if "d" in entry else None
+        status, outcome, deadline = step_fields(game, applied.state, replayed=True, deadline=logged)
+        seen = None
         if "i" in entry:
-            player = entry["p"].decode()
-            changes["seen"] = record.remember(player, msgpack.unpackb(entry["i"]), version)
-        record = record.evolve(**changes)
+            seen = record.remember(entry["p"].decode(), msgpack.unpackb(entry["i"]), version)
+        record = record.stepped(applied.state, status, outcome, deadline, seen)
     return record
