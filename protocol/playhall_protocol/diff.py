@@ -182,6 +182,7 @@ def _diff_arrays(old: list[Any], new: list[Any], path: Path, ops: list[Op]) -> N
     # found in C.
     if common <= 4 or not all(map(is_, old, new)):
         changed = []
+        nested = True  # every changed element is a map, or an array, in both
         i = 0
         for a, b in zip(old, new, strict=False):
             if a is not b and (
@@ -190,9 +191,12 @@ def _diff_arrays(old: list[Any], new: list[Any], path: Path, ops: list[Op]) -> N
                 or (isinstance(a, _CONTAINERS) and not _exact(a, b))
             ):
                 changed.append(i)
+                if nested and not _both_nested(a, b):
+                    nested = False
             i += 1
-        # A short array whose elements mostly changed is cheaper sent whole.
-        if common <= 8 and len(changed) * 2 > common:
+        # A short array whose elements mostly changed is cheaper sent whole; unless they are
+        # maps or arrays themselves (Mantis's tanks), whose own diffs are usually far smaller.
+        if common <= 8 and len(changed) * 2 > common and not nested:
             ops.append(["set", path, new])
             return
         for i in changed:
@@ -214,6 +218,13 @@ def _diff_arrays(old: list[Any], new: list[Any], path: Path, ops: list[Op]) -> N
         ops.append(["set", [*path, i], new[i]])
     if m < n:
         ops.append(["len", path, m])
+
+
+def _both_nested(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are both maps or both arrays (so they can be diffed)."""
+    return (isinstance(a, dict) and isinstance(b, dict)) or (
+        isinstance(a, list) and isinstance(b, list)
+    )
 
 
 def apply_diff(view: Any, ops: list[Any]) -> Any:

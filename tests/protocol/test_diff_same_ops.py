@@ -1,7 +1,8 @@
 """The fast ``make_diff`` gives exactly the ops of the reference it replaced.
 
 The reference below is the earlier ``make_diff``, kept verbatim apart from names (and the later
-rule that a small map that mostly changed is sent whole): it confirms containers that ``==``
+rules that a small map that mostly changed is sent whole, and that a short array whose changed
+elements are all maps or arrays is diffed element by element): it confirms containers that ``==``
 calls equal by their msgpack encodings. The fast one compares element
 types instead and skips values that are the very same object; both must choose the same ops,
 so clients see no change (PROTOCOL.md describes how the server builds diffs).
@@ -49,7 +50,12 @@ def _reference_diff(old: Any, new: Any, path: list[Any], ops: list[Any]) -> None
     if isinstance(old, list) and isinstance(new, list) and old and new:
         common = min(len(old), len(new))
         changed = [i for i in range(common) if not _reference_same(old[i], new[i])]
-        if len(changed) * 2 <= common or common > 8:
+        nested = all(
+            (isinstance(old[i], dict) and isinstance(new[i], dict))
+            or (isinstance(old[i], list) and isinstance(new[i], list))
+            for i in changed
+        )
+        if len(changed) * 2 <= common or common > 8 or nested:
             for i in changed:
                 _reference_diff(old[i], new[i], [*path, i], ops)
             for i in range(common, len(new)):
