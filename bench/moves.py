@@ -11,8 +11,11 @@ plays a rematch, so rooms stay busy for the whole measurement.
 
 Reported: moves/s (acknowledged moves in the measured window), p50/p99 from sending a move to
 receiving the update it caused, the server's RSS and CPU (user+system seconds / wall), and the
-load processes' own CPU (``load_cpu`` in cores, ``load_us_per_move``), both over the measured
-window.
+load processes' own CPU (``load_cpu`` in cores, ``load_us_per_move``) and Redis's
+(``redis_cpu``), all over the measured window: the load processes and Redis share the other
+core, so together they must stay under one core for the numbers to be the server's.
+``BENCH_PERF=FILE`` records a native profile of the server with ``perf`` (for the compiled
+build: its functions are C symbols), ``BENCH_PYSPY=FILE`` a Python one with py-spy.
 Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
 """
 
@@ -258,12 +261,16 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         perf = None
         if os.environ.get("BENCH_PERF"):  # a native profile of the server (the compiled build)
             perf = subprocess.Popen(
-                ["perf", "record", "-F", "499", "-g", "-o", os.environ["BENCH_PERF"],
-                 "-p", str(server.pid), "--", "sleep", str(seconds)],
+                ["perf", "record", "-F", "299", "--call-graph", "dwarf,16384",
+                 "-o", os.environ["BENCH_PERF"], "-p", str(server.pid), "--", "sleep",
+                 str(seconds)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        redis_pid = redis.process.pid if redis.process is not None else None
+        redis0 = cpu_seconds(redis_pid) if redis_pid else 0.0
         cpu0, t0 = cpu_seconds(server.pid), time.perf_counter()
         time.sleep(seconds)
         cpu1, t1 = cpu_seconds(server.pid), time.perf_counter()
+        redis1 = cpu_seconds(redis_pid) if redis_pid else 0.0
         rss = rss_mb(server.pid)
         results = [queue.get(timeout=120) for _ in workers]
         for profiler in (spy, perf):
@@ -288,6 +295,7 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         "server_cpu": round((cpu1 - cpu0) / (t1 - t0), 2),
         "server_rss_mb": round(rss, 1),
         "load_cpu": round(load_cpu / seconds, 2),
+        "redis_cpu": round((redis1 - redis0) / (t1 - t0), 2),
         "load_us_per_move": round(load_cpu / moves * 1e6, 1) if moves else None,
         "refused": sum(r["refused"] for r in results),
         "resyncs": sum(r["resyncs"] for r in results),
