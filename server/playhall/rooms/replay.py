@@ -22,6 +22,8 @@ from playhall_protocol import encode
 
 #: Log entry kinds that are game steps; any other change is stored with its whole record.
 STEPS = frozenset({"move", "bot_move", "auto"})
+#: msgpack.packb makes a packer per call; a move id is packed with every move.
+_PACKER = msgpack.Packer(use_bin_type=True)
 
 
 class ReplayError(Exception):
@@ -75,7 +77,7 @@ def step_entry(
     if move is not None:
         entry["m"] = encode(move)  # a move is a map, packed as messages are
     if mid is not None:
-        entry["i"] = msgpack.packb(mid)
+        entry["i"] = _PACKER.pack(mid)
     if new.deadline is not None:
         entry["d"] = repr(new.deadline)  # repr gives the float back exactly
     return entry
