@@ -37,12 +37,18 @@ async def stored(store: Store, room: str) -> tuple[int, bytes] | None:
     return None if loaded is None else (loaded.version, loaded.record)
 
 
+async def opened(store: Store, room: str, *records: bytes) -> str:
+    """Take the room's lease as "one" and commit versions 0, 1, ... with these records."""
+    lease = await store.acquire(room, "one", 10_000)
+    assert lease is not None
+    for version, record in enumerate(records):
+        await store.commit(change(room, lease, version - 1, record))
+    return lease
+
+
 async def test_commits_follow_the_lease_they_are_made_under(store: Store) -> None:
     room = "r1"
-    first = await store.acquire(room, "one", 10_000)
-    assert first is not None
-    await store.commit(change(room, first, -1, b"v0"))
-    await store.commit(change(room, first, 0, b"v1"))
+    first = await opened(store, room, b"v0", b"v1")
     # Another process takes the room over (the first's lease lapsed): the first is fenced out.
     await store.release(room, first)
     second = await store.acquire(room, "two", 10_000)
@@ -59,9 +65,7 @@ async def test_a_commit_against_another_version_is_refused_and_changes_nothing(
     store: Store,
 ) -> None:
     room = "r2"
-    lease = await store.acquire(room, "one", 10_000)
-    assert lease is not None
-    await store.commit(change(room, lease, -1, b"v0"))
+    lease = await opened(store, room, b"v0")
     for wrong in (-1, 1, 5):
         with pytest.raises(VersionConflict):
             await store.commit(change(room, lease, wrong, b"nope"))
@@ -71,12 +75,8 @@ async def test_a_commit_against_another_version_is_refused_and_changes_nothing(
 
 async def test_a_commit_without_a_record_keeps_the_last_checkpoint(store: Store) -> None:
     room = "r3"
-    lease = await store.acquire(room, "one", 10_000)
-    assert lease is not None
-    await store.commit(change(room, lease, -1, b"v0"))
-    await store.commit(change(room, lease, 0, b"v1"))
-    for version in (1, 2, 3):  # game steps logged without their record
-        await store.commit(change(room, lease, version, b""))
+    # Versions 2 to 4: game steps logged without their record.
+    lease = await opened(store, room, b"v0", b"v1", b"", b"", b"")
     loaded = await store.load(room)
     assert loaded is not None
     assert (loaded.version, loaded.record, loaded.checkpoint) == (4, b"v1", 1)
@@ -91,11 +91,7 @@ async def test_a_log_missing_an_entry_since_the_checkpoint_is_refused(
     store: Store, redis_url: str
 ) -> None:
     room = "r4"
-    lease = await store.acquire(room, "one", 10_000)
-    assert lease is not None
-    await store.commit(change(room, lease, -1, b"v0"))
-    await store.commit(change(room, lease, 0, b""))
-    await store.commit(change(room, lease, 1, b""))
+    await opened(store, room, b"v0", b"", b"")
     client = aioredis.Redis.from_url(redis_url)
     try:
         (first_id, _), _ = await client.xrevrange(store.log_key(room), count=2)
