@@ -4,7 +4,10 @@ A game is pure, deterministic code over plain data: dicts with string keys, list
 bools and None (what msgpack carries). Given the same seat count, options, seed and moves, an
 engine reaches the same state, byte for byte once encoded. All randomness comes from
 :class:`playhall.games.rng.Rng` whose state lives inside the game state, so a game restored from
-Redis continues exactly as it would have.
+Redis continues exactly as it would have. The server relies on it: between two checkpoints it
+stores a room's moves, not its states, and a process that loads the room applies the logged
+moves again (``playhall.rooms.replay``), each move as msgpack gives it back (lists, never
+tuples). ``tests/rooms/test_replay.py`` checks every game for this.
 
 The server calls an engine only through :class:`Game`. It never looks inside a state: it stores
 it, hands it back, and asks the engine what each viewer may see.
