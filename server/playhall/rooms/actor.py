@@ -74,15 +74,27 @@ class RoomError(Exception):
 Done = Callable[[dict[str, Any] | None, RoomError | None], None]
 
 
-@dataclass
 class Command:
-    kind: str
-    session: Viewer | None
-    args: dict[str, Any]
-    request: int | None = None
-    #: Told the outcome, in the actor's own pass of the loop (so a reply leaves with the
-    #: updates it caused); None for internal commands, which nobody waits for.
-    done: Done | None = None
+    """One change asked of a room. (A plain class, not a dataclass: one is made per move, and
+    in the compiled build a dataclass's generated ``__init__`` stays interpreted.)"""
+
+    __slots__ = ("kind", "session", "args", "request", "done")
+
+    def __init__(
+        self,
+        kind: str,
+        session: Viewer | None,
+        args: dict[str, Any],
+        request: int | None = None,
+        done: Done | None = None,
+    ) -> None:
+        self.kind = kind
+        self.session = session
+        self.args = args
+        self.request = request
+        #: Told the outcome, in the actor's own pass of the loop (so a reply leaves with the
+        #: updates it caused); None for internal commands, which nobody waits for.
+        self.done = done
 
     def finish(self, result: dict[str, Any] | None, error: RoomError | None = None) -> None:
         if self.done is not None:

@@ -151,25 +151,45 @@ class LogGap(Exception):
     """The log does not hold every entry since the room's checkpoint (the data is damaged)."""
 
 
-@dataclass(slots=True)
 class Commit:
-    """One atomic room change."""
+    """One atomic room change. (A plain class, not a dataclass: one is made per move, and in
+    the compiled build a dataclass's generated ``__init__`` stays interpreted.)"""
 
-    room: str
-    lease: str  # the lease token held ("" to skip the check, tests only)
-    prev_version: int  # -1 for a new room
-    version: int
-    #: The new record, packed (a checkpoint); b"" when the log entry alone describes the
-    #: change (the stored record stays the last checkpoint).
-    record: bytes
-    log: dict[str, bytes | str | int]
-    lobby: bytes | None = None  # summary to list; None with unlist=False: leave as is
-    unlist: bool = False
-    active: bool = False
-    #: Seconds until the room's keys expire (a finished room); 0 keeps them.
-    expire: int = 0
-    #: The room's join code, if private: its key expires with the room.
-    code: str | None = None
+    __slots__ = (
+        "room", "lease", "prev_version", "version", "record", "log",
+        "lobby", "unlist", "active", "expire", "code",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        *,
+        room: str,
+        lease: str,
+        prev_version: int,
+        version: int,
+        record: bytes,
+        log: dict[str, bytes | str | int],
+        lobby: bytes | None = None,
+        unlist: bool = False,
+        active: bool = False,
+        expire: int = 0,
+        code: str | None = None,
+    ) -> None:
+        self.room = room
+        self.lease = lease  # the lease token held ("" to skip the check, tests only)
+        self.prev_version = prev_version  # -1 for a new room
+        self.version = version
+        #: The new record, packed (a checkpoint); b"" when the log entry alone describes the
+        #: change (the stored record stays the last checkpoint).
+        self.record = record
+        self.log = log
+        self.lobby = lobby  # summary to list; None with unlist=False: leave as is
+        self.unlist = unlist
+        self.active = active
+        #: Seconds until the room's keys expire (a finished room); 0 keeps them.
+        self.expire = expire
+        #: The room's join code, if private: its key expires with the room.
+        self.code = code
 
 
 @dataclass(frozen=True)
