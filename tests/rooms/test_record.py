@@ -81,3 +81,20 @@ def test_stepped_is_evolve_with_the_fields_a_game_step_changes() -> None:
         seen={"a": {1: 1, 2: 2}},
     )
     assert old.stepped({"y": 2}, PLAYING, None, None, None).seen is old.seen  # None: unchanged
+
+
+def test_the_written_out_init_takes_the_fields_and_defaults_of_the_dataclass() -> None:
+    required = {"id": "r", "game": "g", "options": {}, "seats": (), "seed": 1, "creator": "c"}
+    plain = RoomRecord(**required)
+    for f in dataclasses.fields(RoomRecord):
+        if f.name in required:
+            continue
+        expected = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+        assert getattr(plain, f.name) == expected, f.name
+    everything = record().evolve(state={"x": 1}, seen={"a": {1: 2}}, deadline=3.0, code="C")
+    values = everything.fields()
+    assert RoomRecord(*values.values()) == everything  # positional, in field order
+    assert RoomRecord(**values) == everything
+    assert record().seen is not record().seen  # each record its own empty map
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        everything.status = "x"  # type: ignore[misc]

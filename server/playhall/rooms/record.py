@@ -35,7 +35,7 @@ class Seat:
         return {"player": self.player, "name": self.name, "bot": self.bot, "ready": self.ready}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class RoomRecord:
     id: str
     game: str
@@ -56,6 +56,47 @@ class RoomRecord:
     created: float = 0.0
     #: player id -> {move id: version it produced} of their last accepted moves, oldest first.
     seen: dict[str, dict[Any, int]] = field(default_factory=dict)
+
+    def __init__(
+        self,
+        id: str,
+        game: str,
+        options: dict[str, Any],
+        seats: tuple[Seat, ...],
+        seed: int,
+        creator: str,
+        private: bool = False,
+        code: str | None = None,
+        status: str = WAITING,
+        version: int = 0,
+        state: dict[str, Any] | None = None,
+        outcome: dict[str, Any] | None = None,
+        deadline: float | None = None,
+        rematch: str | None = None,
+        rematch_of: str | None = None,
+        created: float = 0.0,
+        seen: dict[str, dict[Any, int]] | None = None,
+    ) -> None:
+        """The fields in order, as the dataclass would take them. Written out because the
+        compiled build compiles this one (each ``object.__setattr__`` becomes a native store),
+        while a dataclass's generated ``__init__`` stays interpreted: 17 fields, every move."""
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "game", game)
+        object.__setattr__(self, "options", options)
+        object.__setattr__(self, "seats", seats)
+        object.__setattr__(self, "seed", seed)
+        object.__setattr__(self, "creator", creator)
+        object.__setattr__(self, "private", private)
+        object.__setattr__(self, "code", code)
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "state", state)
+        object.__setattr__(self, "outcome", outcome)
+        object.__setattr__(self, "deadline", deadline)
+        object.__setattr__(self, "rematch", rematch)
+        object.__setattr__(self, "rematch_of", rematch_of)
+        object.__setattr__(self, "created", created)
+        object.__setattr__(self, "seen", {} if seen is None else seen)
 
     def evolve(self, **changes: Any) -> RoomRecord:
         """A new record with ``changes`` and the version moved on by one.
