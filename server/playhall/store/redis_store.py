@@ -211,11 +211,8 @@ class Store:
         self.pipe = pipe
         pipe.on_answer = self._answered
         self.p = prefix
-        #: _commit_keys and _commit_head, cached per room (attributes of their own: a method
-        #: cannot be replaced on an instance of a class compiled by mypyc).
-        self._keys_for: Callable[[str, str | None], tuple[bytes, ...]] = functools.lru_cache(
-            maxsize=65536
-        )(self._commit_keys)
+        #: _commit_head, cached per room and lease (an attribute of its own: a method cannot be
+        #: replaced on an instance of a class compiled by mypyc).
         self._head_for: Callable[[str, str | None, str], tuple[bytes, int]] = (
             functools.lru_cache(maxsize=65536)(self._commit_head)
         )
@@ -249,9 +246,9 @@ class Store:
         return f"{self.p}player:{player}:rooms"
 
     def _commit_keys(self, room: str, code: str | None) -> tuple[bytes, ...]:
-        """The commit script's keys for ``room`` (cached per room in ``__init__``: encoded once
-        per room rather than once per move). A room without a join code names its fence key
-        twice (expiring it twice does no harm)."""
+        """The commit script's keys for ``room`` (part of the commit's head, which is cached).
+        A room without a join code names its fence key twice (expiring it twice does no
+        harm)."""
         fence = self.fence_key(room).encode()
         return (
             self.room_key(room).encode(),
@@ -350,7 +347,7 @@ class Store:
         """The commit script's first arguments, the same for every commit of a room under one
         lease: the key count, the keys and the lease, in RESP; and how many arguments that is.
         (Cached per room and lease in ``__init__``.)"""
-        keys = self._keys_for(room, code)
+        keys = self._commit_keys(room, code)
         head = [b"%d" % len(keys), *keys, lease.encode()]
         return encode_bulk(head), len(head)
 
