@@ -35,6 +35,13 @@ def encode(message: dict[str, Any]) -> bytes:
     return packed
 
 
+def pack(value: Any) -> bytes:
+    """Any plain value packed as messages are (what the server stores: records, log fields),
+    by the same packer."""
+    packed: bytes = _PACKER.pack(value)
+    return packed
+
+
 def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
     """Decode one frame into a message map, or raise :class:`ProtocolError` (``bad_frame``)."""
     if isinstance(frame, str):

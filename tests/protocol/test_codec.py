@@ -8,6 +8,7 @@ import msgpack
 import pytest
 
 from playhall_protocol import ProtocolError, decode, encode, errors
+from playhall_protocol.codec import pack
 
 
 def _refused(frame: bytes | str, words: str = "") -> ProtocolError:
@@ -148,3 +149,11 @@ def test_binary_map_keys_are_refused() -> None:
 
 def test_extension_types_are_refused() -> None:
     _refused(msgpack.packb({"t": "move", "x": msgpack.ExtType(5, b"ab")}, use_bin_type=True))
+
+
+@pytest.mark.parametrize("value", [7, "m7", None, [1, "a", b"\x00"], {"type": "score"}, 1.5])
+def test_pack_packs_any_plain_value_as_messages_are(value: Any) -> None:
+    assert pack(value) == msgpack.packb(value, use_bin_type=True)
+    with pytest.raises(TypeError):
+        pack({"bad": object()})
+    assert pack(value) == msgpack.packb(value, use_bin_type=True)  # nothing left behind

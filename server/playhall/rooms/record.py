@@ -11,6 +11,8 @@ from typing import Any
 
 import msgpack
 
+from playhall_protocol.codec import pack
+
 WAITING = "waiting"
 PLAYING = "playing"
 FINISHED = "finished"
@@ -214,8 +216,7 @@ class RoomRecord:
         Runs at a room's checkpoints, not with every move (see ``rooms.replay``)."""
         data = self.fields()
         data["seats"] = [seat.as_dict() for seat in self.seats]
-        packed: bytes = _PACKER.pack(data)
-        return packed
+        return pack(data)
 
     @classmethod
     def unpack(cls, blob: bytes) -> RoomRecord:
@@ -230,6 +231,3 @@ class RoomRecord:
 
 
 _FIELD_SET = frozenset(f.name for f in fields(RoomRecord))
-
-#: One packer for every record (a packer costs more to make than a record costs to pack).
-_PACKER = msgpack.Packer(use_bin_type=True)

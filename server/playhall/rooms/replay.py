@@ -18,12 +18,10 @@ import msgpack
 
 from playhall.games.contract import Applied, Game, State
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
-from playhall_protocol import encode
+from playhall_protocol.codec import pack
 
 #: Log entry kinds that are game steps; any other change is stored with its whole record.
 STEPS = frozenset({"move", "bot_move", "auto"})
-#: msgpack.packb makes a packer per call; a move id is packed with every move.
-_PACKER = msgpack.Packer(use_bin_type=True)
 
 
 class ReplayError(Exception):
@@ -75,9 +73,9 @@ def step_entry(
     if player is not None:
         entry["p"] = player
     if move is not None:
-        entry["m"] = encode(move)  # a move is a map, packed as messages are
+        entry["m"] = pack(move)
     if mid is not None:
-        entry["i"] = _PACKER.pack(mid)
+        entry["i"] = pack(mid)
     if new.deadline is not None:
         entry["d"] = repr(new.deadline)  # repr gives the float back exactly
     return entry
