@@ -16,6 +16,11 @@ load processes' own CPU (``load_cpu`` in cores, ``load_us_per_move``) and Redis'
 core, so together they must stay under one core for the numbers to be the server's.
 ``BENCH_PERF=FILE`` records a native profile of the server with ``perf`` (for the compiled
 build: its functions are C symbols), ``BENCH_PYSPY=FILE`` a Python one with py-spy.
+``BENCH_CALLGRIND=FILE`` runs the server under valgrind's callgrind, counting only over the
+measured window, and reports ``server_instructions_per_move``: the server's whole user-space
+cost of a move (network side included, kernel excluded), which unlike moves/s does not depend
+on how busy the machine is. The server then runs some 50 times slower, so use few rooms
+(at R = 500 its clients would wait on it far past the protocol's timeouts).
 Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
 """
 
@@ -229,11 +234,18 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
     cmd = [sys.executable, "-m", "playhall.cli", "serve", "--port", str(port), "--redis-url",
            redis.url, "--bot-delay", "0", "--log-level", "warning", "--log-format", "json",
            "--rate", "100000", "--burst", "100000"]
-    if shutil.which("taskset") and server_core:
+    counted = os.environ.get("BENCH_CALLGRIND")
+    instructions = 0
+    if counted:  # instrumented from the measured window only (see the module docstring)
+        for old in Path(counted).parent.glob(Path(counted).name + "*"):
+            old.unlink()
+        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+               f"--callgrind-out-file={counted}", *cmd]
+    elif shutil.which("taskset") and server_core:
         cmd = ["taskset", "-c", server_core, *cmd]
     server = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(200):
+        for _ in range(200 if not counted else 2000):
             try:
                 socket.create_connection(("127.0.0.1", port), 0.2).close()
                 break
@@ -267,9 +279,16 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         redis_pid = redis.process.pid if redis.process is not None else None
         redis0 = cpu_seconds(redis_pid) if redis_pid else 0.0
+        if counted:
+            subprocess.run(["callgrind_control", "-z", "-i", "on", str(server.pid)],
+                           check=True, capture_output=True)
         cpu0, t0 = cpu_seconds(server.pid), time.perf_counter()
         time.sleep(seconds)
         cpu1, t1 = cpu_seconds(server.pid), time.perf_counter()
+        if counted:
+            subprocess.run(["callgrind_control", "-d", str(server.pid)],
+                           check=True, capture_output=True)
+            instructions = callgrind_total(Path(counted))
         redis1 = cpu_seconds(redis_pid) if redis_pid else 0.0
         rss = rss_mb(server.pid)
         results = [queue.get(timeout=120) for _ in workers]
@@ -285,6 +304,10 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         shutil.rmtree(data, ignore_errors=True)
     lat = sorted(x for r in results for x in r["lat"])
     moves = sum(r["moves"] for r in results)
+    counts = {}
+    if counted:
+        counts["server_instructions_per_move"] = (
+            round(instructions / moves) if moves else None)
     load_cpu = sum(r["cpu"] for r in results)
     return {
         "rooms": rooms,
@@ -301,7 +324,21 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         "resyncs": sum(r["resyncs"] for r in results),
         "games_finished": sum(r["games"] for r in results),
         "seconds": seconds,
+        **counts,
     }
+
+
+def callgrind_total(out: Path) -> int:
+    """Instructions in callgrind's dump of the measured window: the one ``callgrind_control
+    -d`` made (``out`` with a numbered suffix; ``out`` itself is written when the server
+    exits)."""
+    dumps = [p for p in out.parent.glob(out.name + ".*") if p.suffix[1:].isdigit()]
+    if len(dumps) != 1:
+        raise ValueError(f"expected one numbered dump of {out}, found {dumps}")
+    for line in dumps[0].read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    raise ValueError(f"no totals in {dumps[0]}")
 
 
 def main() -> None:
