@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import msgpack
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from playhall_protocol import ProtocolError, decode, encode, errors
 from playhall_protocol.codec import pack
@@ -157,3 +160,59 @@ def test_pack_packs_any_plain_value_as_messages_are(value: Any) -> None:
     with pytest.raises(TypeError):
         pack({"bad": object()})
     assert pack(value) == msgpack.packb(value, use_bin_type=True)  # nothing left behind
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+class _Colour(enum.StrEnum):
+    RED = "red"
+
+    def __str__(self) -> str:  # what packing must not use: the wire has the value
+        return "Colour.RED"
+
+
+class _Map(dict[str, Any]):
+    pass
+
+
+class _Row(list[Any]):
+    pass
+
+
+class _Bytes(bytes):
+    pass
+
+
+class _Real(float):
+    pass
+
+
+_SCALARS = (
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats(allow_nan=False)
+    | st.text(max_size=8) | st.binary(max_size=8)
+    | st.sampled_from([_Level.HIGH, _Colour.RED, _Bytes(b"\x01"), _Real(2.5)])
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=4)
+    | st.lists(inner, max_size=4).map(tuple)
+    | st.lists(inner, max_size=4).map(_Row)
+    | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    | st.dictionaries(st.text(max_size=4), inner, max_size=4).map(_Map),
+    max_leaves=20,
+)
+
+
+@given(_VALUES)
+def test_pack_gives_msgpacks_bytes_for_tuples_and_subclasses_too(value: Any) -> None:
+    # The packer checks types exactly; what is not exactly a msgpack type is made plain first.
+    assert pack(value) == msgpack.packb(value, use_bin_type=True)
+    assert encode({"v": value}) == msgpack.packb({"v": value}, use_bin_type=True)
+
+
+@pytest.mark.parametrize("value", [object(), {1, 2}, {"a": [complex(1, 2)]}, range(3)])
+def test_pack_refuses_what_is_not_plain_data(value: Any) -> None:
+    with pytest.raises(TypeError):
+        pack(value)
