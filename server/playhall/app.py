@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import redis.asyncio as aioredis
 
-from playhall import log
+from playhall import eventloop, log
 from playhall.config import Config
 from playhall.lobby import Lobby
 from playhall.net.endpoint import Endpoint
@@ -104,6 +104,7 @@ async def start(config: Config) -> Running:
         embedded=embedded is not None,
         restored_rooms=restored,
         instance=config.instance,
+        loop=eventloop.loop_name(asyncio.get_running_loop()),
     )
     return running
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import Field
 from typing import Any
 
-from playhall import log
+from playhall import eventloop, log
 from playhall.config import Config, parse
 
 
@@ -62,7 +62,12 @@ def main(argv: list[str] | None = None) -> int:
         log.configure(config.log_format, config.log_level)
         from playhall.app import serve_forever
 
-        asyncio.run(serve_forever(config))
+        try:
+            factory = eventloop.loop_factory(config.event_loop)
+        except eventloop.LoopUnavailable as exc:
+            parser.exit(2, f"playhall serve: {exc}\n")
+        with asyncio.Runner(loop_factory=factory) as runner:
+            runner.run(serve_forever(config))
         return 0
     assert client_cli is not None
     return int(client_cli.run(args))

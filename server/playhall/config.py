@@ -12,6 +12,8 @@ from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from playhall.eventloop import CHOICES
+
 
 def setting(
     default: Any, help: str, *, choices: tuple[str, ...] | None = None, factory: Any = None
@@ -78,6 +80,11 @@ class Config:
     )
     drain_timeout: float = setting(
         10.0, "seconds SIGTERM waits for rooms to finish the commands they hold"
+    )
+    event_loop: str = setting(
+        "auto",
+        "asyncio event loop: auto (uvloop where installed, else asyncio's own), uvloop, asyncio",
+        choices=CHOICES,
     )
     log_format: str = setting(
         "auto",

@@ -28,12 +28,14 @@ import asyncio
 import os
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Protocol
+from typing import Protocol, cast
 
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
 from websockets.protocol import OPEN
 from websockets.server import ServerProtocol
+
+from playhall.eventloop import Transport
 
 try:
     from websockets.speedups import apply_mask
@@ -118,7 +120,7 @@ class WebSocket(asyncio.Protocol):
         self._open_timeout = open_timeout
         self._close_timeout = close_timeout
         self._write_limit = write_limit
-        self.transport: asyncio.Transport | None = None
+        self.transport: Transport | None = None
         self.handler: Handler | None = None
         self.remote_address: str = ""
         self.is_paused = False
@@ -165,10 +167,9 @@ class WebSocket(asyncio.Protocol):
     # -- asyncio.Protocol ------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        transport.set_write_buffer_limits(high=self._write_limit)
-        peer = transport.get_extra_info("peername")
+        stream = self.transport = cast(Transport, transport)
+        stream.set_write_buffer_limits(high=self._write_limit)
+        peer = stream.get_extra_info("peername")
         self.remote_address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         self._arm(self._open_timeout, self.abort)
 

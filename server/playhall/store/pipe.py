@@ -17,12 +17,14 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import hiredis
 from redis.connection import parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+
+from playhall.eventloop import Transport
 
 
 class CommandPipe(Protocol):
@@ -58,11 +60,10 @@ class _Connection(asyncio.Protocol):
     def __init__(self, owner: RedisPipe) -> None:
         self.owner = owner
         self.reader = hiredis.Reader(replyError=ResponseError)
-        self.transport: asyncio.Transport | None = None
+        self.transport: Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         self.reader.feed(data)
