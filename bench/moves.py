@@ -206,8 +206,15 @@ def load_process(client: str, port: int, rooms: int, seconds: float, warmup: flo
 
 
 def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far."""
+    return sum(cpu_split(pid))
+
+
+def cpu_split(pid: int) -> tuple[float, float]:
+    """User and system CPU seconds of process ``pid`` so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def rss_mb(pid: int) -> float:
@@ -282,9 +289,9 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         if counted:
             subprocess.run(["callgrind_control", "-z", "-i", "on", str(server.pid)],
                            check=True, capture_output=True)
-        cpu0, t0 = cpu_seconds(server.pid), time.perf_counter()
+        (user0, sys0), t0 = cpu_split(server.pid), time.perf_counter()
         time.sleep(seconds)
-        cpu1, t1 = cpu_seconds(server.pid), time.perf_counter()
+        (user1, sys1), t1 = cpu_split(server.pid), time.perf_counter()
         if counted:
             subprocess.run(["callgrind_control", "-d", str(server.pid)],
                            check=True, capture_output=True)
@@ -315,7 +322,9 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         "moves_per_s": round(moves / seconds),
         "p50_ms": round(statistics.median(lat) * 1e3, 2) if lat else None,
         "p99_ms": round(lat[int(len(lat) * 0.99) - 1] * 1e3, 2) if lat else None,
-        "server_cpu": round((cpu1 - cpu0) / (t1 - t0), 2),
+        "server_cpu": round((user1 + sys1 - user0 - sys0) / (t1 - t0), 2),
+        # The kernel's share (socket reads and writes, polling) of the server's CPU.
+        "server_sys_cpu": round((sys1 - sys0) / (t1 - t0), 2),
         "server_rss_mb": round(rss, 1),
         "load_cpu": round(load_cpu / seconds, 2),
         "redis_cpu": round((redis1 - redis0) / (t1 - t0), 2),

@@ -55,14 +55,14 @@ TWO_PLAYER_TARGET = 15  # Ruling 6, two players.
 
 # -- view parts, shared between views (which are never changed once built) ----------------------
 
-#: The state whose view was built last, and that view without ``you``: the viewers of a room
-#: are sent their views one after the other, and all but the first find it here. The entry
+#: The state whose view was built last, and that view: the viewers of a room are sent their
+#: views one after the other, and all but the first find it here. The entry
 #: holds the state, so its id cannot be reused while it is here.
 _last_public: tuple[State | None, dict[str, Any]] = (None, {})
 
 
 def _public(state: State) -> dict[str, Any]:
-    """The view of ``state`` without ``you``: the same for every viewer (Ruling 3)."""
+    """The view of ``state``: the same for every viewer (Ruling 3)."""
     global _last_public
     if _last_public[0] is state:
         return _last_public[1]
@@ -223,13 +223,14 @@ class Mantis(Game):
 
     def view(self, state: State, seat: int | None) -> View:
         """Everything in Mantis is public except the deck's faces and order and the colours in
-        score piles (Ruling 3), so every viewer gets the same view apart from ``you``.
+        score piles (Ruling 3), so every viewer gets the same view: the very same map. (Which
+        seat is looking is the room view's ``you``.)
 
-        Views are never changed once built, so their parts are shared: between the viewers of
-        one state (see :func:`_public`), and between versions (a tank that did not change is
-        the very same list in the next view), so the diff between two views skips them at
-        once."""
-        return {"you": seat, **_public(state)}
+        Views are never changed once built, so they are shared: between the viewers of one
+        state (see :func:`_public`), and their parts between versions (a tank that did not
+        change is the very same list in the next view). The diff skips what is shared by
+        identity, and works out the diff of one state's view once for all its viewers."""
+        return _public(state)
 
     # -- the move ---------------------------------------------------------------------------
 
