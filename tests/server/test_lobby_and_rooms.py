@@ -147,6 +147,25 @@ async def test_chat_reaches_everyone_in_the_room_and_is_kept(url: str) -> None:
         await late.close()
 
 
+async def test_hello_lists_the_rooms_a_player_sits_in_and_forgets_those_left(url: str) -> None:
+    alice = await Client.connect(url, name="alice")
+    bob = await Client.connect(url, name="bob")
+    try:
+        first = await alice.create("mantis", 2)
+        await bob.join(first.room)
+        second = await bob.create("mantis", 2)
+        again = await Client.connect(url, token=bob.token)
+        assert sorted(again.welcome["rooms"]) == sorted([first.room, second.room])
+        await again.close()
+        await bob.leave(first.room)
+        again = await Client.connect(url, token=bob.token)
+        assert again.welcome["rooms"] == [second.room]
+        await again.close()
+    finally:
+        await alice.close()
+        await bob.close()
+
+
 async def test_presence_shows_who_is_connected(url: str) -> None:
     table = await started_table(url)
     try:
