@@ -66,6 +66,22 @@ def pack(value: Any) -> bytes:
     return packed
 
 
+def frame_head(fields: dict[str, Any], more: int) -> bytes:
+    """How ``encode`` begins a frame whose map has ``fields`` first, then ``more`` fields that
+    the caller appends already packed (``pack(key) + pack(value)`` each): a sender can pack a
+    value that several frames share (a version's events, sent to every viewer) once."""
+    packed = pack(fields)
+    return _map_header(len(fields) + more) + packed[len(_map_header(len(fields))) :]
+
+
+def _map_header(size: int) -> bytes:
+    if size < 16:
+        return bytes((0x80 | size,))
+    if size < 65536:
+        return b"\xde" + size.to_bytes(2, "big")
+    return b"\xdf" + size.to_bytes(4, "big")
+
+
 def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
     """Decode one frame into a message map, or raise :class:`ProtocolError` (``bad_frame``)."""
     if isinstance(frame, str):

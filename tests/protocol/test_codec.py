@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playhall_protocol import ProtocolError, decode, encode, errors
-from playhall_protocol.codec import pack
+from playhall_protocol.codec import frame_head, pack
 
 
 def _refused(frame: bytes | str, words: str = "") -> ProtocolError:
@@ -216,3 +216,15 @@ def test_pack_gives_msgpacks_bytes_for_tuples_and_subclasses_too(value: Any) -> 
 def test_pack_refuses_what_is_not_plain_data(value: Any) -> None:
     with pytest.raises(TypeError):
         pack(value)
+
+
+@given(st.integers(0, 20), st.integers(0, 20), st.booleans())
+def test_a_frame_spliced_from_packed_fields_is_the_frame_encode_makes(
+    first: int, more: int, big: bool
+) -> None:
+    # Map sizes either side of the one-byte header's limit (15) and of map16's (65535).
+    extra = 65530 if big else 0
+    head = {f"h{i}": i for i in range(first + extra)}
+    tail = {f"t{i}": [i, "x"] for i in range(more)}
+    spliced = frame_head(head, len(tail)) + b"".join(pack(k) + pack(v) for k, v in tail.items())
+    assert spliced == encode({**head, **tail})

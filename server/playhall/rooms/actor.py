@@ -37,6 +37,7 @@ from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.rooms.replay import STEPS, game_fields, played, step_entry
 from playhall.store.redis_store import Commit, Fenced, Store
 from playhall_protocol import encode, errors, make_diff
+from playhall_protocol.codec import frame_head, pack
 from playhall_protocol.diff import Memo
 
 if TYPE_CHECKING:
@@ -103,6 +104,32 @@ class Command:
                 done(result, error)
             except Exception:  # the waiter's bug must not take the room's task down with it
                 logger.exception("reply_failed", command=self.kind, req=self.request)
+
+
+class _UpdateParts:
+    """What the update frames of one version have in common, packed once for all its viewers:
+    the head (type, room, versions) and the events (one packing per list of visible events:
+    all viewers share one list when no event is hidden from anyone). A frame is these bytes
+    around the viewer's own diff, byte for byte what ``encode`` makes of the whole message."""
+
+    __slots__ = ("head", "tails")
+
+    def __init__(self, room: str, version: int) -> None:
+        head = {"t": "update", "room": room, "from": version - 1, "to": version}
+        self.head = frame_head(head, 2) + _DIFF_KEY
+        self.tails: dict[int, tuple[list[Event], bytes]] = {}
+
+    def frame(self, diff: list[Any], events: list[Event], key: ViewerKey) -> bytes:
+        visible = views.visible_events(events, key)
+        tail = self.tails.get(id(visible))
+        if tail is None or tail[0] is not visible:  # the entry holds the list: ids not reused
+            tail = (visible, _EVENTS_KEY + pack(visible))
+            self.tails[id(visible)] = tail
+        return b"".join((self.head, pack(diff), tail[1]))
+
+
+_DIFF_KEY = pack("diff")
+_EVENTS_KEY = pack("events")
 
 
 @dataclass
@@ -362,12 +389,16 @@ class Room:
         version = self.record.version
         frames: dict[ViewerKey, bytes] = {}
         shared: Memo = {}  # what the views share is diffed once (see make_diff)
+        parts: _UpdateParts | None = None  # and what their frames share is packed once
         for key in self._live_keys():
             previous = self._views.get(key)
             new_view = self._view(key)
             if previous is not None and previous[0] == version - 1:
                 diff = make_diff(previous[1], new_view, shared)
-                frames[key] = self._update_frame(key, version, diff, events)
+                if parts is None:
+                    parts = _UpdateParts(self.record.id, version)
+                frame = parts.frame(diff, events, key)
+                frames[key] = self._update_or_snapshot(key, version, frame, events)
         self._history.append((version, frames))
         for session, state in self.viewers.items():
             if session.is_stale(self.record.id):
@@ -378,19 +409,10 @@ class Room:
                 session.push(self._snapshot_frame(state.seat, events), self.record.id)
             state.version = version
 
-    def _update_frame(
-        self, key: ViewerKey, version: int, diff: list[Any], events: list[Event]
+    def _update_or_snapshot(
+        self, key: ViewerKey, version: int, frame: bytes, events: list[Event]
     ) -> bytes:
-        frame = encode(
-            {
-                "t": "update",
-                "room": self.record.id,
-                "from": version - 1,
-                "to": version,
-                "diff": diff,
-                "events": views.visible_events(events, key),
-            }
-        )
+        """``frame``, the key's update, or its snapshot if that is no larger."""
         # A diff never costs more than the snapshot it replaces. Encoding the snapshot to
         # compare costs as much as the diff saves, so it is done only when the diff is not
         # clearly smaller than the snapshot this key was last measured at, or that measure is

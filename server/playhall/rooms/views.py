@@ -108,7 +108,13 @@ def _seats_by_value(seats: tuple[Seat, ...]) -> list[dict[str, Any]]:
 
 
 def visible_events(events: list[Event], seat: int | None) -> list[Event]:
-    """The events ``seat`` may see, without their ``visible_to`` marks."""
+    """The events ``seat`` may see, without their ``visible_to`` marks: ``events`` itself when
+    none is marked, so the viewers of a version share one list (and the room packs it once)."""
+    for event in events:
+        if "visible_to" in event:
+            break
+    else:
+        return events
     out = []
     for event in events:
         allowed = event.get("visible_to")
