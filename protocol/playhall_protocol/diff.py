@@ -110,12 +110,11 @@ def _diff_maps(
     old: dict[Any, Any], new: dict[Any, Any], path: Path, ops: list[Op], memo: Memo | None = None
 ) -> None:
     """Ops for two maps, which may be the same (then none)."""
-    get = old.get
     added = 0
     changed = 0
     start = len(ops)
     for key, value in new.items():
-        was = get(key, _MISSING)
+        was = old.get(key, _MISSING)
         if was is value:
             continue
         kind = type(value)
@@ -183,8 +182,10 @@ def _diff_arrays(old: list[Any], new: list[Any], path: Path, ops: list[Op]) -> N
     if common <= 4 or not all(map(is_, old, new)):
         changed = []
         nested = True  # every changed element is a map, or an array, in both
-        i = 0
-        for a, b in zip(old, new, strict=False):
+        # An index loop, not zip(): compiled, it is a native loop over both lists.
+        for i in range(common):
+            a = old[i]
+            b = new[i]
             if a is not b and (
                 type(a) is not type(b)
                 or a != b
@@ -193,7 +194,6 @@ def _diff_arrays(old: list[Any], new: list[Any], path: Path, ops: list[Op]) -> N
                 changed.append(i)
                 if nested and not _both_nested(a, b):
                     nested = False
-            i += 1
         # A short array whose elements mostly changed is cheaper sent whole; unless they are
         # maps or arrays themselves (Mantis's tanks), whose own diffs are usually far smaller.
         if common <= 8 and len(changed) * 2 > common and not nested:
