@@ -21,6 +21,13 @@ def test_commands_are_encoded_as_arrays_of_bulk_strings() -> None:
     )
 
 
+@pytest.mark.parametrize("size", [0, 1, 9, 10, 511, 512, 513, 70_000])
+def test_bulk_string_headers_give_the_length_at_every_size(size: int) -> None:
+    # Short lengths take a header made once; longer ones are formatted as they come.
+    value = b"x" * size
+    assert encode_command([value]) == b"*1\r\n$" + str(size).encode() + b"\r\n" + value + b"\r\n"
+
+
 async def test_concurrent_calls_get_their_own_replies_in_order(redis_url: str) -> None:
     pipe = RedisPipe(redis_url)
     key = f"pipe:{uuid.uuid4().hex}".encode()
