@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol, cast
+from typing import Any, Final, Protocol, cast
 
 import hiredis
 from redis.connection import parse_url
@@ -48,10 +48,11 @@ def encode_command(args: list[bytes]) -> bytes:
 def encode_bulk(args: list[bytes]) -> bytes:
     """Bulk strings, the elements of a command's array (its header is the caller's): a command
     whose first arguments never change can keep them encoded."""
+    heads = _BULK_HEADS  # a local: compiled, a module global is a dict lookup at each use
     parts = []
     for arg in args:
         size = len(arg)
-        parts.append(_BULK_HEADS[size] if size < len(_BULK_HEADS) else b"$%d\r\n" % size)
+        parts.append(heads[size] if size < _SHORT else b"$%d\r\n" % size)
         parts.append(arg)
         parts.append(b"\r\n")
     return b"".join(parts)
@@ -59,7 +60,8 @@ def encode_bulk(args: list[bytes]) -> bytes:
 
 #: The header of a bulk string of each short length, made once: a commit has some twenty
 #: arguments, nearly all short, and formatting each header was a third of encoding them.
-_BULK_HEADS = [b"$%d\r\n" % size for size in range(512)]
+_SHORT: Final = 512
+_BULK_HEADS = [b"$%d\r\n" % size for size in range(_SHORT)]
 
 
 class _Connection(asyncio.Protocol):
