@@ -71,15 +71,9 @@ def frame_head(fields: dict[str, Any], more: int) -> bytes:
     the caller appends already packed (``pack(key) + pack(value)`` each): a sender can pack a
     value that several frames share (a version's events, sent to every viewer) once."""
     packed = pack(fields)
-    return _map_header(len(fields) + more) + packed[len(_map_header(len(fields))) :]
-
-
-def _map_header(size: int) -> bytes:
-    if size < 16:
-        return bytes((0x80 | size,))
-    if size < 65536:
-        return b"\xde" + size.to_bytes(2, "big")
-    return b"\xdf" + size.to_bytes(4, "big")
+    own: bytes = _PACKER.pack_map_header(len(fields))
+    whole: bytes = _PACKER.pack_map_header(len(fields) + more)
+    return whole + packed[len(own) :]
 
 
 def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
