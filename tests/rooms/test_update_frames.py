@@ -28,9 +28,9 @@ _EVENT = st.fixed_dictionaries({"type": st.sampled_from(["flip", "scored", "deal
 def test_every_viewers_frame_is_the_encoded_message(
     room: str, version: int, events: list[dict[str, Any]], viewers: list[tuple[Any, list[Any]]]
 ) -> None:
-    parts = _UpdateParts(room, version)
+    parts = _UpdateParts(room, version, events)
     for key, diff in viewers:
-        frame = parts.frame(diff, events, key)
+        frame = parts.frame(diff, key)
         whole = {"t": "update", "room": room, "from": version - 1, "to": version, "diff": diff,
                  "events": views.visible_events(events, key)}
         assert frame == encode(whole)

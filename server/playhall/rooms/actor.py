@@ -108,24 +108,27 @@ class Command:
 
 class _UpdateParts:
     """What the update frames of one version have in common, packed once for all its viewers:
-    the head (type, room, versions) and the events (one packing per list of visible events:
-    all viewers share one list when no event is hidden from anyone). A frame is these bytes
-    around the viewer's own diff, byte for byte what ``encode`` makes of the whole message."""
+    the head (type, room, versions) and the events, when the viewer may see all of them (then
+    ``visible_events`` gives the version's own list). A frame is these bytes around the
+    viewer's own diff, byte for byte what ``encode`` makes of the whole message."""
 
-    __slots__ = ("head", "tails")
+    __slots__ = ("head", "events", "all_events")
 
-    def __init__(self, room: str, version: int) -> None:
+    def __init__(self, room: str, version: int, events: list[Event]) -> None:
         head = {"t": "update", "room": room, "from": version - 1, "to": version}
         self.head = frame_head(head, 2) + _DIFF_KEY
-        self.tails: dict[int, tuple[list[Event], bytes]] = {}
+        self.events = events
+        self.all_events: bytes | None = None  # packed when a viewer first needs it
 
-    def frame(self, diff: list[Any], events: list[Event], key: ViewerKey) -> bytes:
-        visible = views.visible_events(events, key)
-        tail = self.tails.get(id(visible))
-        if tail is None or tail[0] is not visible:  # the entry holds the list: ids not reused
-            tail = (visible, _EVENTS_KEY + pack(visible))
-            self.tails[id(visible)] = tail
-        return b"".join((self.head, pack(diff), tail[1]))
+    def frame(self, diff: list[Any], key: ViewerKey) -> bytes:
+        visible = views.visible_events(self.events, key)
+        if visible is self.events:
+            if self.all_events is None:
+                self.all_events = _EVENTS_KEY + pack(visible)
+            tail = self.all_events
+        else:  # some events are hidden from this viewer: its own list
+            tail = _EVENTS_KEY + pack(visible)
+        return b"".join((self.head, pack(diff), tail))
 
 
 _DIFF_KEY = pack("diff")
@@ -396,8 +399,8 @@ class Room:
             if previous is not None and previous[0] == version - 1:
                 diff = make_diff(previous[1], new_view, shared)
                 if parts is None:
-                    parts = _UpdateParts(self.record.id, version)
-                frame = parts.frame(diff, events, key)
+                    parts = _UpdateParts(self.record.id, version, events)
+                frame = parts.frame(diff, key)
                 frames[key] = self._update_or_snapshot(key, version, frame, events)
         self._history.append((version, frames))
         for session, state in self.viewers.items():
