@@ -1,4 +1,11 @@
-"""Only for the opt-in compiled build; everything else about the package is in pyproject.toml.
+"""The package's C parts; everything else about the package is in pyproject.toml.
+
+Always: ``playhall_protocol._speedups`` (protocol/playhall_protocol/_speedups.c), C twins of the
+codec's packer and of packing a view diff. It is optional: where it cannot be compiled (no C
+compiler or no Python headers) the install goes on without it, and the pure Python reference
+is used (``PLAYHALL_SPEEDUPS=0`` chooses that at run time too).
+
+Opt-in, the compiled build:
 
     PLAYHALL_COMPILE=1 pip install .
 
@@ -16,7 +23,13 @@ from __future__ import annotations
 
 import os
 
-from setuptools import setup
+from setuptools import Extension, setup
+
+SPEEDUPS = Extension(
+    "playhall_protocol._speedups",
+    ["protocol/playhall_protocol/_speedups.c"],
+    optional=True,
+)
 
 #: Per import package, the modules compiled into that package's one shared library.
 COMPILED = {
@@ -53,9 +66,12 @@ if os.environ.get("PLAYHALL_COMPILE") == "1":
     # so the compiled modules find it wherever the package itself is found.
     groups = [(paths, f"{package}.native") for package, paths in COMPILED.items()]
     setup(
-        ext_modules=mypycify([p for paths, _ in groups for p in paths], separate=groups),
+        ext_modules=[
+            *mypycify([p for paths, _ in groups for p in paths], separate=groups),
+            SPEEDUPS,
+        ],
         # A build folder of its own, so a later pure build never packs a stale compiled module.
         options={"build": {"build_base": "build/compiled"}},
     )
 else:
-    setup()
+    setup(ext_modules=[SPEEDUPS])

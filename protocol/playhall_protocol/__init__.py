@@ -6,7 +6,7 @@ repository; ``vectors/`` beside this file holds test vectors for the codec and t
 """
 
 from playhall_protocol.codec import ProtocolError, decode, encode
-from playhall_protocol.diff import apply_diff, make_diff
+from playhall_protocol.diff import apply_diff, make_diff, packed_diff
 
 #: The protocol version this package speaks. A client offers the versions it speaks in ``hello``.
 VERSION = 1
@@ -20,4 +20,5 @@ __all__ = [
     "encode",
     "apply_diff",
     "make_diff",
+    "packed_diff",
 ]

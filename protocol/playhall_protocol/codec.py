@@ -7,9 +7,12 @@ always answered, never crashes the reader.
 
 from __future__ import annotations
 
+import os
+from types import ModuleType
 from typing import Any
 
 import msgpack
+import msgpack.fallback
 
 from playhall_protocol.errors import BAD_FRAME
 
@@ -52,17 +55,38 @@ def _as_plain(value: Any) -> Any:
 _PACKER = msgpack.Packer(use_bin_type=True, strict_types=True, default=_as_plain)
 
 
+
+
+def _load_speedups() -> ModuleType | None:
+    """The C twins of this packer and of packing a diff (``_speedups.c``, built by the install
+    where a C compiler is at hand), unless ``PLAYHALL_SPEEDUPS=0`` asks for the reference."""
+    if os.environ.get("PLAYHALL_SPEEDUPS", "1") == "0":
+        return None
+    try:
+        from playhall_protocol import _speedups
+    except ImportError:
+        return None
+    # What the C packer does not handle itself (enums, subclasses, ...) it hands to this one.
+    _speedups.set_fallback(_PACKER.pack, msgpack.fallback.DEFAULT_RECURSE_LIMIT)
+    return _speedups
+
+
+#: The C speedups in use, or None: the pure Python reference is used.
+SPEEDUPS = _load_speedups()
+_pack: Any = SPEEDUPS.pack if SPEEDUPS is not None else _PACKER.pack
+
+
 def encode(message: dict[str, Any]) -> bytes:
     """Encode a message. Raises ``TypeError`` for anything that is not plain data (a bug on the
     sending side, not bad input)."""
-    packed: bytes = _PACKER.pack(message)
+    packed: bytes = _pack(message)
     return packed
 
 
 def pack(value: Any) -> bytes:
     """Any plain value packed as messages are (what the server stores: records, log fields),
     by the same packer."""
-    packed: bytes = _PACKER.pack(value)
+    packed: bytes = _pack(value)
     return packed
 
 
