@@ -25,7 +25,7 @@ from playhall.rooms.manager import RoomManager
 from playhall.store.embedded import EmbeddedRedis
 from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Store
-from playhall_protocol import errors
+from playhall_protocol import codec, errors
 
 logger = log.get("playhall.app")
 
@@ -105,6 +105,8 @@ async def start(config: Config) -> Running:
         restored_rooms=restored,
         instance=config.instance,
         loop=eventloop.loop_name(asyncio.get_running_loop()),
+        # The C speedups of packing and diffing (playhall_protocol._speedups), or the reference.
+        speedups=codec.SPEEDUPS is not None,
     )
     return running
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from playhall.rooms import views
 from playhall.rooms.actor import _UpdateParts
 from playhall_protocol import decode, encode
+from playhall_protocol.codec import pack
 
 _OPS = st.lists(
     st.tuples(st.sampled_from(["set", "len"]), st.lists(st.text(max_size=3), max_size=3),
@@ -30,7 +31,7 @@ def test_every_viewers_frame_is_the_encoded_message(
 ) -> None:
     parts = _UpdateParts(room, version, events)
     for key, diff in viewers:
-        frame = parts.frame(diff, key)
+        frame = parts.frame(pack(diff), key)
         whole = {"t": "update", "room": room, "from": version - 1, "to": version, "diff": diff,
                  "events": views.visible_events(events, key)}
         assert frame == encode(whole)

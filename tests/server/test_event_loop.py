@@ -43,8 +43,12 @@ async def test_tests_run_on_the_loop_the_server_would() -> None:
     assert eventloop.loop_name(asyncio.get_running_loop()) == expected
 
 
-@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
-async def test_a_whole_game_on_each_loop(redis_url: str, loop: str) -> None:
+@pytest.mark.parametrize(
+    ("loop", "speedups"), [("uvloop", True), ("asyncio", True), ("uvloop", False)]
+)
+async def test_a_whole_game_on_each_loop(redis_url: str, loop: str, speedups: bool) -> None:
+    """On each loop; and once with the pure Python reference of packing and diffing instead of
+    the C speedups (``PLAYHALL_SPEEDUPS=0``)."""
     server = ServerProcess(
         free_port(),
         redis_url,
@@ -52,6 +56,7 @@ async def test_a_whole_game_on_each_loop(redis_url: str, loop: str) -> None:
         f"loop-{loop}",
         ["--event-loop", loop, "--log-level", "info"],
     )
+    server.env["PLAYHALL_SPEEDUPS"] = "1" if speedups else "0"
     await server.start()
     alice = await Client.connect(server.url, name="alice")
     bob = await Client.connect(server.url, name="bob")
@@ -70,7 +75,7 @@ async def test_a_whole_game_on_each_loop(redis_url: str, loop: str) -> None:
         assert server.terminate() == 0
     events = [json.loads(line) for line in server.stderr().splitlines() if line.startswith("{")]
     listening = [e for e in events if e.get("event") == "listening"]
-    assert [e["loop"] for e in listening] == [loop]
+    assert [(e["loop"], e["speedups"]) for e in listening] == [(loop, speedups)]
 
 
 def test_serve_refuses_uvloop_when_it_is_not_installed() -> None:

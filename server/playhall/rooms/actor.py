@@ -36,9 +36,8 @@ from playhall.rooms.inbox import Inbox
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.rooms.replay import STEPS, game_fields, played, step_entry
 from playhall.store.redis_store import Commit, Fenced, Store
-from playhall_protocol import encode, errors, make_diff
+from playhall_protocol import encode, errors, packed_diff
 from playhall_protocol.codec import frame_head, pack
-from playhall_protocol.diff import Memo
 
 if TYPE_CHECKING:
     from playhall.lobby import Lobby
@@ -120,7 +119,8 @@ class _UpdateParts:
         self.events = events
         self.all_events: bytes | None = None  # packed when a viewer first needs it
 
-    def frame(self, diff: list[Any], key: ViewerKey) -> bytes:
+    def frame(self, diff: bytes, key: ViewerKey) -> bytes:
+        """The frame of a viewer whose diff, packed, is ``diff``."""
         visible = views.visible_events(self.events, key)
         if visible is self.events:
             if self.all_events is None:
@@ -128,7 +128,7 @@ class _UpdateParts:
             tail = self.all_events
         else:  # some events are hidden from this viewer: its own list
             tail = _EVENTS_KEY + pack(visible)
-        return b"".join((self.head, pack(diff), tail))
+        return b"".join((self.head, diff, tail))
 
 
 _DIFF_KEY = pack("diff")
@@ -391,13 +391,13 @@ class Room:
         were sent: a client catching up later gets exactly those bytes again."""
         version = self.record.version
         frames: dict[ViewerKey, bytes] = {}
-        shared: Memo = {}  # what the views share is diffed once (see make_diff)
+        shared: dict[Any, Any] = {}  # what the views share is diffed once (see make_diff)
         parts: _UpdateParts | None = None  # and what their frames share is packed once
         for key in self._live_keys():
             previous = self._views.get(key)
             new_view = self._view(key)
             if previous is not None and previous[0] == version - 1:
-                diff = make_diff(previous[1], new_view, shared)
+                diff = packed_diff(previous[1], new_view, shared)
                 if parts is None:
                     parts = _UpdateParts(self.record.id, version, events)
                 frame = parts.frame(diff, key)
