@@ -26,6 +26,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -805,6 +806,256 @@ static PyObject *speedups_packed_diff(PyObject *module, PyObject *const *args, P
     return result;
 }
 
+/* -- decoding a frame ------------------------------------------------------------------- */
+
+/* codec.decode's reference is msgpack.unpackb (raw=False, strict_map_key=True) followed by
+ * checks of its own; here the checks are made while reading. The reasons are the reference's
+ * where both see the same fault first; a frame with several faults may be refused for another
+ * one of them (always with bad_frame). */
+
+typedef struct {
+    const unsigned char *p;
+    const unsigned char *end;
+    int max_depth;
+} Reader;
+
+/* msgpack's own limit on nesting while unpacking (its STACK_DEPTH). */
+#define UNPACK_STACK 1024
+
+static PyObject *refuse(const char *reason)
+{
+    PyErr_SetString(PyExc_ValueError, reason);
+    return NULL;
+}
+
+static PyObject *incomplete(void)
+{
+    return refuse("not a single msgpack value: incomplete input");
+}
+
+static inline int have(Reader *r, Py_ssize_t n)
+{
+    return r->end - r->p >= n;
+}
+
+static inline uint64_t read_be(const unsigned char *p, int size)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < size; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static PyObject *read_value(Reader *r, int level);
+
+/* The length that follows a type byte (1, 2 or 4 bytes), or -1 if the input ends first. */
+static Py_ssize_t read_length(Reader *r, int size)
+{
+    if (!have(r, size))
+        return -1;
+    Py_ssize_t n = (Py_ssize_t)read_be(r->p, size);
+    r->p += size;
+    return n;
+}
+
+static PyObject *read_str(Reader *r, Py_ssize_t n)
+{
+    if (n < 0 || !have(r, n))
+        return incomplete();
+    PyObject *s = PyUnicode_DecodeUTF8((const char *)r->p, n, NULL);
+    if (s == NULL) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *text = value != NULL ? PyObject_Str(value) : NULL;
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        if (text == NULL)
+            return NULL;
+        PyErr_Format(PyExc_ValueError, "not a single msgpack value: %U", text);
+        Py_DECREF(text);
+        return NULL;
+    }
+    r->p += n;
+    return s;
+}
+
+static PyObject *read_bin(Reader *r, Py_ssize_t n)
+{
+    if (n < 0 || !have(r, n))
+        return incomplete();
+    PyObject *b = PyBytes_FromStringAndSize((const char *)r->p, n);
+    r->p += n;
+    return b;
+}
+
+/* `level`: how deep a container read here sits (the frame's own map is 1). */
+static int check_level(Reader *r, int level)
+{
+    if (level > r->max_depth) {
+        PyErr_Format(PyExc_ValueError, "nested deeper than %d levels", r->max_depth);
+        return -1;
+    }
+    if (level > UNPACK_STACK) {
+        PyErr_SetString(PyExc_ValueError, "not a single msgpack value: nested too deeply");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *read_array(Reader *r, Py_ssize_t n, int level)
+{
+    if (n < 0 || !have(r, n)) /* every element takes a byte at least */
+        return incomplete();
+    if (check_level(r, level) < 0)
+        return NULL;
+    PyObject *list = PyList_New(n);
+    if (list == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = read_value(r, level + 1);
+        if (item == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
+static PyObject *read_map(Reader *r, Py_ssize_t n, int level)
+{
+    if (n < 0 || !have(r, 2 * n))
+        return incomplete();
+    if (check_level(r, level) < 0)
+        return NULL;
+    PyObject *map = PyDict_New();
+    if (map == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *key = read_value(r, level + 1);
+        if (key == NULL)
+            goto fail;
+        if (!PyUnicode_CheckExact(key)) {
+            Py_DECREF(key);
+            refuse("map keys must be strings");
+            goto fail;
+        }
+        PyUnicode_InternInPlace(&key); /* as msgpack does: lookups by literal keys then hit at once */
+        PyObject *value = read_value(r, level + 1);
+        if (value == NULL) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        int failed = PyDict_SetItem(map, key, value);
+        Py_DECREF(key);
+        Py_DECREF(value);
+        if (failed)
+            goto fail;
+    }
+    return map;
+fail:
+    Py_DECREF(map);
+    return NULL;
+}
+
+static PyObject *read_value(Reader *r, int level)
+{
+    if (!have(r, 1))
+        return incomplete();
+    unsigned char b = *r->p++;
+    if (b <= 0x7f)
+        return PyLong_FromLong(b);
+    if (b >= 0xe0)
+        return PyLong_FromLong((int8_t)b);
+    if (b >= 0xa0 && b <= 0xbf)
+        return read_str(r, b & 0x1f);
+    if (b >= 0x90 && b <= 0x9f)
+        return read_array(r, b & 0x0f, level);
+    if (b >= 0x80 && b <= 0x8f)
+        return read_map(r, b & 0x0f, level);
+    int size;
+    switch (b) {
+    case 0xc0: Py_RETURN_NONE;
+    case 0xc2: Py_RETURN_FALSE;
+    case 0xc3: Py_RETURN_TRUE;
+    case 0xcc: case 0xcd: case 0xce: case 0xcf:
+        size = 1 << (b - 0xcc);
+        if (!have(r, size))
+            return incomplete();
+        r->p += size;
+        return PyLong_FromUnsignedLongLong(read_be(r->p - size, size));
+    case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
+        size = 1 << (b - 0xd0);
+        if (!have(r, size))
+            return incomplete();
+        uint64_t u = read_be(r->p, size);
+        r->p += size;
+        int shift = 64 - 8 * size; /* sign-extend from the value's own width */
+        return PyLong_FromLongLong((long long)(u << shift) >> shift);
+    }
+    case 0xca: {
+        if (!have(r, 4))
+            return incomplete();
+        uint32_t bits = (uint32_t)read_be(r->p, 4);
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        r->p += 4;
+        return PyFloat_FromDouble((double)f);
+    }
+    case 0xcb: {
+        if (!have(r, 8))
+            return incomplete();
+        uint64_t bits = read_be(r->p, 8);
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        r->p += 8;
+        return PyFloat_FromDouble(d);
+    }
+    case 0xd9: return read_str(r, read_length(r, 1));
+    case 0xda: return read_str(r, read_length(r, 2));
+    case 0xdb: return read_str(r, read_length(r, 4));
+    case 0xc4: return read_bin(r, read_length(r, 1));
+    case 0xc5: return read_bin(r, read_length(r, 2));
+    case 0xc6: return read_bin(r, read_length(r, 4));
+    case 0xdc: return read_array(r, read_length(r, 2), level);
+    case 0xdd: return read_array(r, read_length(r, 4), level);
+    case 0xde: return read_map(r, read_length(r, 2), level);
+    case 0xdf: return read_map(r, read_length(r, 4), level);
+    case 0xc7: case 0xc8: case 0xc9: /* ext 8/16/32 */
+    case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: /* fixext; timestamps among them */
+        return refuse("msgpack extension types are not part of the protocol");
+    default: /* 0xc1: never used */
+        return refuse("not a single msgpack value: 0xc1 is not a msgpack type");
+    }
+}
+
+static PyObject *speedups_decode_frame(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyBytes_Check(args[0]) || !PyLong_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "decode_frame(frame: bytes, max_depth: int)");
+        return NULL;
+    }
+    long limit = PyLong_AsLong(args[1]);
+    if (limit == -1 && PyErr_Occurred())
+        return NULL;
+    int max_depth = limit > INT_MAX ? INT_MAX : limit < 0 ? 0 : (int)limit;
+    Reader r = {(const unsigned char *)PyBytes_AS_STRING(args[0]), NULL, max_depth};
+    r.end = r.p + PyBytes_GET_SIZE(args[0]);
+    PyObject *message = read_value(&r, 1);
+    if (message == NULL)
+        return NULL;
+    if (r.p != r.end) {
+        Py_DECREF(message);
+        return refuse("not a single msgpack value: extra data after it");
+    }
+    if (!PyDict_CheckExact(message)) {
+        Py_DECREF(message);
+        return refuse("a frame must be a msgpack map");
+    }
+    return message;
+}
+
 static PyObject *speedups_set_fallback(PyObject *module, PyObject *args)
 {
     PyObject *packer;
@@ -828,6 +1079,9 @@ static PyMethodDef methods[] = {
      "packed_diff(old, new, memo=None) -> bytes: pack(make_diff(old, new)), in one pass.\n\n"
      "memo: a dict shared by the diffs of one version's views (see make_diff); only this\n"
      "function may read or write it."},
+    {"decode_frame", (PyCFunction)(void (*)(void))speedups_decode_frame, METH_FASTCALL,
+     "decode_frame(frame, max_depth) -> dict: codec.decode's checks and msgpack's unpacking in\n"
+     "one pass; raises ValueError with the reason a frame is refused."},
     {"set_fallback", speedups_set_fallback, METH_VARARGS,
      "set_fallback(packer, nest_limit): packer(value) -> bytes packs what this module does not\n"
      "handle; nest_limit is the packer's own limit on nesting."},

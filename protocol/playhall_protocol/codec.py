@@ -101,27 +101,45 @@ def frame_head(fields: dict[str, Any], more: int) -> bytes:
 
 
 def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
-    """Decode one frame into a message map, or raise :class:`ProtocolError` (``bad_frame``)."""
+    """Decode one frame into a message map, or raise :class:`ProtocolError` (``bad_frame``).
+
+    A frame is one msgpack map with string keys, nested at most ``max_depth`` levels (the map
+    itself is 1), without extension types."""
     if isinstance(frame, str):
         raise ProtocolError(BAD_FRAME, "text frames are not accepted; send binary msgpack")
+    if _C_DECODE is not None and type(frame) is bytes:
+        try:
+            message: dict[str, Any] = _C_DECODE(frame, max_depth)
+        except ValueError as exc:
+            raise ProtocolError(BAD_FRAME, str(exc)) from None
+        return message
+    return decode_reference(frame, max_depth)
+
+
+def decode_reference(frame: bytes, max_depth: int = 32) -> dict[str, Any]:
+    """:func:`decode` in Python, on msgpack's unpacker: the specification of the C one."""
     try:
         message = msgpack.unpackb(
             frame, raw=False, strict_map_key=True, use_list=True, ext_hook=_refuse_ext, timestamp=0
         )
     except _ExtRefused:
-        raise ProtocolError(
-            BAD_FRAME, "msgpack extension types are not part of the protocol"
-        ) from None
+        raise ProtocolError(BAD_FRAME, _NO_EXT) from None
     except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
         raise ProtocolError(BAD_FRAME, f"not a single msgpack value: {exc}") from None
     if not isinstance(message, dict):
         raise ProtocolError(BAD_FRAME, "a frame must be a msgpack map")
     depth = _depth(message, max_depth)
-    if depth < 0:
+    if depth == _NOT_STR_KEY:
         raise ProtocolError(BAD_FRAME, "map keys must be strings")
+    if depth == _TIMESTAMP:
+        raise ProtocolError(BAD_FRAME, _NO_EXT)
     if depth > max_depth:
         raise ProtocolError(BAD_FRAME, f"nested deeper than {max_depth} levels")
     return message
+
+
+_C_DECODE: Any = SPEEDUPS.decode_frame if SPEEDUPS is not None else None
+_NO_EXT = "msgpack extension types are not part of the protocol"
 
 
 class _ExtRefused(Exception):
@@ -129,15 +147,20 @@ class _ExtRefused(Exception):
 
 
 def _refuse_ext(code: int, data: bytes) -> Any:
-    # Extension types (timestamps included) would reach engines and Redis as foreign objects.
+    # Extension types would reach engines and Redis as foreign objects. (msgpack decodes the
+    # timestamp type itself, without asking this hook: _depth refuses those.)
     raise _ExtRefused
+
+
+_NOT_STR_KEY = -1
+_TIMESTAMP = -2
 
 
 def _depth(data: Any, limit: int) -> int:
     """Nesting depth (maps and arrays), stopping as soon as it passes ``limit`` (deep frames
-    are cheap to make and expensive to walk later); -1 if a map has a key that is not a string
-    (msgpack's strict_map_key still lets bin keys through). Iterative: no recursion for an
-    attacker to exhaust."""
+    are cheap to make and expensive to walk later); ``_NOT_STR_KEY`` if a map has a key that is
+    not a string (msgpack's strict_map_key still lets bin keys through), ``_TIMESTAMP`` if a
+    value is a msgpack timestamp. Iterative: no recursion for an attacker to exhaust."""
     deepest = 1
     stack: list[tuple[Any, int]] = [(data, 1)]
     while stack:
@@ -151,11 +174,15 @@ def _depth(data: Any, limit: int) -> int:
         if type(node) is dict:
             for key, value in node.items():
                 if type(key) is not str:
-                    return -1
+                    return _NOT_STR_KEY
                 if type(value) is dict or type(value) is list:
                     stack.append((value, level + 1))
+                elif type(value) is msgpack.Timestamp:
+                    return _TIMESTAMP
         else:
             for value in node:
                 if type(value) is dict or type(value) is list:
                     stack.append((value, level + 1))
+                elif type(value) is msgpack.Timestamp:
+                    return _TIMESTAMP
     return deepest

@@ -228,3 +228,9 @@ def test_a_frame_spliced_from_packed_fields_is_the_frame_encode_makes(
     tail = {f"t{i}": [i, "x"] for i in range(more)}
     spliced = frame_head(head, len(tail)) + b"".join(pack(k) + pack(v) for k, v in tail.items())
     assert spliced == encode({**head, **tail})
+
+
+def test_timestamps_are_refused_like_every_extension_type() -> None:
+    # msgpack decodes its timestamp type itself: the ext hook alone let them through.
+    _refused(msgpack.packb({"t": "move", "x": msgpack.Timestamp(1)}), "extension types")
+    _refused(msgpack.packb({"t": "move", "x": [{"at": msgpack.Timestamp(1, 5)}]}), "extension")

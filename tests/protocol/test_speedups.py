@@ -1,5 +1,6 @@
 """The C speedups (playhall_protocol/_speedups.c) against their Python references: the same
-bytes for every value, the same errors, and the same diffs with or without a shared memo.
+bytes for every value, the same errors, the same diffs with or without a shared memo, and the
+same frames decoded or refused.
 
 The install builds the module wherever a C compiler is at hand (setup.py), and these tests
 require it. ``PLAYHALL_SPEEDUPS=0`` makes the codec use the references instead (the module is
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 from typing import Any
 
 import msgpack
@@ -17,12 +19,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playhall_protocol import _speedups, codec, make_diff, packed_diff
+from playhall_protocol import ProtocolError, _speedups, codec, errors, make_diff, packed_diff
 from tests.protocol.test_codec import _VALUES
 from tests.protocol.test_diff_properties import SETTINGS, edited, json_like
 from tests.protocol.test_diff_shared import seat_views
+from tests.protocol.vectors import exact
 
 REFERENCE = codec._PACKER.pack
+# As codec does when it loads the module; here also when PLAYHALL_SPEEDUPS=0 kept it from that.
+_speedups.set_fallback(REFERENCE, msgpack.fallback.DEFAULT_RECURSE_LIMIT)
 
 
 def test_the_speedups_are_used_unless_switched_off() -> None:
@@ -227,3 +232,94 @@ def test_packed_diff_uses_the_speedups_or_the_reference_alike() -> None:
     new["a"][2] = 9
     new["b"]["d"] = [True]
     assert packed_diff(old, new) == _reference(old, new) == _speedups.packed_diff(old, new)
+
+
+# -- decode ---------------------------------------------------------------------------------
+
+
+def _outcome(decoder: Any, frame: bytes, max_depth: int = 32) -> Any:
+    """What decoding ``frame`` gives: the message, or that it was refused as a bad frame."""
+    try:
+        message = decoder(frame, max_depth)
+    except (ProtocolError, ValueError) as exc:
+        if isinstance(exc, ProtocolError):
+            assert exc.code == errors.BAD_FRAME
+        return "refused"
+    return ("message", message)
+
+
+def _c_decode(frame: bytes, max_depth: int) -> Any:
+    return _speedups.decode_frame(frame, max_depth)
+
+
+_MESSAGES = st.dictionaries(st.text(max_size=6), json_like, max_size=6)
+
+
+@SETTINGS
+@given(_MESSAGES)
+def test_decode_reads_every_frame_as_the_reference_does(message: dict[str, Any]) -> None:
+    frame = codec.encode(message)
+    decoded = _speedups.decode_frame(frame, 32)
+    assert decoded == codec.decode_reference(frame) == message
+    assert exact(decoded, message)
+
+
+@SETTINGS
+@given(_MESSAGES, st.data())
+def test_decode_refuses_what_the_reference_refuses(message: dict[str, Any], data: Any) -> None:
+    """Frames damaged at random (cut short, bytes changed, bytes added): both decoders accept
+    the same message or both refuse it."""
+    frame = bytearray(codec.encode(message))
+    for _ in range(data.draw(st.integers(1, 3))):
+        kind = data.draw(st.sampled_from(["cut", "change", "insert"]))
+        at = data.draw(st.integers(0, len(frame)))
+        if kind == "cut":
+            del frame[at:]
+        elif kind == "change" and at < len(frame):
+            frame[at] = data.draw(st.integers(0, 255))
+        else:
+            frame[at:at] = data.draw(st.binary(min_size=1, max_size=4))
+    depth = data.draw(st.integers(1, 6))
+    assert _outcome(_c_decode, bytes(frame), depth) == _outcome(
+        codec.decode_reference, bytes(frame), depth)
+
+
+@given(st.binary(max_size=40))
+def test_decode_of_any_bytes_agrees_with_the_reference(frame: bytes) -> None:
+    assert _outcome(_c_decode, frame) == _outcome(codec.decode_reference, frame)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [msgpack.Timestamp(1), msgpack.Timestamp(2**34, 5), msgpack.ExtType(5, b"ab")],
+    ids=repr,
+)
+def test_extension_types_timestamps_included_are_refused_by_both(value: Any) -> None:
+    """msgpack decodes its timestamp type without asking the ext hook: the reference let a
+    Timestamp object through into the server until it looked for one."""
+    for frame in (msgpack.packb({"t": "move", "x": value}),
+                  msgpack.packb({"t": "move", "x": [1, {"y": value}]})):
+        for decoder in (_c_decode, codec.decode_reference):
+            with pytest.raises((ProtocolError, ValueError), match="extension types"):
+                decoder(frame, 32)
+
+
+def test_single_floats_and_every_int_width_decode_as_the_reference() -> None:
+    values = {"f32": 1.1, "ints": [2**64 - 1, 2**32, 65536, 256, 128, -1, -33, -129, -32769,
+                                    -(2**31) - 1, -(2**63)]}
+    frame = msgpack.packb(values, use_single_float=True)
+    assert _speedups.decode_frame(frame, 32) == codec.decode_reference(frame)
+    assert _speedups.decode_frame(frame, 32)["ints"] == values["ints"]
+
+
+def test_a_header_that_claims_more_than_the_frame_holds_is_refused_without_allocating() -> None:
+    for frame in (b"\x81\xa1a\xdd\xff\xff\xff\xff", b"\xdf\xff\xff\xff\xff",
+                  b"\x81\xa1a\xdb\xff\xff\xff\xff", b"\x81\xa1a\xc6\xff\xff\xff\xff"):
+        with pytest.raises(ValueError, match="incomplete"):
+            _speedups.decode_frame(frame, 32)
+
+
+def test_map_keys_are_interned_as_msgpack_interns_them() -> None:
+    key = "".join(["ro", "om"])  # a str made at run time, not the literal
+    decoded = _speedups.decode_frame(codec.encode({key: 1}), 32)
+    assert next(iter(decoded)) is sys.intern("room")
