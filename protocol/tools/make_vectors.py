@@ -189,6 +189,8 @@ def invalid_frame_cases() -> list[dict[str, Any]]:
         ("int map key", bytes.fromhex("810102")),
         ("nil map key", bytes.fromhex("81c002")),
         ("invalid utf-8 in a str", bytes.fromhex("81a174a2fffe")),
+        ("an extension type (fixext 1, type 5)", bytes.fromhex("81a178d40501")),
+        ("a timestamp (extension type -1)", bytes.fromhex("81a178d6ff00000001")),
         ("33 nested containers (the map and 32 arrays)", pack(_nested(32, 0))),
     ]
     return [{"name": name, "hex": frame.hex()} for name, frame in cases]
