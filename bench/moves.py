@@ -21,6 +21,8 @@ measured window, and reports ``server_instructions_per_move``: the server's whol
 cost of a move (network side included, kernel excluded), which unlike moves/s does not depend
 on how busy the machine is. The server then runs some 50 times slower, so use few rooms
 (at R = 500 its clients would wait on it far past the protocol's timeouts).
+``BENCH_CALLGRIND_ARGS`` adds options to callgrind's (``--cache-sim=yes`` counts simulated
+cache misses too: ``server_cache_misses_per_move``, first-level and last-level).
 Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
 """
 
@@ -243,11 +245,13 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
            "--rate", "100000", "--burst", "100000"]
     counted = os.environ.get("BENCH_CALLGRIND")
     instructions = 0
+    totals: dict[str, int] = {}
     if counted:  # instrumented from the measured window only (see the module docstring)
         for old in Path(counted).parent.glob(Path(counted).name + "*"):
             old.unlink()
         cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-               f"--callgrind-out-file={counted}", *cmd]
+               f"--callgrind-out-file={counted}",
+               *os.environ.get("BENCH_CALLGRIND_ARGS", "").split(), *cmd]
     elif shutil.which("taskset") and server_core:
         cmd = ["taskset", "-c", server_core, *cmd]
     server = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
@@ -295,7 +299,8 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         if counted:
             subprocess.run(["callgrind_control", "-d", str(server.pid)],
                            check=True, capture_output=True)
-            instructions = callgrind_total(Path(counted))
+            totals = callgrind_totals(Path(counted))
+            instructions = totals["Ir"]
         redis1 = cpu_seconds(redis_pid) if redis_pid else 0.0
         rss = rss_mb(server.pid)
         results = [queue.get(timeout=120) for _ in workers]
@@ -315,6 +320,11 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
     if counted:
         counts["server_instructions_per_move"] = (
             round(instructions / moves) if moves else None)
+        if "D1mr" in totals and moves:  # --cache-sim=yes: misses of reads and writes
+            first = sum(totals[k] for k in ("I1mr", "D1mr", "D1mw"))
+            last = sum(totals[k] for k in ("ILmr", "DLmr", "DLmw"))
+            counts["server_cache_misses_per_move"] = {
+                "first_level": round(first / moves), "last_level": round(last / moves)}
     load_cpu = sum(r["cpu"] for r in results)
     return {
         "rooms": rooms,
@@ -337,16 +347,19 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
     }
 
 
-def callgrind_total(out: Path) -> int:
-    """Instructions in callgrind's dump of the measured window: the one ``callgrind_control
-    -d`` made (``out`` with a numbered suffix; ``out`` itself is written when the server
-    exits)."""
+def callgrind_totals(out: Path) -> dict[str, int]:
+    """Event totals (``Ir``, and the cache events with ``--cache-sim=yes``) in callgrind's dump
+    of the measured window: the one ``callgrind_control -d`` made (``out`` with a numbered
+    suffix; ``out`` itself is written when the server exits)."""
     dumps = [p for p in out.parent.glob(out.name + ".*") if p.suffix[1:].isdigit()]
     if len(dumps) != 1:
         raise ValueError(f"expected one numbered dump of {out}, found {dumps}")
+    events: list[str] = []
     for line in dumps[0].read_text().splitlines():
-        if line.startswith(("summary:", "totals:")):
-            return int(line.split()[1])
+        if line.startswith("events:"):
+            events = line.split()[1:]
+        elif line.startswith(("summary:", "totals:")):
+            return dict(zip(events, map(int, line.split()[1:]), strict=False))
     raise ValueError(f"no totals in {dumps[0]}")
 
 
