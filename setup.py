@@ -1,9 +1,11 @@
 """The package's C parts; everything else about the package is in pyproject.toml.
 
 Always: ``playhall_protocol._speedups`` (protocol/playhall_protocol/_speedups.c), C twins of the
-codec's packer and of packing a view diff. It is optional: where it cannot be compiled (no C
-compiler or no Python headers) the install goes on without it, and the pure Python reference
-is used (``PLAYHALL_SPEEDUPS=0`` chooses that at run time too).
+codec's packer and decoder and of packing a view diff, and ``playhall.store._resp``
+(server/playhall/store/_resp.c), RESP encoding of a commit's arguments. They are optional:
+where they cannot be compiled (no C compiler or no Python headers) the install goes on without
+them, and the pure Python references are used (``PLAYHALL_SPEEDUPS=0`` chooses those at run
+time too).
 
 Opt-in, the compiled build:
 
@@ -25,11 +27,11 @@ import os
 
 from setuptools import Extension, setup
 
-SPEEDUPS = Extension(
-    "playhall_protocol._speedups",
-    ["protocol/playhall_protocol/_speedups.c"],
-    optional=True,
-)
+SPEEDUPS = [
+    Extension("playhall_protocol._speedups", ["protocol/playhall_protocol/_speedups.c"],
+              optional=True),
+    Extension("playhall.store._resp", ["server/playhall/store/_resp.c"], optional=True),
+]
 
 #: Per import package, the modules compiled into that package's one shared library.
 COMPILED = {
@@ -68,10 +70,10 @@ if os.environ.get("PLAYHALL_COMPILE") == "1":
     setup(
         ext_modules=[
             *mypycify([p for paths, _ in groups for p in paths], separate=groups),
-            SPEEDUPS,
+            *SPEEDUPS,
         ],
         # A build folder of its own, so a later pure build never packs a stale compiled module.
         options={"build": {"build_base": "build/compiled"}},
     )
 else:
-    setup(ext_modules=[SPEEDUPS])
+    setup(ext_modules=SPEEDUPS)

@@ -57,10 +57,15 @@ _PACKER = msgpack.Packer(use_bin_type=True, strict_types=True, default=_as_plain
 
 
 
+#: Whether the C speedups are to be used where built: ``PLAYHALL_SPEEDUPS=0`` asks for the
+#: Python references instead (here and in the server's other C twins).
+SPEEDUPS_WANTED = os.environ.get("PLAYHALL_SPEEDUPS", "1") != "0"
+
+
 def _load_speedups() -> ModuleType | None:
-    """The C twins of this packer and of packing a diff (``_speedups.c``, built by the install
-    where a C compiler is at hand), unless ``PLAYHALL_SPEEDUPS=0`` asks for the reference."""
-    if os.environ.get("PLAYHALL_SPEEDUPS", "1") == "0":
+    """The C twins of this packer, of the decoder and of packing a diff (``_speedups.c``, built
+    by the install where a C compiler is at hand), unless :data:`SPEEDUPS_WANTED` says no."""
+    if not SPEEDUPS_WANTED:
         return None
     try:
         from playhall_protocol import _speedups
