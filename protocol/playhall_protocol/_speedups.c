@@ -565,17 +565,27 @@ fail:
 static int diff_maps(Differ *d, PyObject *old, PyObject *new, int memo)
 {
     Py_ssize_t added = 0, changed = 0, start = d->out->len, start_ops = d->ops;
-    Py_ssize_t size = PyDict_GET_SIZE(new), pos = 0;
-    PyObject *key, *value;
-    int r = 0;
+    Py_ssize_t size = PyDict_GET_SIZE(new), pos = 0, old_pos = 0;
+    PyObject *key, *value, *old_key, *old_value;
+    int r = 0, in_step = 1;
     if (Py_EnterRecursiveCall(" while diffing views"))
         return -1;
     while (PyDict_Next(new, &pos, &key, &value)) {
-        PyObject *was = PyDict_GetItemWithError(old, key);
+        /* Two views built by the same code have their keys in the same order, and the very
+         * same key objects (literals, or interned): walking old alongside finds each key's old
+         * value without hashing. Where the orders part, it is looked up. */
+        PyObject *was;
+        if (in_step && (in_step = PyDict_Next(old, &old_pos, &old_key, &old_value)) &&
+            old_key == key) {
+            was = old_value;
+        }
+        else {
+            was = PyDict_GetItemWithError(old, key);
+            if (was == NULL && PyErr_Occurred())
+                goto fail;
+        }
         if (was == value)
             continue;
-        if (was == NULL && PyErr_Occurred())
-            goto fail;
         PyTypeObject *kind = Py_TYPE(value);
         if (was == NULL || kind != Py_TYPE(was)) {
             added += was == NULL;
@@ -903,6 +913,45 @@ static int check_level(Reader *r, int level)
     return 0;
 }
 
+/* The keys of recent frames, interned, by a hash of their bytes: frames have a few dozen
+ * distinct keys ("t", "id", "room", ...), and taking the str made last time saves decoding and
+ * interning it again. A slot holds one key; a collision just replaces it. */
+#define KEY_SLOTS 256
+static PyObject *key_slots[KEY_SLOTS];
+
+/* A map key that is a fixstr (at most 31 bytes), interned: msgpack interns map keys too, so
+ * lookups by literal keys hit at once. */
+static PyObject *read_short_key(Reader *r)
+{
+    Py_ssize_t n = *r->p & 0x1f;
+    if (!have(r, 1 + n)) {
+        r->p++;
+        return incomplete();
+    }
+    const unsigned char *data = r->p + 1;
+    uint32_t hash = 2166136261u; /* FNV-1a */
+    for (Py_ssize_t i = 0; i < n; i++)
+        hash = (hash ^ data[i]) * 16777619u;
+    PyObject **slot = &key_slots[hash % KEY_SLOTS];
+    PyObject *known = *slot;
+    if (known != NULL && PyUnicode_GET_LENGTH(known) == n &&
+        memcmp(PyUnicode_DATA(known), data, (size_t)n) == 0) {
+        r->p += 1 + n;
+        Py_INCREF(known);
+        return known;
+    }
+    r->p++;
+    PyObject *key = read_str(r, n);
+    if (key == NULL)
+        return NULL;
+    PyUnicode_InternInPlace(&key);
+    if (PyUnicode_IS_COMPACT_ASCII(key)) { /* its characters are its bytes: comparable above */
+        Py_INCREF(key);
+        Py_XSETREF(*slot, key);
+    }
+    return key;
+}
+
 static PyObject *read_array(Reader *r, Py_ssize_t n, int level)
 {
     if (n < 0 || !have(r, n)) /* every element takes a byte at least */
@@ -933,15 +982,22 @@ static PyObject *read_map(Reader *r, Py_ssize_t n, int level)
     if (map == NULL)
         return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *key = read_value(r, level + 1);
+        PyObject *key;
+        if (have(r, 1) && (*r->p & 0xe0) == 0xa0) { /* a short str: the common key */
+            key = read_short_key(r);
+        }
+        else {
+            key = read_value(r, level + 1);
+            if (key != NULL && !PyUnicode_CheckExact(key)) {
+                Py_DECREF(key);
+                refuse("map keys must be strings");
+                key = NULL;
+            }
+            if (key != NULL)
+                PyUnicode_InternInPlace(&key);
+        }
         if (key == NULL)
             goto fail;
-        if (!PyUnicode_CheckExact(key)) {
-            Py_DECREF(key);
-            refuse("map keys must be strings");
-            goto fail;
-        }
-        PyUnicode_InternInPlace(&key); /* as msgpack does: lookups by literal keys then hit at once */
         PyObject *value = read_value(r, level + 1);
         if (value == NULL) {
             Py_DECREF(key);

@@ -323,3 +323,28 @@ def test_map_keys_are_interned_as_msgpack_interns_them() -> None:
     key = "".join(["ro", "om"])  # a str made at run time, not the literal
     decoded = _speedups.decode_frame(codec.encode({key: 1}), 32)
     assert next(iter(decoded)) is sys.intern("room")
+
+
+def test_many_distinct_keys_collide_in_the_key_cache_and_still_decode_exactly() -> None:
+    # 2,000 keys over 256 slots; some not ASCII (never cached), some of the longest short length.
+    keys = [f"k{i}" for i in range(1000)] + [f"é{i}" for i in range(500)] + [
+        f"{i:031d}" for i in range(500)]
+    for start in range(0, len(keys), 40):
+        message = {key: i for i, key in enumerate(keys[start:start + 40])}
+        frame = codec.encode(message)
+        assert _speedups.decode_frame(frame, 32) == codec.decode_reference(frame) == message
+        assert list(_speedups.decode_frame(frame, 32)) == list(message)
+
+
+def test_the_diff_of_maps_whose_keys_come_in_another_order() -> None:
+    """The walk takes old's values alongside new's while the keys come in the same order, and
+    looks them up where they part: keys added, removed or reordered."""
+    old = {"a": 1, "b": [1, 2], "c": {"x": 1}, "d": "s", "e": None}
+    for new in (
+        {"e": None, "d": "t", "c": {"x": 2}, "b": [1, 2], "a": 1},
+        {"a": 1, "z": 0, "b": [1, 3], "c": {"x": 1}, "d": "s", "e": None},
+        {"a": 2, "c": {"x": 1}, "d": "s", "e": 1},
+        {"b": [1, 2], "a": 1, "d": "s", "c": {"y": 1}, "e": None},
+    ):
+        assert _speedups.packed_diff(old, new) == _reference(old, new)
+        assert _speedups.packed_diff(new, old) == _reference(new, old)
