@@ -30,25 +30,15 @@ def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any
         if playing and state is not None and seat is not None and not record.seats[seat].bot
         else _NO_MOVES
     )
-    return {
-        "room": record.id,
-        "game": record.game,
-        "status": record.status,
-        "options": record.options,
-        "private": record.private,
-        # The join code lets the holder bring friends: seated players may see it.
-        "code": record.code if seat is not None else None,
-        "creator": record.creator,
-        "seats": common[2],
-        "you": seat,
-        "to_act": common[1],
-        "moves": moves or _NO_MOVES,
-        "state": game.view(state, seat) if state is not None else None,
-        "outcome": record.outcome,
-        "deadline": record.deadline,
-        "rematch": record.rematch,
-        "rematch_of": record.rematch_of,
-    }
+    # A copy of the record's template (what every viewer's view shares) with the viewer's own
+    # parts set: copying a map is one memcpy where building it inserts key by key.
+    view: dict[str, Any] = common[1].copy()
+    # The join code lets the holder bring friends: seated players may see it.
+    view["code"] = record.code if seat is not None else None
+    view["you"] = seat
+    view["moves"] = moves or _NO_MOVES
+    view["state"] = game.view(state, seat) if state is not None else None
+    return view
 
 
 _NO_MOVES: list[Any] = []
@@ -59,13 +49,32 @@ _last_common: tuple[RoomRecord | None, tuple[Any, ...]] = (None, ())
 
 
 def _common(record: RoomRecord, game: Game) -> tuple[Any, ...]:
-    """What every viewer's view of ``record`` shares: whether it is being played, to_act, the
-    seats."""
+    """What every viewer's view of ``record`` shares: whether it is being played, and the
+    view's template: its keys in their order, the shared values (to_act, the seats, ...) set
+    and the viewer's own (code, you, moves, state) still to fill."""
     global _last_common
     state = record.state
     playing = record.status == PLAYING and state is not None
-    to_act = game.to_act(state) if playing and state is not None else []
-    common = (playing, _shared_to_act(to_act), _seats(record.seats))
+    to_act = _shared_to_act(game.to_act(state) if playing and state is not None else [])
+    template = {
+        "room": record.id,
+        "game": record.game,
+        "status": record.status,
+        "options": record.options,
+        "private": record.private,
+        "code": None,
+        "creator": record.creator,
+        "seats": _seats(record.seats),
+        "you": None,
+        "to_act": to_act,
+        "moves": _NO_MOVES,
+        "state": None,
+        "outcome": record.outcome,
+        "deadline": record.deadline,
+        "rematch": record.rematch,
+        "rematch_of": record.rematch_of,
+    }
+    common = (playing, template)
     _last_common = (record, common)
     return common
 
