@@ -29,26 +29,30 @@ class Field:
     minimum: int | None = None  # for int values
     items: type | None = None  # for list values: the exact type of every item
 
+    @property
+    def kinds(self) -> tuple[type, ...]:
+        return self.kind if isinstance(self.kind, tuple) else (self.kind,)
+
     def check(self, value: Any) -> None:
-        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
-        # bool is an int to Python but not on the wire: `true` is never a seat number.
-        if isinstance(value, bool) and bool not in kinds:
-            raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} must be {_names(kinds)}")
-        if not isinstance(value, kinds):
-            raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} must be {_names(kinds)}")
-        if (
-            isinstance(value, list)
-            and self.items is not None
-            and not all(type(item) is self.items for item in value)
-        ):
-            each = _names((self.items,))
-            raise ProtocolError(BAD_MESSAGE, f"every item of field {self.name!r} must be {each}")
-        if self.max_len is not None and isinstance(value, str | list) and len(value) > self.max_len:
-            raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} is longer than {self.max_len}")
-        if isinstance(value, int) and not isinstance(value, bool):
+        kind = type(value)
+        # Exact types: msgpack decodes to nothing else. A bool is not an int on the wire:
+        # `true` is never a seat number.
+        if kind is bool or not isinstance(value, self.kind):
+            if kind is not bool or bool not in self.kinds:
+                expected = _names(self.kinds)
+                raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} must be {expected}")
+        if kind is list:
+            if self.items is not None and not all(type(item) is self.items for item in value):
+                each = _names((self.items,))
+                raise ProtocolError(
+                    BAD_MESSAGE, f"every item of field {self.name!r} must be {each}"
+                )
+        elif kind is int:
             low = 0 if self.minimum is None else self.minimum
             if not low <= value <= MAX_ID:
                 raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} is out of range")
+        if (kind is str or kind is list) and self.max_len is not None and len(value) > self.max_len:
+            raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} is longer than {self.max_len}")
 
 
 def _names(kinds: tuple[type, ...]) -> str:
