@@ -543,14 +543,28 @@ static int recalled(Differ *d, PyObject *old, PyObject *new)
     if (path == NULL)
         goto fail;
     int r = PyDict_CheckExact(new) ? diff_maps(d, old, new, 1) : diff_arrays(d, old, new);
-    PyObject *entry = NULL;
-    if (r == 0)
-        entry = Py_BuildValue("(OONy#n)", old, new, path, d->out->data + start,
-                              d->out->len - start, d->ops - ops);
-    else
+    PyObject *entry = r == 0 ? PyTuple_New(5) : NULL;
+    if (entry == NULL) {
         Py_DECREF(path);
-    if (entry == NULL || PyDict_SetItem(d->memo, key, entry) < 0) {
-        Py_XDECREF(entry);
+        goto fail;
+    }
+    Py_INCREF(old);
+    Py_INCREF(new);
+    PyTuple_SET_ITEM(entry, 0, old);
+    PyTuple_SET_ITEM(entry, 1, new);
+    PyTuple_SET_ITEM(entry, 2, path);
+    PyObject *bytes = PyBytes_FromStringAndSize(d->out->data + start, d->out->len - start);
+    PyObject *count = PyLong_FromSsize_t(d->ops - ops);
+    if (bytes == NULL || count == NULL) {
+        Py_XDECREF(bytes);
+        Py_XDECREF(count);
+        Py_DECREF(entry);
+        goto fail;
+    }
+    PyTuple_SET_ITEM(entry, 3, bytes);
+    PyTuple_SET_ITEM(entry, 4, count);
+    if (PyDict_SetItem(d->memo, key, entry) < 0) {
+        Py_DECREF(entry);
         goto fail;
     }
     Py_DECREF(entry);
