@@ -13,3 +13,7 @@ mkdir -p "$dest"
 git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$dest"
 cd "$dest"
 PLAYHALL_COMPILE=1 "$python" setup.py -q build_ext --inplace
+# The benchmark's load generator too (bench/moves.py imports it from beside itself): it shares
+# the other core with Redis, and compiled it takes about a fifth less CPU per move, so the
+# load side stays further from that core's limit (docs/benchmarks.md).
+(cd bench && MYPYPATH=../protocol:../server:../clients "$python" -m mypyc loadgen.py >/dev/null)
