@@ -152,28 +152,28 @@ static void give_buf(Buf *b)
 
 /* -- msgpack headers (the format's rules, as msgpack-python applies them) ----------------- */
 
-static int pack_array_header(Buf *b, Py_ssize_t n)
+/* An array's or a map's header: `fix` is its one-byte form's type (0x90, 0x80), `wide` the
+ * 16-bit one's (0xdc, 0xde; the 32-bit one's follows it). */
+static int pack_container_header(Buf *b, Py_ssize_t n, unsigned char fix, unsigned char wide)
 {
     if (n < 16)
-        return put_head(b, (unsigned char)(0x90 | n), 0, 0);
+        return put_head(b, (unsigned char)(fix | n), 0, 0);
     if (n < 0x10000)
-        return put_head(b, 0xdc, 2, (uint64_t)n);
+        return put_head(b, wide, 2, (uint64_t)n);
     if ((uint64_t)n <= 0xffffffffu)
-        return put_head(b, 0xdd, 4, (uint64_t)n);
-    PyErr_SetString(PyExc_ValueError, "list is too large");
+        return put_head(b, (unsigned char)(wide + 1), 4, (uint64_t)n);
+    PyErr_SetString(PyExc_ValueError, fix == 0x90 ? "list is too large" : "dict is too large");
     return -1;
 }
 
-static int pack_map_header(Buf *b, Py_ssize_t n)
+static inline int pack_array_header(Buf *b, Py_ssize_t n)
 {
-    if (n < 16)
-        return put_head(b, (unsigned char)(0x80 | n), 0, 0);
-    if (n < 0x10000)
-        return put_head(b, 0xde, 2, (uint64_t)n);
-    if ((uint64_t)n <= 0xffffffffu)
-        return put_head(b, 0xdf, 4, (uint64_t)n);
-    PyErr_SetString(PyExc_ValueError, "dict is too large");
-    return -1;
+    return pack_container_header(b, n, 0x90, 0xdc);
+}
+
+static inline int pack_map_header(Buf *b, Py_ssize_t n)
+{
+    return pack_container_header(b, n, 0x80, 0xde);
 }
 
 static int pack_raw(Buf *b, const char *data, Py_ssize_t n, int bin)
