@@ -1,12 +1,14 @@
-/* The two hot loops of every move, in C: packing a value as msgpack, and working out the diff
- * between two views packed straight into msgpack bytes.
+/* The hot loops of every move, in C: packing a value as msgpack, working out the diff between
+ * two views packed straight into msgpack bytes, and decoding a client's frame.
  *
- * Both are exact twins of their Python references, which stay the specification and are used
+ * Each is an exact twin of its Python reference, which stays the specification and is used
  * wherever this module is not built:
  *
  *   pack(value)                 == msgpack.Packer(use_bin_type=True, strict_types=True,
  *                                                 default=codec._as_plain).pack(value)
  *   packed_diff(old, new, memo) == pack(diff.make_diff(old, new, python_memo))
+ *   decode_frame(frame, depth)  == codec.decode_reference(frame, depth), its refusals raised
+ *                                  as ValueError with the reason
  *
  * The tests compare each pair on random values (tests/protocol/test_speedups.py).
  *
@@ -1160,7 +1162,8 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "playhall_protocol._speedups",
-    "C twins of codec.pack and pack(make_diff(...)); see _speedups.c.", -1, methods,
+    "C twins of codec.pack, pack(make_diff(...)) and codec.decode_reference; see _speedups.c.",
+    -1, methods,
     NULL, NULL, NULL, NULL,
 };
 
