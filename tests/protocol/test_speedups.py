@@ -172,11 +172,13 @@ def test_a_shared_subtree_is_diffed_once_and_only_reused_at_its_own_path() -> No
     memo: dict[Any, Any] = {}
     first = _speedups.packed_diff(seat_views(old_public, 0, []), seat_views(new_public, 0, []),
                                   memo)
-    entries = len(memo)
+    entries = dict(memo)
     second = _speedups.packed_diff(seat_views(old_public, 1, []), seat_views(new_public, 1, []),
                                    memo)
-    # The second viewer's own "state" map is new; its tanks and last, shared, came from the memo.
-    assert entries == 3 and len(memo) == entries + 1
+    # The second viewer's own "state" map is new; its tanks and last, shared, came from the memo:
+    # their entries are still the very ones the first viewer made (a miss would replace them).
+    assert len(entries) == 3 and len(memo) == 4
+    assert all(memo[key] is entry for key, entry in entries.items())
     assert second == first == REFERENCE([
         ["set", ["state", "tanks", 0, 5], 7],
         ["set", ["state", "last"], {"seat": 1, "card": 7}],
