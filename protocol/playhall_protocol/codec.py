@@ -55,8 +55,6 @@ def _as_plain(value: Any) -> Any:
 _PACKER = msgpack.Packer(use_bin_type=True, strict_types=True, default=_as_plain)
 
 
-
-
 #: Whether the C speedups are to be used where built: ``PLAYHALL_SPEEDUPS=0`` asks for the
 #: Python references instead (here and in the server's other C twins).
 SPEEDUPS_WANTED = os.environ.get("PLAYHALL_SPEEDUPS", "1") != "0"

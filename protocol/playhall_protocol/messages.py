@@ -37,10 +37,10 @@ class Field:
         kind = type(value)
         # Exact types: msgpack decodes to nothing else. A bool is not an int on the wire:
         # `true` is never a seat number.
-        if kind is bool or not isinstance(value, self.kind):
-            if kind is not bool or bool not in self.kinds:
-                expected = _names(self.kinds)
-                raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} must be {expected}")
+        fits = bool in self.kinds if kind is bool else isinstance(value, self.kind)
+        if not fits:
+            expected = _names(self.kinds)
+            raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} must be {expected}")
         if kind is list:
             if self.items is not None and not all(type(item) is self.items for item in value):
                 each = _names((self.items,))

@@ -391,7 +391,7 @@ class Room:
         were sent: a client catching up later gets exactly those bytes again."""
         version = self.record.version
         frames: dict[ViewerKey, bytes] = {}
-        shared: dict[Any, Any] = {}  # what the views share is diffed once (see make_diff)
+        shared: dict[Any, Any] = {}  # what the views share is diffed once (see packed_diff)
         parts: _UpdateParts | None = None  # and what their frames share is packed once
         for key in self._live_keys():
             previous = self._views.get(key)
