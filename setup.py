@@ -52,6 +52,7 @@ COMPILED = {
         "server/playhall/net/session.py",
         "server/playhall/net/websocket.py",
         "server/playhall/rooms/actor.py",
+        "server/playhall/rooms/history.py",
         "server/playhall/rooms/inbox.py",
         "server/playhall/rooms/record.py",
         "server/playhall/rooms/replay.py",

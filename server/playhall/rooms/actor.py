@@ -21,7 +21,6 @@ import asyncio
 import os
 import secrets
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -32,6 +31,7 @@ from playhall import log
 from playhall.config import Config
 from playhall.games.contract import Applied, Event, Game, Rejected
 from playhall.rooms import views
+from playhall.rooms.history import FrameHistory
 from playhall.rooms.inbox import Inbox
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.rooms.replay import STEPS, game_fields, played, step_entry
@@ -169,9 +169,9 @@ class Room:
         self.inbox: Inbox[Command] = Inbox(config.room_inbox)
         self.viewers: dict[Viewer, _ViewerState] = {}
         self._views: dict[ViewerKey, tuple[int, dict[str, Any]]] = {}
-        # (version, the frame sent to each viewer key): replayed as is to a client catching up.
-        # Encoded bytes, a few hundred per key, not diffs as Python objects (ten times that).
-        self._history: deque[tuple[int, dict[ViewerKey, bytes]]] = deque(maxlen=config.history)
+        # The frame sent to each viewer key, by version: replayed as is to a client catching
+        # up. Encoded bytes, a few hundred per key, not diffs as Python objects (ten times that).
+        self._history: FrameHistory[ViewerKey] = FrameHistory(config.history)
         self._away_since: dict[int, float] = {}
         # key -> (version, bytes) of the last snapshot encoded for it
         self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}
@@ -402,7 +402,7 @@ class Room:
                     parts = _UpdateParts(self.record.id, version, events)
                 frame = parts.frame(diff, key)
                 frames[key] = self._update_or_snapshot(key, version, frame, events)
-        self._history.append((version, frames))
+        self._history.record(version, frames)
         for session, state in self.viewers.items():
             if session.is_stale(self.record.id):
                 continue  # its outbox overflowed; it gets a snapshot once it drains
@@ -538,7 +538,7 @@ class Room:
         have = command.args.get("version")
         self._attach(session, seat)
         current = self.record.version
-        replay = self._missed_frames(seat, have) if isinstance(have, int) else None
+        replay = self._history.since(seat, have, current) if isinstance(have, int) else None
         session.clear_stale(self.record.id)
         if replay is None:
             self._send_snapshot(session)
@@ -556,19 +556,6 @@ class Room:
             "version": current,
             "caught_up": "snapshot" if replay is None else "diffs",
         }
-
-    def _missed_frames(self, key: ViewerKey, have: int) -> list[bytes] | None:
-        """The frames a viewer at version ``have`` missed, or None if the history cannot give
-        them all (then it gets a snapshot)."""
-        current = self.record.version
-        if have == current:
-            return []
-        if have > current or have < current - len(self._history):
-            return None
-        needed = [frames.get(key) for version, frames in self._history if version > have]
-        if len(needed) != current - have or any(frame is None for frame in needed):
-            return None
-        return [frame for frame in needed if frame is not None]
 
     async def _resnapshot(self, command: Command) -> dict[str, Any]:
         session = self._require_viewer(command)
