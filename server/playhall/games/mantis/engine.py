@@ -29,7 +29,6 @@ Cards in the deck before ``next`` were dealt or drawn and now sit in a tank or a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 from playhall.games.contract import (
@@ -73,8 +72,12 @@ def _public(state: State) -> dict[str, Any]:
         "turn": None if result is not None else state["turn"],
         "first": state["first"],
         "target": state["target"],
-        "tanks": [_tank_view(tuple(tank)) for tank in state["tanks"]],
-        "scores": _sizes_view(tuple(map(len, state["piles"]))),
+        # Built afresh for each state, not cached by value: an unchanged tank's list is equal
+        # to the last version's, which the (C) diff finds as fast as the same list, while a
+        # cache of every tank seen kept thousands of short-lived lists and keys alive for the
+        # cyclic collector to walk (docs/benchmarks.md, "Collector pauses").
+        "tanks": [[CODE[c] for c in tank] for tank in state["tanks"]],
+        "scores": [len(pile) for pile in state["piles"]],
         "top_back": _TOP_BACK[BACK[state["deck"][nxt]]] if nxt < DECK_SIZE else None,
         "cards_left": DECK_SIZE - nxt,
         # The state's own map: states and views are never changed once built.
@@ -89,19 +92,6 @@ def _public(state: State) -> dict[str, Any]:
     }
     _last_public = (state, public)
     return public
-
-
-@lru_cache(maxsize=4096)
-def _tank_view(tank: tuple[int, ...]) -> list[str]:
-    """A tank as the view shows it. Cached by value, so every view of a tank with these cards
-    is the same list."""
-    return [CODE[c] for c in tank]
-
-
-@lru_cache(maxsize=1024)
-def _sizes_view(sizes: tuple[int, ...]) -> list[int]:
-    """Score pile sizes as the view shows them (cached like :func:`_tank_view`)."""
-    return list(sizes)
 
 
 #: The top card's back colours as the view shows them, one list per back.
