@@ -183,6 +183,7 @@ class LeanClient:
         self.fd = sock.fileno()
         self.stats = stats
         self.lat: list[float] = stats["lat"]
+        self.done_at: list[float] = stats["done_at"]  # when each latency in lat was taken
         self.stop_at = stop_at
         self.measure_from = measure_from
         self.loop = asyncio.get_running_loop()
@@ -398,6 +399,7 @@ class LeanClient:
             now = _clock()
             if now >= self.measure_from:
                 self.lat.append(now - self.sent_at)
+                self.done_at.append(now)
             self.sent_at = 0.0
         view = self.view
         if view.get("status") == "finished":

@@ -23,6 +23,8 @@ on how busy the machine is. The server then runs some 50 times slower, so use fe
 (at R = 500 its clients would wait on it far past the protocol's timeouts).
 ``BENCH_CALLGRIND_ARGS`` adds options to callgrind's (``--cache-sim=yes`` counts simulated
 cache misses too: ``server_cache_misses_per_move``, first-level and last-level).
+``BENCH_TRACE=FILE`` writes the measured window in 100 ms slices (moves, median and highest
+latency in each), to tell a tail of whole slow slices from one spread over every slice.
 Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
 """
 
@@ -114,6 +116,7 @@ class BenchClient:
                 now = time.perf_counter()
                 if now >= self.measure_from:
                     self.stats["lat"].append(now - self.sent_at)
+                    self.stats["done_at"].append(now)
                 self.sent_at = None
             self.changed.set()
 
@@ -190,7 +193,7 @@ def load_process(client: str, port: int, rooms: int, seconds: float, warmup: flo
         while time.time() < start_at:
             await asyncio.sleep(0.01)
         now = time.perf_counter()
-        stats: dict[str, Any] = {"moves": 0, "lat": [], "games": 0, "refused": 0,
+        stats: dict[str, Any] = {"moves": 0, "lat": [], "done_at": [], "games": 0, "refused": 0,
                                  "resyncs": 0, "cpu": 0.0}
         stop_at, measure_from = now + warmup + seconds, now + warmup
         # This process's own CPU (user+system, every thread) over the measured window.
@@ -314,6 +317,8 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         server.wait(30)
         redis.stop()
         shutil.rmtree(data, ignore_errors=True)
+    if os.environ.get("BENCH_TRACE"):
+        write_windows(Path(os.environ["BENCH_TRACE"]), results)
     lat = sorted(x for r in results for x in r["lat"])
     moves = sum(r["moves"] for r in results)
     counts = {}
@@ -345,6 +350,29 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         "seconds": seconds,
         **counts,
     }
+
+
+def write_windows(out: Path, results: list[dict[str, Any]], width: float = 0.1) -> None:
+    """The measured window cut into ``width``-second slices, one JSON line each: the moves
+    whose update arrived in the slice, and their median and highest latency. A tail that comes
+    from whole slices (every move in flight slowed at once: a collector pause, a slow spell of
+    the machine) looks different here from one that some moves have in every slice."""
+    done = sorted((at, lat) for r in results for at, lat in zip(r["done_at"], r["lat"],
+                                                                  strict=True))
+    if not done:
+        out.write_text("")
+        return
+    start = done[0][0]
+    slices: dict[int, list[float]] = {}
+    for at, lat in done:
+        slices.setdefault(int((at - start) / width), []).append(lat)
+    with out.open("w") as f:
+        for index in range(max(slices) + 1):
+            lats = slices.get(index, [])
+            f.write(json.dumps({
+                "t": round(index * width, 3), "moves": len(lats),
+                "p50_ms": round(statistics.median(lats) * 1e3, 2) if lats else None,
+                "max_ms": round(max(lats) * 1e3, 2) if lats else None}) + "\n")
 
 
 def callgrind_totals(out: Path) -> dict[str, int]:
