@@ -245,28 +245,13 @@ class Room:
             asyncio.get_running_loop().call_later(0.05, self._post, kind, args)
 
     async def _run(self) -> None:
-        handlers: dict[str, Callable[[Command], Awaitable[dict[str, Any]]]] = {
-            "join": self._join,
-            "sync": self._sync,
-            "leave": self._leave,
-            "ready": self._ready,
-            "start": self._start,
-            "bot": self._add_bot,
-            "chat": self._chat,
-            "move": self._move,
-            "rematch": self._rematch,
-            "detach": self._detach,
-            "resnapshot": self._resnapshot,
-            "_auto": self._auto,
-            "_bot_turn": self._bot_turn,
-        }
         while True:
             command = await self.inbox.get()
             if command.kind == "_stop":
                 return
-            handler = handlers[command.kind]
+            handler = _HANDLERS[command.kind]
             try:
-                result = await handler(command)
+                result = await handler(self, command)
             except RoomError as exc:
                 command.finish(None, exc)
                 continue
@@ -816,6 +801,26 @@ class Room:
             self._idle = asyncio.get_running_loop().call_later(
                 self.config.idle_evict, self._on_idle, self
             )
+
+
+#: What each kind of command does: a method of :class:`Room`, called with the room. One table
+#: for every room: a table of bound methods made per room was 26 more objects per room for the
+#: cyclic collector to walk (docs/benchmarks.md, "Collector pauses").
+_HANDLERS: dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]] = {
+    "join": Room._join,
+    "sync": Room._sync,
+    "leave": Room._leave,
+    "ready": Room._ready,
+    "start": Room._start,
+    "bot": Room._add_bot,
+    "chat": Room._chat,
+    "move": Room._move,
+    "rematch": Room._rematch,
+    "detach": Room._detach,
+    "resnapshot": Room._resnapshot,
+    "_auto": Room._auto,
+    "_bot_turn": Room._bot_turn,
+}
 
 
 def _needs_server(record: RoomRecord, game: Game) -> bool:
