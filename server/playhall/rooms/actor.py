@@ -798,9 +798,15 @@ class Room:
             self._idle.cancel()
             self._idle = None
         if not self.viewers and self._timer is None and not self._closed:
-            self._idle = asyncio.get_running_loop().call_later(
-                self.config.idle_evict, self._on_idle, self
+            # A finished room only changes by a rematch or a chat line, which need a viewer;
+            # kept for idle_evict, the finished rooms of a busy server were most of its memory
+            # (~100 KB each, their frame history mostly) and of what its collector walked.
+            delay = (
+                self.config.finished_evict
+                if self.record.status == FINISHED
+                else self.config.idle_evict
             )
+            self._idle = asyncio.get_running_loop().call_later(delay, self._on_idle, self)
 
 
 #: What each kind of command does: a method of :class:`Room`, called with the room. One table
