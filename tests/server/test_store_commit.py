@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 
 from playhall.store.pipe import RedisPipe
-from playhall.store.redis_store import Commit, Fenced, LogGap, Store, VersionConflict
+from playhall.store.redis_store import (
+    RENEW_BATCH,
+    Commit,
+    Fenced,
+    LogGap,
+    Store,
+    VersionConflict,
+)
 
 
 @pytest.fixture
@@ -114,3 +122,36 @@ async def test_a_record_stored_before_checkpoints_existed_is_the_current_one(
     loaded = await store.load(room)
     assert loaded is not None
     assert (loaded.version, loaded.record, loaded.checkpoint, loaded.since) == (7, b"old", 7, [])
+
+
+async def test_renewing_leases_extends_those_held_and_names_those_lost(store: Store) -> None:
+    # More rooms than one script call takes, so the calls' answers have to be put together.
+    rooms = [f"lease{i}" for i in range(RENEW_BATCH + 7)]
+    tokens: dict[str, str] = {}
+    for room in rooms:
+        token = await store.acquire(room, "one", 1_000)
+        assert token is not None
+        tokens[room] = token
+    taken_over, expired = rooms[3], rooms[RENEW_BATCH + 2]  # one in each call
+    tokens[taken_over] = "someone-else|1"
+    await store.redis.delete(store.lease_key(expired))
+    assert await store.renew(tokens, 60_000) == {taken_over, expired}
+    # Again, counting the commands (Redis has the script now): one per batch, not one per room.
+    sent: list[bytes] = []
+    send = store.pipe.call_encoded
+
+    async def counted(command: bytes) -> Any:
+        sent.append(command)
+        return await send(command)
+
+    store.pipe.call_encoded = counted  # type: ignore[method-assign]
+    assert await store.renew(tokens, 60_000) == {taken_over, expired}
+    assert len(sent) == 2
+    for room in rooms:
+        ttl = await store.redis.pttl(store.lease_key(room))
+        if room == expired:
+            assert ttl == -2  # not brought back
+        elif room == taken_over:
+            assert 0 < ttl <= 1_000  # left as its holder set it
+        else:
+            assert 1_000 < ttl <= 60_000
