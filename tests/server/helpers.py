@@ -1,5 +1,6 @@
-"""Helpers for server tests: a seated two-player Mantis room, reading pushed messages, a
-websocket handler to build test handlers on, and a room as Redis holds it."""
+"""Helpers for server tests: a seated two-player Mantis room, playing a game out against bots,
+reading pushed messages, a websocket handler to build test handlers on, and a room as Redis
+holds it."""
 
 from __future__ import annotations
 
@@ -91,3 +92,12 @@ async def stored_room(redis_url: str, prefix: str, room: str) -> tuple[Stored, R
     game = get_game(record.game)
     assert game is not None
     return stored, replay(record, game, stored.since)
+
+
+async def play_to_the_end(client: Client, room: RoomMirror, timeout: float = 30) -> None:
+    """Make ``client``'s first legal move whenever it is its turn, until ``room`` is finished
+    (its other seats being the server's bots)."""
+    while room.view["status"] != "finished":
+        await room.wait(lambda m: m.view["status"] == "finished" or m.my_turn, timeout)
+        if room.my_turn:
+            await client.move(room.room, room.view["moves"][0])

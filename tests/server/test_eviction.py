@@ -10,6 +10,7 @@ from playhall import app
 from playhall_client import Client
 
 from .conftest import server_config
+from .helpers import play_to_the_end
 
 
 async def _until_gone(running: app.Running, room: str, timeout: float = 10.0) -> None:
@@ -32,10 +33,7 @@ async def test_a_finished_room_nobody_watches_goes_first_and_comes_back_the_same
         room = await alice.create("mantis", 2)
         await alice.add_bot(room.room, 1)
         await alice.ready(room.room)
-        while room.view["status"] != "finished":
-            await room.wait(lambda m: m.view["status"] == "finished" or m.my_turn, 30)
-            if room.my_turn:
-                await alice.move(room.room, room.view["moves"][0])
+        await play_to_the_end(alice, room)
         finished_view, finished_version = room.view, room.version
         assert finished_view["outcome"] is not None
 

@@ -7,6 +7,7 @@ from playhall import app
 from playhall_client import Client
 
 from .conftest import server_config
+from .helpers import play_to_the_end
 
 
 async def test_a_finished_private_room_takes_its_code_and_fence_with_it(redis_url: str) -> None:
@@ -21,10 +22,7 @@ async def test_a_finished_private_room_takes_its_code_and_fence_with_it(redis_ur
         redis, p = running.redis, running.config.key_prefix
         assert await redis.ttl(f"{p}code:{code}") == -1  # kept while the room lives
         assert await redis.ttl(f"{p}fence:{room.room}") == -1
-        while room.view["status"] != "finished":
-            await room.wait(lambda m: m.view["status"] == "finished" or m.my_turn, 30)
-            if room.my_turn:
-                await alice.move(room.room, room.view["moves"][0])
+        await play_to_the_end(alice, room)
         for key in (f"room:{room.room}", f"room:{room.room}:log", f"fence:{room.room}"):
             assert 0 < await redis.ttl(p + key) <= 600, key
         assert 0 < await redis.ttl(f"{p}code:{code}") <= 600

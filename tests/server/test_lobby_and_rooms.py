@@ -10,7 +10,7 @@ import pytest
 from playhall.catalog import all_games
 from playhall_client import Client, ServerError
 
-from .helpers import next_push, started_table
+from .helpers import next_push, play_to_the_end, started_table
 
 
 async def test_games_lists_every_game_with_seats_and_options(url: str) -> None:
@@ -115,10 +115,7 @@ async def test_a_person_plays_a_whole_game_against_server_bots(url: str) -> None
         for seat in (1, 2, 3):
             await alice.add_bot(room.room, seat)
         await alice.ready(room.room)
-        while room.view["status"] != "finished":
-            await room.wait(lambda m: m.view["status"] == "finished" or m.my_turn, 30)
-            if room.my_turn:
-                await alice.move(room.room, room.view["moves"][0])
+        await play_to_the_end(alice, room)
         assert room.view["outcome"]["reason"]
         assert {e["type"] for e in room.events} >= {"started"}
     finally:
@@ -183,10 +180,7 @@ async def test_rematch_reseats_the_same_players(url: str) -> None:
         room = await alice.create("mantis", 2)
         await alice.add_bot(room.room, 1)
         await alice.ready(room.room)
-        while room.view["status"] != "finished":
-            await room.wait(lambda m: m.view["status"] == "finished" or m.my_turn, 30)
-            if room.my_turn:
-                await alice.move(room.room, room.view["moves"][0])
+        await play_to_the_end(alice, room)
         new_id = await alice.rematch(room.room)
         assert await alice.rematch(room.room) == new_id  # asking twice gives the same room
         await room.wait(lambda m: m.view["rematch"] == new_id)
@@ -226,10 +220,7 @@ async def test_a_private_rooms_rematch_is_private_with_its_own_code(url: str) ->
         room = await alice.create("mantis", 2, private=True)
         await alice.add_bot(room.room, 1)
         await alice.ready(room.room)
-        while room.view["status"] != "finished":
-            await room.wait(lambda m: m.view["status"] == "finished" or m.my_turn, 30)
-            if room.my_turn:
-                await alice.move(room.room, room.view["moves"][0])
+        await play_to_the_end(alice, room)
         new_id = await alice.rematch(room.room)
         again = await alice.join(new_id)
         assert again.view["private"] and again.view["code"] not in (None, room.view["code"])

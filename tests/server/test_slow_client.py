@@ -16,6 +16,7 @@ from playhall.net.websocket import WebSocket
 from playhall_client import Client
 
 from .conftest import server_config
+from .helpers import play_to_the_end
 
 
 class FakeSocket:
@@ -218,10 +219,7 @@ async def test_a_spectator_that_stops_reading_is_skipped_then_resnapshotted(
         assert session.blocked_since is not None  # the transport said so (pause_writing)
         await player.ready(room.room)
         # The game goes on while the spectator takes nothing: the room is not held up.
-        while room.view["status"] != "finished":
-            await room.wait(lambda m: m.view["status"] == "finished" or m.my_turn, 30)
-            if room.my_turn:
-                await player.move(room.room, room.view["moves"][0])
+        await play_to_the_end(player, room)
         assert session.blocked_since is not None and session.is_stale(room.room)
         ws.transport.resume_reading()
         # Reading again, it gets what was queued, then a snapshot of the finished game.
