@@ -800,7 +800,7 @@ class Room:
         if not self.viewers and self._timer is None and not self._closed:
             # A finished room only changes by a rematch or a chat line, which need a viewer;
             # kept for idle_evict, the finished rooms of a busy server were most of its memory
-            # (~100 KB each, their frame history mostly) and of what its collector walked.
+            # (~85 KB each, about half of it frame history) and of what its collector walked.
             delay = (
                 self.config.finished_evict
                 if self.record.status == FINISHED
