@@ -10,6 +10,7 @@ to walk at R = 500 (docs/benchmarks.md), and each walk is a pause of every room 
 from __future__ import annotations
 
 from collections import deque
+from itertools import islice
 from typing import Generic, TypeVar
 
 Key = TypeVar("Key")
@@ -41,8 +42,10 @@ class FrameHistory(Generic[Key]):
         missed = current - have
         if have > current or current != self._newest or missed > len(self._frames):
             return None
-        frames = self._frames
-        needed = [frames[i].get(key) for i in range(len(frames) - missed, len(frames))]
-        if any(frame is None for frame in needed):
-            return None
-        return [frame for frame in needed if frame is not None]
+        needed = []
+        for frames in islice(self._frames, len(self._frames) - missed, None):
+            frame = frames.get(key)
+            if frame is None:  # the key was not watched at that version
+                return None
+            needed.append(frame)
+        return needed
