@@ -1,5 +1,5 @@
 /* RESP bulk strings in C: the C twin of store/pipe.py's encode_bulk_reference, which stays the
- * specification (tests/store/test_resp_speedup.py compares the two).
+ * specification (tests/server/test_redis_pipe.py compares the two).
  *
  * Every commit encodes some twenty arguments; in Python that is three list appends per
  * argument and a join, a tenth of the commit's cost. Here it is one pass to size the result
