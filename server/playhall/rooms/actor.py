@@ -781,14 +781,15 @@ class Room:
         record = self.record
         if self._closed or record.status != PLAYING or record.state is None:
             return
-        loop = asyncio.get_running_loop()
+        # The loop is asked for only when a timer is armed: on Python 3.11 that is a getpid()
+        # system call, and most moves (a person's turn next) arm none.
         if record.deadline is not None:
             delay = max(0.0, record.deadline - time.time())
-            self._timer = loop.call_later(delay, self._post, "_auto")
+            self._timer = asyncio.get_running_loop().call_later(delay, self._post, "_auto")
             return
         for seat in self.game.to_act(record.state):
             if record.seats[seat].bot:
-                self._timer = loop.call_later(
+                self._timer = asyncio.get_running_loop().call_later(
                     self.config.bot_delay, self._post, "_bot_turn", {"seat": seat}
                 )
                 return

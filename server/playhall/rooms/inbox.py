@@ -19,6 +19,10 @@ class Inbox(Generic[T]):
         self.bound = bound
         self._items: deque[T] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        # The consumer's loop, kept from its first wait: on Python 3.11 every
+        # ``asyncio.get_running_loop()`` is a getpid() system call (its fork check), and the
+        # room's task waits here once per move.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -36,7 +40,10 @@ class Inbox(Generic[T]):
     async def get(self) -> T:
         """The oldest item, waiting for one if need be."""
         while not self._items:
-            self._waiter = asyncio.get_running_loop().create_future()
+            loop = self._loop
+            if loop is None:
+                loop = self._loop = asyncio.get_running_loop()
+            self._waiter = loop.create_future()
             await self._waiter
         return self._items.popleft()
 

@@ -82,8 +82,11 @@ encode_bulk: Final = _c_encode_bulk() or encode_bulk_reference
 
 
 class _Connection(asyncio.Protocol):
-    def __init__(self, owner: RedisPipe) -> None:
+    def __init__(self, owner: RedisPipe, loop: asyncio.AbstractEventLoop) -> None:
         self.owner = owner
+        #: The loop the connection lives on, kept: every command needs it, and on Python 3.11
+        #: ``asyncio.get_running_loop()`` is a getpid() system call (its fork check).
+        self.loop = loop
         self.reader = hiredis.Reader(replyError=ResponseError)
         self.transport: Transport | None = None
 
@@ -129,7 +132,7 @@ class RedisPipe:
         connection = self._connection
         if connection is None:
             connection = await self._connect()
-        loop = asyncio.get_running_loop()
+        loop = connection.loop
         future: asyncio.Future[Any] = loop.create_future()
         self.waiting.append(future)
         self._queued.append(command)
@@ -159,11 +162,11 @@ class RedisPipe:
         try:
             if "path" in params:
                 _, connection = await loop.create_unix_connection(
-                    lambda: _Connection(self), params["path"]
+                    lambda: _Connection(self, loop), params["path"]
                 )
             else:
                 _, connection = await loop.create_connection(
-                    lambda: _Connection(self),
+                    lambda: _Connection(self, loop),
                     params.get("host", "localhost"),
                     params.get("port", 6379),
                 )
