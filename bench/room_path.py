@@ -41,6 +41,7 @@ class FakePipe:
     commit. Commands are encoded as the real connection encodes them."""
 
     on_answer: Any = None
+    preamble: list[bytes] = []
 
     async def call(self, *args: bytes) -> int:
         return await self.call_encoded(encode_command(list(args)))

@@ -5,12 +5,14 @@ last checkpoint with exactly the log entries since."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from redis.exceptions import NoScriptError
 
 from playhall.store.pipe import CommandPipe, RedisPipe
 from playhall.store.redis_store import (
@@ -40,6 +42,7 @@ class CountingPipe:
         self.pipe = pipe
         self.sent = 0
         self.on_answer: Callable[[], None] | None = None
+        self.preamble: list[bytes] = []
 
     async def call(self, *args: bytes) -> Any:
         self.sent += 1
@@ -170,3 +173,39 @@ async def test_renewing_leases_extends_those_held_and_names_those_lost(store: St
             assert 0 < ttl <= 1_000  # left as its holder set it
         else:
             assert 1_000 < ttl <= 60_000
+
+
+async def noscript_refusals(client: aioredis.Redis) -> int:
+    """How many commands Redis has refused NOSCRIPT since it started."""
+    stats = await client.info("errorstats")
+    return int(stats.get("errorstat_NOSCRIPT", {}).get("count", 0))
+
+
+async def test_every_new_connection_gives_redis_the_scripts_before_any_commit(
+    store: Store, redis_url: str
+) -> None:
+    """A server starting with rooms to restore, or reconnecting to a restarted Redis, commits
+    many rooms at once on a connection to a Redis without the scripts: each goes by digest and
+    runs, none is refused NOSCRIPT and sent again in full."""
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        # This Redis counts NOSCRIPT refusals (else the checks below would prove nothing).
+        before = await noscript_refusals(client)
+        with pytest.raises(NoScriptError):
+            await client.evalsha("0" * 40, 0)
+        before += 1
+        assert await noscript_refusals(client) == before
+
+        await client.script_flush()
+        rooms = [f"fresh{i}" for i in range(20)]
+        leases = await asyncio.gather(*(opened(store, room, b"v0") for room in rooms))
+        assert await noscript_refusals(client) == before
+
+        store.pipe.close()  # the connection lost, and Redis restarted without its scripts
+        await client.script_flush()
+        commits = [change(room, lease, 0, b"v1") for room, lease in zip(rooms, leases, strict=True)]
+        await asyncio.gather(*(store.commit(c) for c in commits))
+        assert await noscript_refusals(client) == before
+        assert [await stored(store, room) for room in rooms] == [(1, b"v1")] * len(rooms)
+    finally:
+        await client.aclose()

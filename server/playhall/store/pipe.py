@@ -33,6 +33,7 @@ class CommandPipe(Protocol):
     room-path benchmark answers every command in the next pass of the loop)."""
 
     on_answer: Callable[[], None] | None
+    preamble: list[bytes]
 
     async def call(self, *args: bytes) -> Any: ...
 
@@ -121,6 +122,11 @@ class RedisPipe:
         self._connecting: asyncio.Future[_Connection] | None = None
         #: Set by the owner: called whenever Redis answers (for the health check).
         self.on_answer: Callable[[], None] | None = None
+        #: Set by the owner: commands (in RESP) sent first on every new connection, before any
+        #: other (the store's ``SCRIPT LOAD``s: a fresh connection may be to a Redis that
+        #: restarted, and without them every room's first commit is refused NOSCRIPT and sent
+        #: again in full).
+        self.preamble: list[bytes] = []
 
     async def call(self, *args: bytes) -> Any:
         """Send one command (pipelined with others of the same loop pass); its reply, or the
@@ -181,6 +187,7 @@ class RedisPipe:
             setup.append(self.call(*auth))
         if params.get("db"):
             setup.append(self.call(b"SELECT", str(params["db"]).encode()))
+        setup.extend(self.call_encoded(command) for command in self.preamble)
         try:
             await asyncio.gather(*setup)
         except Exception:

@@ -41,12 +41,12 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from playhall.store.pipe import CommandPipe, encode_bulk
+from playhall.store.pipe import CommandPipe, encode_bulk, encode_command
 
 _COMMIT = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
@@ -124,22 +124,35 @@ return 0
 class _Script:
     """A Lua script as sent to Redis: called by its digest, or by its text when Redis does not
     have it; each as the start of a command in RESP (``EVALSHA digest``, ``EVAL text``: the
-    array header is left to the caller, who knows how many arguments follow)."""
+    array header is left to the caller, who knows how many arguments follow); and the whole
+    command that gives Redis the script (``SCRIPT LOAD text``)."""
 
     by_sha: bytes
     by_text: bytes
+    load: bytes
 
     @classmethod
     def of(cls, source: str) -> _Script:
         text = source.encode()
         sha = hashlib.sha1(text).hexdigest().encode()
-        return cls(encode_bulk([b"EVALSHA", sha]), encode_bulk([b"EVAL", text]))
+        return cls(
+            encode_bulk([b"EVALSHA", sha]),
+            encode_bulk([b"EVAL", text]),
+            encode_command([b"SCRIPT", b"LOAD", text]),
+        )
 
 
 _COMMIT_SCRIPT = _Script.of(_COMMIT)
 _ACQUIRE_SCRIPT = _Script.of(_ACQUIRE)
 _RENEW_SCRIPT = _Script.of(_RENEW)
 _RELEASE_SCRIPT = _Script.of(_RELEASE)
+
+#: ``SCRIPT LOAD`` of each script, the first commands of every connection of the pipe: a
+#: server that starts (or reconnects to a restarted Redis) with hundreds of rooms to commit
+#: would otherwise have each room's first commit refused NOSCRIPT and sent again in full.
+SCRIPT_LOADS: Final = [
+    script.load for script in (_COMMIT_SCRIPT, _ACQUIRE_SCRIPT, _RENEW_SCRIPT, _RELEASE_SCRIPT)
+]
 
 
 def _bytes(value: bytes | str) -> bytes:
@@ -222,6 +235,7 @@ class Store:
         self.redis = client
         self.pipe = pipe
         pipe.on_answer = self._answered
+        pipe.preamble = list(SCRIPT_LOADS)
         self.p = prefix
         #: _commit_head, cached per room and lease (an attribute of its own: a method cannot be
         #: replaced on an instance of a class compiled by mypyc).
