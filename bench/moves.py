@@ -25,6 +25,10 @@ on how busy the machine is. The server then runs some 50 times slower, so use fe
 cache misses too: ``server_cache_misses_per_move``, first-level and last-level).
 ``BENCH_TRACE=FILE`` writes the measured window in 100 ms slices (moves, median and highest
 latency in each), to tell a tail of whole slow slices from one spread over every slice.
+``BENCH_SYSCALLS=1`` counts the server's system calls over the measured window with ``perf
+stat`` (kernel tracepoints: root, or ``perf_event_paranoid`` allowing it) and reports
+``server_syscalls_per_move``, in all and by call: like the instruction count, a measure of the
+server's own path that the machine's load does not move.
 Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
 """
 
@@ -291,6 +295,12 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
                  "-o", os.environ["BENCH_PERF"], "-p", str(server.pid), "--", "sleep",
                  str(seconds)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        syscalls = None
+        if os.environ.get("BENCH_SYSCALLS"):
+            syscalls = subprocess.Popen(
+                ["perf", "stat", "-x", ",", "-e", ",".join(SYSCALL_EVENTS), "-p",
+                 str(server.pid), "--", "sleep", str(seconds)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         redis_pid = redis.process.pid if redis.process is not None else None
         redis0 = cpu_seconds(redis_pid) if redis_pid else 0.0
         if counted:
@@ -310,6 +320,7 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         for profiler in (spy, perf):
             if profiler is not None:
                 profiler.wait(60)
+        calls = syscall_counts(syscalls.communicate(timeout=60)[1]) if syscalls else {}
         for w in workers:
             w.join(30)
     finally:
@@ -330,6 +341,9 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
             last = sum(totals[k] for k in ("ILmr", "DLmr", "DLmw"))
             counts["server_cache_misses_per_move"] = {
                 "first_level": round(first / moves), "last_level": round(last / moves)}
+    if calls and moves:
+        counts["server_syscalls_per_move"] = {
+            name: round(n / moves, 2) for name, n in calls.items() if n}
     load_cpu = sum(r["cpu"] for r in results)
     return {
         "rooms": rooms,
@@ -373,6 +387,25 @@ def write_windows(out: Path, results: list[dict[str, Any]], width: float = 0.1) 
                 "t": round(index * width, 3), "moves": len(lats),
                 "p50_ms": round(statistics.median(lats) * 1e3, 2) if lats else None,
                 "max_ms": round(max(lats) * 1e3, 2) if lats else None}) + "\n")
+
+
+#: What BENCH_SYSCALLS counts: every system call, and the ones a move's path makes by name.
+SYSCALL_EVENTS = ["raw_syscalls:sys_enter", *(f"syscalls:sys_enter_{name}" for name in (
+    "read", "write", "writev", "recvfrom", "sendto", "epoll_wait", "epoll_pwait",
+    "epoll_ctl", "getpid", "futex", "clock_gettime"))]
+
+
+def syscall_counts(report: str) -> dict[str, int]:
+    """``perf stat -x ,`` output (count, unit, event, ...) as {call: count}; ``all`` for every
+    system call."""
+    counts: dict[str, int] = {}
+    for line in report.splitlines():
+        fields = line.split(",")
+        if len(fields) > 2 and fields[0].isdigit():
+            event = fields[2]
+            name = "all" if event == "raw_syscalls:sys_enter" else event.rpartition("_enter_")[2]
+            counts[name] = int(fields[0])
+    return counts
 
 
 def callgrind_totals(out: Path) -> dict[str, int]:
