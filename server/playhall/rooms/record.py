@@ -108,8 +108,7 @@ class RoomRecord:
         unknown = changes.keys() - _FIELD_SET
         if unknown:
             raise TypeError(f"RoomRecord has no fields {sorted(unknown)}")
-        own = getattr(self, "__dict__", None)
-        if own is None:
+        if not _PLAIN:
             # Compiled by mypyc (the opt-in build): a native class has no instance dict, and
             # its __init__ is cheap, so the record is built the ordinary way.
             values = self.fields()
@@ -118,7 +117,7 @@ class RoomRecord:
             return RoomRecord(**values)
         new = object.__new__(RoomRecord)
         fields_of = new.__dict__
-        fields_of.update(own)
+        fields_of.update(self.__dict__)
         fields_of.update(changes)
         fields_of["version"] = self.version + 1
         return new
@@ -133,7 +132,7 @@ class RoomRecord:
     ) -> RoomRecord:
         """The next version after a game step (``seen``: None for unchanged). :meth:`evolve`
         with these fields, for the path every move takes."""
-        if getattr(self, "__dict__", None) is not None:  # pure Python: see evolve
+        if _PLAIN:  # see evolve
             return self.evolve(
                 state=state,
                 status=status,
@@ -231,3 +230,8 @@ class RoomRecord:
 
 
 _FIELD_SET = frozenset(f.name for f in fields(RoomRecord))
+#: Whether records keep their fields in an instance dict: in the pure build; not when mypyc
+#: compiled this module (a native class has none). Found once here: asked of each record (by
+#: ``getattr(record, "__dict__", None)``), the compiled build raised and caught an
+#: AttributeError on every move.
+_PLAIN = hasattr(RoomRecord("", "", {}, (), 0, ""), "__dict__")
