@@ -124,6 +124,11 @@ class WebSocket(asyncio.Protocol):
         self.handler: Handler | None = None
         self.remote_address: str = ""
         self.is_paused = False
+        # What the Sans-I/O core would say, kept up to date after each call that can change it
+        # (see _core_called): the hot path asked the core's ``state`` property ~5 times a move
+        # and its reader's buffer once a read, each a call into interpreted code.
+        self._open = False  # the core's state is OPEN
+        self._core_buffered = False  # the core's reader holds bytes of a frame cut short
         self._fragments: list[bytes] = []
         self._fragment_text = False
         self._timer: asyncio.TimerHandle | None = None
@@ -141,7 +146,7 @@ class WebSocket(asyncio.Protocol):
         Messages sent during one pass of the event loop leave in one write at the end of it:
         a player's move brings it the update and the reply together, and a write is a system
         call, the dearest thing a frame costs here."""
-        if self.protocol.state is OPEN:
+        if self._open:
             self._outgoing.append(binary_frame(message))
             self._outgoing.append(message)
             if not self._write_scheduled:
@@ -150,8 +155,9 @@ class WebSocket(asyncio.Protocol):
 
     def close(self, code: int, reason: str) -> None:
         """Start the closing handshake; the socket is dropped if the peer does not answer."""
-        if self.protocol.state is OPEN:
+        if self._open:
             self.protocol.send_close(code, reason)
+            self._core_called()
             self.flush()
             self._closing = True
             self._arm(self._close_timeout, self.abort)
@@ -174,11 +180,12 @@ class WebSocket(asyncio.Protocol):
         self._arm(self._open_timeout, self.abort)
 
     def data_received(self, data: bytes) -> None:
-        if self.protocol.state is OPEN and not self._fragments and not self.protocol.reader.buffer:
+        if self._open and not self._fragments and not self._core_buffered:
             data = self._whole_frames(data)
             if not data:
                 return
         self.protocol.receive_data(data)
+        self._core_called()
         events = self.protocol.events_received()
         self.flush()
         for event in events:
@@ -192,12 +199,14 @@ class WebSocket(asyncio.Protocol):
 
     def eof_received(self) -> bool | None:
         self.protocol.receive_eof()
+        self._core_called()
         self.protocol.events_received()
         self.flush()
         return None  # let the transport close itself
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.protocol.receive_eof()
+        self._core_called()
         self._cancel_timer()
         if not self._closed.done():
             self._closed.set_result(None)
@@ -224,13 +233,21 @@ class WebSocket(asyncio.Protocol):
         else:
             response = self.protocol.accept(request)
         self.protocol.send_response(response)
+        self._core_called()
         self.flush()
-        if self.protocol.state is OPEN:
+        if self._open:
             self._cancel_timer()
             self.handler = self._on_open(self)
             self._schedule_ping()
         else:
             self._arm(self._close_timeout, self.abort)
+
+    def _core_called(self) -> None:
+        """Note what a call into the Sans-I/O core may have changed: its state (a close frame
+        received or sent, a failure, the end of the stream, the handshake) and whether its
+        reader holds part of a frame."""
+        self._open = self.protocol.state is OPEN
+        self._core_buffered = bool(self.protocol.reader.buffer)
 
     def _whole_frames(self, data: bytes) -> bytes:
         """Deliver the whole, final, masked binary frames at the start of ``data`` of at most
@@ -254,7 +271,7 @@ class WebSocket(asyncio.Protocol):
             pos = stop
             if self.handler is not None:
                 self.handler.message_received(message)
-            if self.protocol.state is not OPEN:  # the handler closed it: the core takes over
+            if not self._open:  # the handler closed it: the core takes over
                 break
         return data[pos:] if pos else data
 
@@ -297,11 +314,11 @@ class WebSocket(asyncio.Protocol):
                 transport.close()
 
     def _schedule_ping(self) -> None:
-        if self.protocol.state is OPEN:
+        if self._open:
             self._arm(self._ping_interval, self._ping)
 
     def _ping(self) -> None:
-        if self.protocol.state is not OPEN:
+        if not self._open:
             return
         self._ping_payload = os.urandom(4)
         self.protocol.send_ping(self._ping_payload)
@@ -309,8 +326,9 @@ class WebSocket(asyncio.Protocol):
         self._arm(self._ping_timeout, self._ping_lost)
 
     def _ping_lost(self) -> None:
-        if self.protocol.state is OPEN:
+        if self._open:
             self.protocol.fail(1011, "keepalive ping timeout")
+            self._core_called()
             self.flush()
         self._arm(self._close_timeout, self.abort)
 
