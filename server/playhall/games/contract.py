@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 # Plain data as msgpack carries it. Kept as Any for the checker: the recursive type would cost
 # more in casts than it buys, and the encoder refuses anything that is not plain data anyway.
@@ -55,12 +55,15 @@ class Rejected(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True)
-class Applied:
-    """The result of applying a move or an automatic step: the new state and what happened."""
+class Applied(NamedTuple):
+    """The result of applying a move or an automatic step: the new state and what happened.
+
+    A named tuple, not a frozen dataclass: one is made per move, and the frozen dataclass's
+    generated ``__init__`` (interpreted, two ``object.__setattr__`` calls) was ~1.7 % of the
+    compiled server's instructions."""
 
     state: State
-    events: list[Event] = field(default_factory=list)
+    events: list[Event]
 
 
 @dataclass(frozen=True)
