@@ -211,6 +211,12 @@ class Mantis(Game):
             return None
         return Outcome(list(result["winners"]), list(result["scores"]), result["reason"])
 
+    def auto_delay(self, state: State) -> float | None:
+        """Never: Mantis has no automatic steps. (The base class says the same; written out
+        here so that the compiled build's every move calls a compiled method, not the
+        interpreted base's.)"""
+        return None
+
     def view(self, state: State, seat: int | None) -> View:
         """Everything in Mantis is public except the deck's faces and order and the colours in
         score piles (Ruling 3), so every viewer gets the same view: the very same map. (Which
