@@ -129,6 +129,7 @@ class WebSocket(asyncio.Protocol):
         # and its reader's buffer once a read, each a call into interpreted code.
         self._open = False  # the core's state is OPEN
         self._core_buffered = False  # the core's reader holds bytes of a frame cut short
+        self._core_wrote = False  # the core may have bytes to send (data_to_send)
         self._fragments: list[bytes] = []
         self._fragment_text = False
         self._timer: asyncio.TimerHandle | None = None
@@ -248,6 +249,7 @@ class WebSocket(asyncio.Protocol):
         reader holds part of a frame."""
         self._open = self.protocol.state is OPEN
         self._core_buffered = bool(self.protocol.reader.buffer)
+        self._core_wrote = True
 
     def _whole_frames(self, data: bytes) -> bytes:
         """Deliver the whole, final, masked binary frames at the start of ``data`` of at most
@@ -307,6 +309,9 @@ class WebSocket(asyncio.Protocol):
         if self._outgoing:  # data frames go before whatever the protocol wrote since (a close)
             transport.write(b"".join(self._outgoing))
             self._outgoing = []
+        if not self._core_wrote:  # only the core's own calls give it anything to send
+            return
+        self._core_wrote = False
         for data in self.protocol.data_to_send():
             if data:
                 transport.write(data)
@@ -322,6 +327,7 @@ class WebSocket(asyncio.Protocol):
             return
         self._ping_payload = os.urandom(4)
         self.protocol.send_ping(self._ping_payload)
+        self._core_wrote = True
         self.flush()
         self._arm(self._ping_timeout, self._ping_lost)
 
