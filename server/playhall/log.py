@@ -11,8 +11,20 @@ import sys
 
 import structlog
 
+#: Whether debug lines are written (structlog's own default, until :func:`configure` says).
+_debug = True
+
+
+def debug_enabled() -> bool:
+    """Whether debug lines are written: a line on every move is worth skipping whole when they
+    are not (a filtered ``debug`` call still builds its keywords and calls an empty method)."""
+    return _debug
+
 
 def configure(fmt: str = "auto", level: str = "info") -> None:
+    global _debug
+    threshold = logging.getLevelName(level.upper())
+    _debug = threshold <= logging.DEBUG
     if fmt == "auto":
         fmt = "console" if sys.stderr.isatty() else "json"
     renderer: structlog.types.Processor = (
@@ -26,7 +38,7 @@ def configure(fmt: str = "auto", level: str = "info") -> None:
             structlog.processors.format_exc_info,
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
+        wrapper_class=structlog.make_filtering_bound_logger(threshold),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )

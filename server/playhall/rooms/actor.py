@@ -183,6 +183,7 @@ class Room:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self.log = logger.bind(room=record.id, game=record.game)
+        self._debug = log.debug_enabled()
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -327,7 +328,8 @@ class Room:
         if checkpoint:
             self._checkpoint = new.version
         self._listed = summary
-        self.log.debug("committed", kind=kind, seat=seat, player=player, version=new.version)
+        if self._debug:
+            self.log.debug("committed", kind=kind, seat=seat, player=player, version=new.version)
         if lobby_changed:
             self.lobby.changed(new.id, summary, new.game)
         self._broadcast(events or [])
