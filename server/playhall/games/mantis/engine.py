@@ -222,10 +222,10 @@ class Mantis(Game):
         score piles (Ruling 3), so every viewer gets the same view: the very same map. (Which
         seat is looking is the room view's ``you``.)
 
-        Views are never changed once built, so they are shared: between the viewers of one
-        state (see :func:`_public`), and their parts between versions (a tank that did not
-        change is the very same list in the next view). The diff skips what is shared by
-        identity, and works out the diff of one state's view once for all its viewers."""
+        Views are never changed once built, so the viewers of one state share one (see
+        :func:`_public`), and the room works out the diff of one state's view once for all of
+        them. A tank that did not change is an equal list in the next view, not the same one
+        (see ``_public`` for why); the C diff finds it unchanged about as fast."""
         return _public(state)
 
     # -- the move ---------------------------------------------------------------------------
