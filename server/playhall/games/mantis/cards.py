@@ -12,36 +12,40 @@ Views show a card as a *code* string ``"<face>:<c1>,<c2>,<c3>"`` (back colours i
 :data:`COLOURS` order), e.g. ``"blue:red,green,blue"``. A string is immutable, so one shared
 object per card can go into every view without copying, and clients split it without knowing
 any rule.
+
+The tables are ``Final``: the compiled build then reads them from C variables, not by a lookup
+in the module's dict at every use (the engine reads them a few dozen times a move).
 """
 
 from __future__ import annotations
 
 from itertools import combinations
+from typing import Final
 
 #: The seven colours in the rulings' order; a colour is referred to by its index elsewhere.
-COLOURS: list[str] = ["red", "orange", "yellow", "green", "blue", "purple", "pink"]
+COLOURS: Final[list[str]] = ["red", "orange", "yellow", "green", "blue", "purple", "pink"]
 
 #: The 35 backs, each a sorted triple of colour indices.
-BACKS: list[list[int]] = [list(combo) for combo in combinations(range(len(COLOURS)), 3)]
+BACKS: Final[list[list[int]]] = [list(combo) for combo in combinations(range(len(COLOURS)), 3)]
 
-DECK_SIZE = 3 * len(BACKS)  # 105
+DECK_SIZE: Final = 3 * len(BACKS)  # 105
 
 #: Face colour index of each card.
-FACE: list[int] = [BACKS[card // 3][card % 3] for card in range(DECK_SIZE)]
+FACE: Final[list[int]] = [BACKS[card // 3][card % 3] for card in range(DECK_SIZE)]
 
 #: Back combination index (0..34) of each card.
-BACK: list[int] = [card // 3 for card in range(DECK_SIZE)]
+BACK: Final[list[int]] = [card // 3 for card in range(DECK_SIZE)]
 
 #: Back colours of each back combination as names, ready to copy into a view.
-BACK_NAMES: list[list[str]] = [[COLOURS[c] for c in back] for back in BACKS]
+BACK_NAMES: Final[list[list[str]]] = [[COLOURS[c] for c in back] for back in BACKS]
 
 #: The view code of each card (see the module docstring).
-CODE: list[str] = [
+CODE: Final[list[str]] = [
     f"{COLOURS[FACE[card]]}:{','.join(BACK_NAMES[BACK[card]])}" for card in range(DECK_SIZE)
 ]
 
 #: Code -> card, for the bot, which works from views only.
-CARD_OF_CODE: dict[str, int] = {code: card for card, code in enumerate(CODE)}
+CARD_OF_CODE: Final[dict[str, int]] = {code: card for card, code in enumerate(CODE)}
 
 
 def card_of(back: int, face: int) -> int:

@@ -29,7 +29,7 @@ Cards in the deck before ``next`` were dealt or drawn and now sit in a tank or a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from playhall.games.contract import (
     Applied,
@@ -47,9 +47,9 @@ from playhall.games.rng import Rng, seed_state
 from .bot import choose
 from .cards import BACK, BACK_NAMES, CODE, COLOURS, DECK_SIZE, FACE
 
-TANK_DEAL = 4  # Ruling 2: four cards face up into each tank.
-DEFAULT_TARGET = 10  # Ruling 6.
-TWO_PLAYER_TARGET = 15  # Ruling 6, two players.
+TANK_DEAL: Final = 4  # Ruling 2: four cards face up into each tank.
+DEFAULT_TARGET: Final = 10  # Ruling 6.
+TWO_PLAYER_TARGET: Final = 15  # Ruling 6, two players.
 
 
 # -- view parts, shared between views (which are never changed once built) ----------------------
@@ -95,7 +95,7 @@ def _public(state: State) -> dict[str, Any]:
 
 
 #: The top card's back colours as the view shows them, one list per back.
-_TOP_BACK: list[list[str]] = [list(names) for names in BACK_NAMES]
+_TOP_BACK: Final[list[list[str]]] = [list(names) for names in BACK_NAMES]
 
 
 def resolve_target(seats: int, option: int) -> int:
