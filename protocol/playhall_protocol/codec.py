@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from types import ModuleType
-from typing import Any
+from typing import Any, Final
 
 import msgpack
 import msgpack.fallback
@@ -52,7 +52,7 @@ def _as_plain(value: Any) -> Any:
 #: is a subclass of float, bytes, ... in turn (packing an update frame takes 40 % less time);
 #: the few values that are not exact types go through :func:`_as_plain`, so the bytes are the
 #: same as ``msgpack.packb``'s.
-_PACKER = msgpack.Packer(use_bin_type=True, strict_types=True, default=_as_plain)
+_PACKER: Final = msgpack.Packer(use_bin_type=True, strict_types=True, default=_as_plain)
 
 
 #: Whether the C speedups are to be used where built: ``PLAYHALL_SPEEDUPS=0`` asks for the
@@ -76,7 +76,7 @@ def _load_speedups() -> ModuleType | None:
 
 #: The C speedups in use, or None: the pure Python reference is used.
 SPEEDUPS = _load_speedups()
-_pack: Any = SPEEDUPS.pack if SPEEDUPS is not None else _PACKER.pack
+_pack: Final[Any] = SPEEDUPS.pack if SPEEDUPS is not None else _PACKER.pack
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -141,7 +141,7 @@ def decode_reference(frame: bytes, max_depth: int = 32) -> dict[str, Any]:
     return message
 
 
-_C_DECODE: Any = SPEEDUPS.decode_frame if SPEEDUPS is not None else None
+_C_DECODE: Final[Any] = SPEEDUPS.decode_frame if SPEEDUPS is not None else None
 _NO_EXT = "msgpack extension types are not part of the protocol"
 
 
@@ -155,8 +155,8 @@ def _refuse_ext(code: int, data: bytes) -> Any:
     raise _ExtRefused
 
 
-_NOT_STR_KEY = -1
-_TIMESTAMP = -2
+_NOT_STR_KEY: Final = -1
+_TIMESTAMP: Final = -2
 
 
 def _depth(data: Any, limit: int) -> int:

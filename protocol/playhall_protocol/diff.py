@@ -19,7 +19,7 @@ producer, ``apply_diff`` the reference consumer.
 from __future__ import annotations
 
 from operator import is_
-from typing import Any, TypeGuard
+from typing import Any, Final, TypeGuard
 
 from playhall_protocol.codec import SPEEDUPS, pack
 
@@ -59,12 +59,12 @@ def packed_diff(old: Any, new: Any, memo: dict[Any, Any] | None = None) -> bytes
     return pack(make_diff(old, new, memo))
 
 
-_C_PACKED_DIFF: Any = SPEEDUPS.packed_diff if SPEEDUPS is not None else None
+_C_PACKED_DIFF: Final[Any] = SPEEDUPS.packed_diff if SPEEDUPS is not None else None
 
-_CONTAINERS = (dict, list)
+_CONTAINERS: Final = (dict, list)
 #: Types whose ``==`` is exact on the wire once both sides have the same type.
-_SCALARS = frozenset({str, int, float, bool, type(None), bytes})
-_MISSING = object()
+_SCALARS: Final = frozenset({str, int, float, bool, type(None), bytes})
+_MISSING: Final = object()
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -119,7 +119,7 @@ def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
 
 #: A map (not the whole view) with at most this many keys, most of them changed, is sent whole:
 #: one op instead of one per key (a game's record of the last move, say).
-SMALL_MAP = 8
+SMALL_MAP: Final = 8
 
 
 def _diff_maps(

@@ -9,15 +9,15 @@ without ``"re"`` (``update``, ``snapshot``, ``presence``, ``chat``, ``lobby``, `
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from playhall_protocol.codec import ProtocolError
 from playhall_protocol.errors import BAD_MESSAGE, UNKNOWN_TYPE
 
-MAX_ID = 2**53 - 1  # fits a JavaScript number exactly
-MAX_TEXT = 500  # chat text
-MAX_NAME = 32
-MAX_KEY = 64  # room ids, join codes, move ids, game ids
+MAX_ID: Final = 2**53 - 1  # fits a JavaScript number exactly
+MAX_TEXT: Final = 500  # chat text
+MAX_NAME: Final = 32
+MAX_KEY: Final = 64  # room ids, join codes, move ids, game ids
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def _names(kinds: tuple[type, ...]) -> str:
 ROOM = Field("room", str, max_len=MAX_KEY)
 
 #: Client message type -> its fields (besides "t" and "id").
-CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
+CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
     "hello": (
         Field("protocol", (int, list), max_len=16, items=int),
         Field("token", str, False, 200),
@@ -107,7 +107,7 @@ SERVER_PUSHES = ("update", "snapshot", "presence", "chat", "lobby")
 
 
 #: Message type -> every field name it may carry (built once: validation runs per message).
-_ALLOWED = {
+_ALLOWED: Final = {
     kind: frozenset({"t", "id", *(f.name for f in fields)})
     for kind, fields in CLIENT_MESSAGES.items()
 }

@@ -23,7 +23,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import msgpack
 
@@ -131,8 +131,8 @@ class _UpdateParts:
         return b"".join((self.head, diff, tail))
 
 
-_DIFF_KEY = pack("diff")
-_EVENTS_KEY = pack("events")
+_DIFF_KEY: Final = pack("diff")
+_EVENTS_KEY: Final = pack("events")
 
 
 @dataclass
@@ -815,7 +815,7 @@ class Room:
 #: What each kind of command does: a method of :class:`Room`, called with the room. One table
 #: for every room: a table of bound methods made per room was 26 more objects per room for the
 #: cyclic collector to walk (docs/benchmarks.md, "Collector pauses").
-_HANDLERS: dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]] = {
+_HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]] = {
     "join": Room._join,
     "sync": Room._sync,
     "leave": Room._leave,

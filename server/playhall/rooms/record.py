@@ -7,18 +7,18 @@ the old one in memory, so a failed write leaves the room exactly as it was.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Final
 
 import msgpack
 
 from playhall_protocol.codec import pack
 
-WAITING = "waiting"
-PLAYING = "playing"
-FINISHED = "finished"
+WAITING: Final = "waiting"
+PLAYING: Final = "playing"
+FINISHED: Final = "finished"
 
 #: Accepted move replies remembered per player, so a repeated move id is answered again.
-SEEN_PER_PLAYER = 32
+SEEN_PER_PLAYER: Final = 32
 
 
 @dataclass(frozen=True)
@@ -229,9 +229,9 @@ class RoomRecord:
         return cls(**data)
 
 
-_FIELD_SET = frozenset(f.name for f in fields(RoomRecord))
+_FIELD_SET: Final = frozenset(f.name for f in fields(RoomRecord))
 #: Whether records keep their fields in an instance dict: in the pure build; not when mypyc
 #: compiled this module (a native class has none). Found once here: asked of each record (by
 #: ``getattr(record, "__dict__", None)``), the compiled build raised and caught an
 #: AttributeError on every move.
-_PLAIN = hasattr(RoomRecord("", "", {}, (), 0, ""), "__dict__")
+_PLAIN: Final = hasattr(RoomRecord("", "", {}, (), 0, ""), "__dict__")

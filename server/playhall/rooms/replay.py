@@ -12,7 +12,7 @@ exactly the record that was live.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Final
 
 import msgpack
 
@@ -21,7 +21,7 @@ from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
 from playhall_protocol.codec import pack
 
 #: Log entry kinds that are game steps; any other change is stored with its whole record.
-STEPS = frozenset({"move", "bot_move", "auto"})
+STEPS: Final = frozenset({"move", "bot_move", "auto"})
 
 
 class ReplayError(Exception):

@@ -7,7 +7,7 @@ Pure functions of a record; the actor decides when to compute them and for whom.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from playhall.games.contract import Event, Game
 from playhall.rooms.record import PLAYING, RoomRecord, Seat
@@ -41,7 +41,7 @@ def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any
     return view
 
 
-_NO_MOVES: list[Any] = []
+_NO_MOVES: Final[list[Any]] = []
 #: The record whose viewers were shown last, and what they all share: the actor builds the
 #: views of one version one after the other. (Records are immutable; the entry holds the
 #: record, so its id cannot be reused while it is here.)
@@ -80,7 +80,7 @@ def _common(record: RoomRecord, game: Game) -> tuple[Any, ...]:
 
 
 #: ``to_act`` lists of one seat, shared by every view (like the seats below).
-_ONE: list[list[int]] = [[seat] for seat in range(16)]
+_ONE: Final[list[list[int]]] = [[seat] for seat in range(16)]
 
 
 def _shared_to_act(to_act: list[int]) -> list[int]:
@@ -92,7 +92,7 @@ def _shared_to_act(to_act: list[int]) -> list[int]:
             return _ONE[seat]
     return to_act
 
-_SEATS_BY_ID: dict[int, tuple[tuple[Seat, ...], list[dict[str, Any]]]] = {}
+_SEATS_BY_ID: Final[dict[int, tuple[tuple[Seat, ...], list[dict[str, Any]]]]] = {}
 
 
 def _seats(seats: tuple[Seat, ...]) -> list[dict[str, Any]]:

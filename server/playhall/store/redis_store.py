@@ -112,7 +112,7 @@ return lost
 
 #: Leases renewed per script call: Redis runs one call at a time, so a call of a few hundred
 #: keys (~1 ms) never holds commits up long, and a process of many rooms sends a few calls.
-RENEW_BATCH = 500
+RENEW_BATCH: Final = 500
 
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -142,10 +142,10 @@ class _Script:
         )
 
 
-_COMMIT_SCRIPT = _Script.of(_COMMIT)
-_ACQUIRE_SCRIPT = _Script.of(_ACQUIRE)
-_RENEW_SCRIPT = _Script.of(_RENEW)
-_RELEASE_SCRIPT = _Script.of(_RELEASE)
+_COMMIT_SCRIPT: Final = _Script.of(_COMMIT)
+_ACQUIRE_SCRIPT: Final = _Script.of(_ACQUIRE)
+_RENEW_SCRIPT: Final = _Script.of(_RENEW)
+_RELEASE_SCRIPT: Final = _Script.of(_RELEASE)
 
 #: ``SCRIPT LOAD`` of each script, the first commands of every connection of the pipe: a
 #: server that starts (or reconnects to a restarted Redis) with hundreds of rooms to commit
