@@ -173,6 +173,8 @@ class Room:
         # up. Encoded bytes, a few hundred per key, not diffs as Python objects (ten times that).
         self._history: FrameHistory[ViewerKey] = FrameHistory(config.history)
         self._away_since: dict[int, float] = {}
+        # The keys of the viewers now, worked out again only when one comes or goes (None).
+        self._viewer_keys: set[ViewerKey] | None = None
         # key -> (version, bytes) of the last snapshot encoded for it
         self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}
         self._last_presence: list[bool] = []
@@ -362,8 +364,14 @@ class Room:
 
     def _live_keys(self) -> set[ViewerKey]:
         """Keys whose views are kept up to date: watched ones, and seats whose player dropped
-        recently (so their reconnect is a short diff, not a snapshot)."""
-        keys: set[ViewerKey] = {v.seat for v in self.viewers.values()}
+        recently (so their reconnect is a short diff, not a snapshot). Asked on every move: while
+        nobody is away, that is the viewers' keys as last worked out."""
+        keys = self._viewer_keys
+        if keys is None:
+            keys = self._viewer_keys = {v.seat for v in self.viewers.values()}
+        if not self._away_since:
+            return keys
+        keys = set(keys)
         now = time.monotonic()
         for seat, since in list(self._away_since.items()):
             if now - since <= self.config.away_grace:
@@ -447,6 +455,7 @@ class Room:
 
     def _attach(self, session: Viewer, seat: int | None) -> None:
         self.viewers[session] = _ViewerState(seat)
+        self._viewer_keys = None
         if seat is not None:
             self._away_since.pop(seat, None)
         self._push_presence()
@@ -554,6 +563,7 @@ class Room:
         session = self._require_viewer(command)
         state = self.viewers.pop(session, None)
         if state is not None:
+            self._viewer_keys = None
             if state.seat is not None and all(v.seat != state.seat for v in self.viewers.values()):
                 self._away_since[state.seat] = time.monotonic()
             self._push_presence()
@@ -703,8 +713,9 @@ class Room:
     async def _move(self, command: Command) -> dict[str, Any]:
         session = self._require_viewer(command)
         args = command.args
+        player = session.player
         seat = self._seated(session)
-        earlier = self.record.seen_version(session.player, args["mid"])
+        earlier = self.record.seen_version(player, args["mid"])
         if earlier is not None:
             # The same move sent again (a retry after a lost reply): same answer, applied once.
             return {"room": self.record.id, "version": earlier}
@@ -719,11 +730,9 @@ class Room:
             )
         applied = self._apply(seat, args["move"])
         version = self.record.version + 1
-        seen = self.record.remember(session.player, args["mid"], version)
+        seen = self.record.remember(player, args["mid"], version)
         new = played(self.record, self.game, applied, seen)
-        await self._commit(
-            new, "move", seat, session.player, args["move"], applied.events, args["mid"]
-        )
+        await self._commit(new, "move", seat, player, args["move"], applied.events, args["mid"])
         return {"room": self.record.id, "version": version}
 
     def _apply(self, seat: int, move: dict[str, Any]) -> Applied:
