@@ -98,9 +98,16 @@ def frame_head(fields: dict[str, Any], more: int) -> bytes:
     the caller appends already packed (``pack(key) + pack(value)`` each): a sender can pack a
     value that several frames share (a version's events, sent to every viewer) once."""
     packed = pack(fields)
+    total = len(fields) + more
+    if total < 16:  # both maps are fixmaps, whose header is one byte (a frame head, nearly always)
+        return _FIXMAP_HEADS[total] + packed[1:]
     own: bytes = _PACKER.pack_map_header(len(fields))
-    whole: bytes = _PACKER.pack_map_header(len(fields) + more)
+    whole: bytes = _PACKER.pack_map_header(total)
     return whole + packed[len(own) :]
+
+
+#: The one-byte header of a msgpack map of each size below 16 (a fixmap).
+_FIXMAP_HEADS: Final = [bytes((0x80 | size,)) for size in range(16)]
 
 
 def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
