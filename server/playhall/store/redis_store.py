@@ -155,6 +155,11 @@ SCRIPT_LOADS: Final = [
 ]
 
 
+#: The log entry's field names (rooms/replay.py, ``step_entry``), encoded once: a commit sends
+#: four to six of them.
+_LOG_FIELD_NAMES: Final = {name: name.encode() for name in ("v", "k", "s", "p", "m", "i", "d")}
+
+
 def _bytes(value: bytes | str) -> bytes:
     """redis-py types replies as bytes-or-str; this client never decodes, so they are bytes."""
     return value if isinstance(value, bytes) else value.encode()
@@ -406,9 +411,15 @@ class Store:
             b"1" if change.active else b"0",
             b"%d" % change.expire,
         ]
+        names = _LOG_FIELD_NAMES
         for name, value in change.log.items():
-            args.append(name.encode())
-            args.append(value if isinstance(value, bytes) else str(value).encode())
+            args.append(names.get(name) or name.encode())
+            if type(value) is bytes:
+                args.append(value)
+            elif type(value) is int:
+                args.append(b"%d" % value)
+            else:
+                args.append(str(value).encode())
         return args
 
     def _answered(self) -> None:
