@@ -51,11 +51,10 @@ def encode_bulk_reference(args: list[bytes]) -> bytes:
     """Bulk strings, the elements of a command's array (its header is the caller's): a command
     whose first arguments never change can keep them encoded. (``encode_bulk`` is this, or its
     C twin in ``_resp.c`` where that is built.)"""
-    heads = _BULK_HEADS  # a local: compiled, a module global is a dict lookup at each use
     parts = []
     for arg in args:
         size = len(arg)
-        parts.append(heads[size] if size < _SHORT else b"$%d\r\n" % size)
+        parts.append(_BULK_HEADS[size] if size < _SHORT else b"$%d\r\n" % size)
         parts.append(arg)
         parts.append(b"\r\n")
     return b"".join(parts)
