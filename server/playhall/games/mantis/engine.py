@@ -67,6 +67,10 @@ def _public(state: State) -> dict[str, Any]:
         return _last_public[1]
     nxt = state["next"]
     result = state["result"]
+    # Typed locals: compiled, iterating them and indexing the card table by their ints are
+    # native list operations, where the state's values (Any) went through generic ones.
+    tanks: list[list[int]] = state["tanks"]
+    piles: list[list[int]] = state["piles"]
     public = {
         "seats": state["seats"],
         "turn": None if result is not None else state["turn"],
@@ -76,8 +80,8 @@ def _public(state: State) -> dict[str, Any]:
         # to the last version's, which the (C) diff finds as fast as the same list, while a
         # cache of every tank seen kept thousands of short-lived lists and keys alive for the
         # cyclic collector to walk (docs/benchmarks.md, "Collector pauses").
-        "tanks": [[CODE[c] for c in tank] for tank in state["tanks"]],
-        "scores": [len(pile) for pile in state["piles"]],
+        "tanks": [[CODE[c] for c in tank] for tank in tanks],
+        "scores": [len(pile) for pile in piles],
         "top_back": _TOP_BACK[BACK[state["deck"][nxt]]] if nxt < DECK_SIZE else None,
         "cards_left": DECK_SIZE - nxt,
         # The state's own map: states and views are never changed once built.
@@ -239,14 +243,16 @@ class Mantis(Game):
             raise Rejected("not_your_turn", "it is not your turn")
         victim = _parse(state, seat, move)
 
-        nxt = state["next"]
-        card = state["deck"][nxt]
+        # Typed locals, as in _public: native list operations when compiled.
+        nxt: int = state["next"]
+        deck: list[int] = state["deck"]
+        card = deck[nxt]
         colour = FACE[card]
         code = CODE[card]
         colour_name = COLOURS[colour]
         new = dict(state)
         new["next"] = nxt + 1
-        tanks = list(state["tanks"])
+        tanks: list[list[int]] = list(state["tanks"])
         new["tanks"] = tanks
         events: list[Event] = [
             {
@@ -265,7 +271,7 @@ class Mantis(Game):
             # Ruling 4 (and 9: an empty tank never matches, so the card joins it).
             matched, rest = _split(tanks[seat], colour)
             if matched:
-                piles = list(state["piles"])
+                piles: list[list[int]] = list(state["piles"])
                 pile = piles[seat] + matched
                 pile.append(card)
                 piles[seat] = pile
