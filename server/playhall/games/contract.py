@@ -199,7 +199,8 @@ class Game(ABC):
 
     @abstractmethod
     def legal_moves(self, state: State, seat: int) -> list[Move]:
-        """Every move ``seat`` may make now (empty if it may not act)."""
+        """Every move ``seat`` may make now (empty if it may not act). Read-only for the caller:
+        an engine may hand out the same list again (views, which hold it, never change)."""
 
     @abstractmethod
     def apply(self, state: State, seat: int, move: Any) -> Applied:

@@ -98,6 +98,17 @@ def _public(state: State) -> dict[str, Any]:
     return public
 
 
+#: Each seat's legal moves at a table of each size: the room view of the seat to act holds its
+#: list, so a move no longer builds them, and a view whose moves did not change (an extra turn)
+#: holds the very same list, which the diff skips at once. Shared: nobody changes them.
+_MOVES: Final[list[list[list[Move]]]] = [
+    [
+        [{"type": "score"}, *({"type": "steal", "target": o} for o in range(seats) if o != seat)]
+        for seat in range(seats)
+    ]
+    for seats in range(7)
+]
+
 #: The top card's back colours as the view shows them, one list per back.
 _TOP_BACK: Final[list[list[str]]] = [list(names) for names in BACK_NAMES]
 
@@ -203,11 +214,11 @@ class Mantis(Game):
         return [state["turn"]]
 
     def legal_moves(self, state: State, seat: int) -> list[Move]:
+        """Score, or steal from any other seat (Rulings 4 and 5): the same list for a seat at a
+        table of a size, made once (see ``_MOVES``)."""
         if state["result"] is not None or seat != state["turn"]:
             return []
-        moves: list[Move] = [{"type": "score"}]
-        moves.extend({"type": "steal", "target": o} for o in range(state["seats"]) if o != seat)
-        return moves
+        return _MOVES[state["seats"]][seat]
 
     def outcome(self, state: State) -> Outcome | None:
         result = state["result"]
