@@ -50,6 +50,8 @@ from .cards import BACK, BACK_NAMES, CODE, COLOURS, DECK_SIZE, FACE
 TANK_DEAL: Final = 4  # Ruling 2: four cards face up into each tank.
 DEFAULT_TARGET: Final = 10  # Ruling 6.
 TWO_PLAYER_TARGET: Final = 15  # Ruling 6, two players.
+MIN_SEATS: Final = 2  # the seed rules: 2 to 6 players
+MAX_SEATS: Final = 6
 
 
 # -- view parts, shared between views (which are never changed once built) ----------------------
@@ -106,7 +108,7 @@ _MOVES: Final[list[list[list[Move]]]] = [
         [{"type": "score"}, *({"type": "steal", "target": o} for o in range(seats) if o != seat)]
         for seat in range(seats)
     ]
-    for seats in range(7)
+    for seats in range(MAX_SEATS + 1)
 ]
 
 #: The top card's back colours as the view shows them, one list per back.
@@ -168,8 +170,8 @@ class Mantis(Game):
 
     id = "mantis"
     title = "Mantis"
-    min_seats = 2
-    max_seats = 6
+    min_seats = MIN_SEATS
+    max_seats = MAX_SEATS
     options: Sequence[Option] = (
         Option(
             "target",
