@@ -41,7 +41,7 @@ class FakePipe:
     commit. Commands are encoded as the real connection encodes them."""
 
     on_answer: Any = None
-    preamble: list[bytes] = []
+    preamble: list[bytes]  # set by the Store; never read here
 
     async def call(self, *args: bytes) -> int:
         return await self.call_encoded(encode_command(list(args)))
