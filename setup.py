@@ -1,11 +1,12 @@
 """The package's C parts; everything else about the package is in pyproject.toml.
 
 Always: ``playhall_protocol._speedups`` (protocol/playhall_protocol/_speedups.c), C twins of the
-codec's packer and decoder and of packing a view diff, and ``playhall.store._resp``
-(server/playhall/store/_resp.c), RESP encoding of a commit's arguments. They are optional:
-where they cannot be compiled (no C compiler or no Python headers) the install goes on without
-them, and the pure Python references are used (``PLAYHALL_SPEEDUPS=0`` chooses those at run
-time too).
+codec's packer and decoder and of packing a view diff; ``playhall.store._resp``
+(server/playhall/store/_resp.c), RESP encoding of a commit's arguments; and
+``playhall.games._splitmix`` (server/playhall/games/_splitmix.c), the games' shuffle. They are
+optional: where they cannot be compiled (no C compiler or no Python headers) the install goes on
+without them, and the pure Python references are used (``PLAYHALL_SPEEDUPS=0`` chooses those at
+run time too).
 
 Opt-in, the compiled build:
 
@@ -31,6 +32,7 @@ SPEEDUPS = [
     Extension("playhall_protocol._speedups", ["protocol/playhall_protocol/_speedups.c"],
               optional=True),
     Extension("playhall.store._resp", ["server/playhall/store/_resp.c"], optional=True),
+    Extension("playhall.games._splitmix", ["server/playhall/games/_splitmix.c"], optional=True),
 ]
 
 #: Per import package, the modules compiled into that package's one shared library.

@@ -1,7 +1,12 @@
 """The game RNG: reproducible from its one-integer state, uniform enough, unbiased bounds."""
 
+import os
 from collections import Counter
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from playhall.games import rng
 from playhall.games.rng import Rng
 
 
@@ -31,3 +36,65 @@ def test_shuffle_is_a_permutation() -> None:
     items = list(range(105))
     r.shuffle(items)
     assert sorted(items) == list(range(105)) and items != list(range(105))
+
+
+# -- the C twin of shuffle (_splitmix.c) ---------------------------------------------------------
+
+_MASK = (1 << 64) - 1
+_GAMMA = 0x9E3779B97F4A7C15
+
+
+def test_lists_are_shuffled_by_the_c_twin_unless_the_speedups_are_off() -> None:
+    # CI and the README's install build it; PLAYHALL_SPEEDUPS=0 runs the suite without it.
+    if os.environ.get("PLAYHALL_SPEEDUPS") == "0":
+        assert rng._C_SHUFFLE is None
+    else:
+        from playhall.games import _splitmix
+
+        assert rng._C_SHUFFLE is _splitmix.shuffle
+
+
+@settings(max_examples=300)
+@given(state=st.integers(0, _MASK), size=st.integers(0, 300))
+def test_c_shuffle_draws_exactly_what_the_reference_draws(state: int, size: int) -> None:
+    fast, slow = Rng(state), Rng(state)
+    a, b = list(range(size)), list(range(size))
+    fast.shuffle(a)  # the C twin, where built
+    slow.shuffle_reference(b)
+    assert a == b
+    assert fast.state == slow.state
+
+
+def _state_whose_next_output_is(output: int) -> int:
+    """The state from which ``next64`` returns ``output``: splitmix64's mixing is a bijection
+    (xor-shifts and odd multipliers undone in reverse order)."""
+
+    def unshift(y: int, k: int) -> int:
+        z = y
+        for _ in range(64 // k + 1):
+            z = y ^ (z >> k)
+        return z
+
+    z = unshift(output, 31)
+    z = unshift(z * pow(0x94D049BB133111EB, -1, 1 << 64) & _MASK, 27)
+    z = unshift(z * pow(0xBF58476D1CE4E5B9, -1, 1 << 64) & _MASK, 30)
+    return (z - _GAMMA) & _MASK
+
+
+def test_both_shuffles_reject_a_draw_that_would_bias_the_bound() -> None:
+    # A draw of 2**64 - 1 is refused for any bound that does not divide 2**64 (6 does not) and
+    # taken for one that does (4): a refused draw costs one step of the generator more.
+    start = _state_whose_next_output_is(_MASK)
+    assert Rng(start).next64() == _MASK
+    for size, steps in ((6, 6), (4, 3)):  # 5 or 3 draws, and one refused for 6
+        for shuffle in ("shuffle", "shuffle_reference"):
+            r = Rng(start)
+            items = list(range(size))
+            getattr(r, shuffle)(items)
+            assert r.state == (start + steps * _GAMMA) & _MASK, (size, shuffle)
+            assert sorted(items) == list(range(size))
+        c, py = Rng(start), Rng(start)
+        a, b = list(range(size)), list(range(size))
+        c.shuffle(a)
+        py.shuffle_reference(b)
+        assert a == b

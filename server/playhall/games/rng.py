@@ -8,13 +8,30 @@ fast, well distributed, and trivially specified, so another implementation can r
 
 from __future__ import annotations
 
-from collections.abc import MutableSequence, Sequence
-from typing import TypeVar
+import os
+from collections.abc import Callable, MutableSequence, Sequence
+from typing import Any, Final, TypeVar
 
 T = TypeVar("T")
 
-_MASK = (1 << 64) - 1
-_GAMMA = 0x9E3779B97F4A7C15
+_MASK: Final = (1 << 64) - 1
+_GAMMA: Final = 0x9E3779B97F4A7C15
+
+
+def _c_shuffle() -> Callable[[int, list[Any]], int] | None:
+    """The C twin of :meth:`Rng.shuffle` (``_splitmix.c``), unless it was not built or the
+    speedups are switched off (``PLAYHALL_SPEEDUPS=0``, read here as the protocol's codec
+    reads it: games import nothing of the server's)."""
+    if os.environ.get("PLAYHALL_SPEEDUPS", "1") == "0":
+        return None
+    try:
+        from playhall.games._splitmix import shuffle
+    except ImportError:
+        return None
+    return shuffle
+
+
+_C_SHUFFLE: Final = _c_shuffle()
 
 
 class Rng:
@@ -50,7 +67,15 @@ class Rng:
         return items[self.below(len(items))]
 
     def shuffle(self, items: MutableSequence[T]) -> None:
-        """Fisher–Yates, in place."""
+        """Fisher–Yates, in place. (A list is shuffled by the C twin where it is built: the
+        same draws, a few hundred times faster; this loop is its specification.)"""
+        if _C_SHUFFLE is not None and type(items) is list:
+            self.state = _C_SHUFFLE(self.state, items)
+            return
+        self.shuffle_reference(items)
+
+    def shuffle_reference(self, items: MutableSequence[T]) -> None:
+        """:meth:`shuffle` in Python: what the C twin must do, draw for draw."""
         for i in range(len(items) - 1, 0, -1):
             j = self.below(i + 1)
             items[i], items[j] = items[j], items[i]
