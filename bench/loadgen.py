@@ -439,6 +439,18 @@ class LeanClient:
 
 _hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
 
+#: Seconds the connections stay open after the window closes. A pair stops moving at
+#: ``stop_at``, but other rooms' moves are still in flight then, and their latencies count: had
+#: every pair hung up at once, the server would be answering a thousand disconnects while it
+#: answered those last moves, a storm no steady-state workload has, and their latencies would
+#: measure it (docs/benchmarks.md, session 9).
+LINGER = 1.0
+
+
+async def linger(stop_at: float) -> None:
+    """Wait until ``LINGER`` seconds after ``stop_at`` (``time.perf_counter`` seconds)."""
+    await asyncio.sleep(max(0.0, stop_at + LINGER - _clock()))
+
 
 async def lean_pair(host: str, port: int, stats: dict[str, Any], stop_at: float,
                     measure_from: float) -> None:
@@ -477,5 +489,6 @@ async def lean_pair(host: str, port: int, stats: dict[str, Any], stop_at: float,
         # Like real players, leave the finished room, so the server may let it go.
         await a.request("leave", room=old_room)
         await b.request("leave", room=old_room)
+    await linger(stop_at)
     a.close()
     b.close()

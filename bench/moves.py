@@ -7,7 +7,9 @@ server pinned to one core (``taskset``), then runs the clients in ``--procs`` lo
 (``--client lean``, the default, is bench/loadgen.py; ``--client websockets`` the old client on
 websockets' asyncio client, kept for comparison).
 Each client moves as soon as it is its turn (first legal move) and, when a game ends, the pair
-plays a rematch, so rooms stay busy for the whole measurement.
+plays a rematch, so rooms stay busy for the whole measurement. At the window's end the pairs
+stop moving but keep their connections open a second longer (``loadgen.LINGER``), so the moves
+still in flight are measured without the server also answering every client's disconnect.
 
 Reported: moves/s (acknowledged moves in the measured window), p50/p99 from sending a move to
 receiving the update it caused, the server's RSS and CPU (user+system seconds / wall), and the
@@ -54,7 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "protocol"), str(ROOT / "server"), str(ROOT / "clients")]
 
 import msgpack  # noqa: E402
-from loadgen import lean_pair  # noqa: E402  (bench/loadgen.py: the script's folder)
+from loadgen import lean_pair, linger  # noqa: E402  (bench/loadgen.py: the script's folder)
 from websockets.asyncio.client import ClientConnection, connect  # noqa: E402
 
 from playhall_protocol import apply_diff  # noqa: E402
@@ -172,6 +174,7 @@ async def websockets_pair(host: str, port: int, stats: dict[str, Any], stop_at: 
         # Like real players, leave the finished room, so the server may let it go.
         await a.request("leave", room=old_room)
         await b.request("leave", room=old_room)
+    await linger(stop_at)
     await a_ws.close()
     await b_ws.close()
     for task in readers:
