@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from playhall_protocol import ProtocolError, errors
 from playhall_protocol.messages import (
@@ -14,6 +16,8 @@ from playhall_protocol.messages import (
     MAX_ID,
     SERVER_PUSHES,
     Field,
+    _is_plain_move,
+    check_fields,
     request_id_of,
     validate,
 )
@@ -247,3 +251,79 @@ def test_request_id_of() -> None:
 
 def test_hello_protocol_list_items_must_be_ints() -> None:
     _refused({"t": "hello", "id": 1, "protocol": ["1", True, 1.5]})
+
+
+# -- the move's short cut (messages._is_plain_move) ----------------------------------------------
+
+_ANY_VALUE = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([MAX_ID, MAX_ID + 1, -1]),
+    st.text(max_size=3),
+    st.text(min_size=63, max_size=66),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+    st.lists(st.integers(), max_size=2),
+    st.binary(max_size=2),
+    st.floats(allow_nan=False),
+)
+
+
+_ABSENT = object()
+_KEY = st.text(max_size=64)
+_SMALL_ID = st.integers(0, MAX_ID)
+#: Per field of a move: a value that fits, any value at all, or no field.
+_MOVE_FIELDS = {
+    "room": _KEY,
+    "version": _SMALL_ID,
+    "mid": st.one_of(_KEY, _SMALL_ID),
+    "move": st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+}
+
+
+@settings(max_examples=1000)
+@given(
+    values=st.fixed_dictionaries(
+        {
+            name: st.one_of(fits, fits, _ANY_VALUE, st.just(_ABSENT))
+            for name, fits in _MOVE_FIELDS.items()
+        }
+    ),
+    extra=st.one_of(st.just(_ABSENT), _ANY_VALUE),
+)
+def test_the_moves_short_cut_accepts_exactly_what_the_field_table_accepts(
+    values: dict[str, Any], extra: Any
+) -> None:
+    # Every value here is of an exact type, as msgpack decodes: then the short cut and the
+    # table-driven checks must agree both ways (the short cut only ever says yes early).
+    message = {"t": "move", "id": 1, **{k: v for k, v in values.items() if v is not _ABSENT}}
+    if extra is not _ABSENT:
+        message["seat"] = extra
+    try:
+        check_fields("move", message)
+        table_says = True
+    except ProtocolError:
+        table_says = False
+    assert _is_plain_move(message) == table_says
+    if table_says:
+        assert validate(message) == ("move", 1)
+    else:
+        with pytest.raises(ProtocolError):
+            validate(message)
+
+
+_PLAIN_MOVE = {"t": "move", "id": 7, "room": "r", "version": 3, "mid": "m", "move": {}}
+_EDGES = ["", "x" * 64, "x" * 65, 0, MAX_ID, MAX_ID + 1, -1, True, False, None, {}, [], 1.5]
+
+
+@pytest.mark.parametrize("name", ["room", "version", "mid", "move"])
+@pytest.mark.parametrize("edge", _EDGES, ids=repr)
+def test_the_moves_short_cut_agrees_at_every_edge(name: str, edge: Any) -> None:
+    message = {**_PLAIN_MOVE, name: edge}
+    try:
+        check_fields("move", message)
+        table_says = True
+    except ProtocolError:
+        table_says = False
+    assert _is_plain_move(message) == table_says
+    assert _is_plain_move(_PLAIN_MOVE)

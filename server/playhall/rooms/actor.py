@@ -305,7 +305,8 @@ class Room:
             summary = self._lobby_entry(new)
         else:
             summary = previous
-        lobby_changed = summary != previous
+        # (A dict compares entry by entry even with itself: the identity test spares every move.)
+        lobby_changed = summary is not previous and summary != previous
         checkpoint = (
             kind not in STEPS
             or new.status != old.status
