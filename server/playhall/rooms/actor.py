@@ -114,8 +114,12 @@ class _UpdateParts:
     __slots__ = ("head", "events", "all_events")
 
     def __init__(self, room: str, version: int, events: list[Event]) -> None:
-        head = {"t": "update", "room": room, "from": version - 1, "to": version}
-        self.head = frame_head(head, 2) + _DIFF_KEY
+        # encode's bytes of {"t": "update", "room": room, "from": .., "to": .., "diff": ..,
+        # "events": ..} up to the diff's value, the constant runs packed once.
+        self.head = b"".join(
+            (_UPDATE_HEAD, pack(room), _FROM_KEY, pack(version - 1), _TO_KEY, pack(version),
+             _DIFF_KEY)
+        )
         self.events = events
         self.all_events: bytes | None = None  # packed when a viewer first needs it
 
@@ -133,6 +137,10 @@ class _UpdateParts:
 
 _DIFF_KEY: Final = pack("diff")
 _EVENTS_KEY: Final = pack("events")
+#: An update is a map of six: t, room, from, to, diff, events (fewer than 16: a fixmap).
+_UPDATE_HEAD: Final = frame_head({"t": "update"}, 5) + pack("room")
+_FROM_KEY: Final = pack("from")
+_TO_KEY: Final = pack("to")
 
 
 @dataclass
