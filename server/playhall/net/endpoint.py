@@ -24,13 +24,13 @@ from playhall.catalog import all_games, get_game
 from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
-from playhall.net.session import Session, error_frame
+from playhall.net.session import Session, error_frame, ok_frame
 from playhall.net.websocket import WebSocket, WriteBatch
 from playhall.rooms.actor import RoomError, new_room_id, new_seed
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import RoomRecord, Seat
 from playhall.store.redis_store import Store
-from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, encode, errors
+from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, errors
 from playhall_protocol.messages import request_id_of, validate
 
 logger = log.get("playhall.net")
@@ -129,7 +129,7 @@ class Endpoint:
                 raise ProtocolError(errors.BAD_MESSAGE, "hello was already said on this connection")
             started = time.perf_counter()
             result = await self._dispatch(session, kind, message)
-            session.reply(encode({"t": "ok", "re": rid, **result}))
+            session.reply(ok_frame(rid, result))
             if kind != "move" and kind != "ping":
                 clog.debug(
                     "request",
@@ -165,7 +165,7 @@ class Endpoint:
 
         def done(result: dict[str, Any] | None, error: RoomError | None) -> None:
             if error is None:
-                session.reply(encode({"t": "ok", "re": rid, **(result or {})}))
+                session.reply(ok_frame(rid, result or {}))
             else:
                 self._refused(session, rid, error, message)
             session.answered()
