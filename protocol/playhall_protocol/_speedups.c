@@ -994,7 +994,9 @@ static PyObject *read_map(Reader *r, Py_ssize_t n, int level)
         return incomplete();
     if (check_level(r, level) < 0)
         return NULL;
-    PyObject *map = PyDict_New();
+    /* Sized for its entries at once: an empty dict holds five, so the six of a move or an
+     * update frame cost a resize on the way. (n is bounded by the frame's bytes, checked above.) */
+    PyObject *map = _PyDict_NewPresized(n);
     if (map == NULL)
         return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
