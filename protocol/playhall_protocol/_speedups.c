@@ -968,6 +968,39 @@ static PyObject *read_short_key(Reader *r)
     return key;
 }
 
+/* Short string values of recent frames, by a hash of their bytes, as the keys above but not
+ * interned: a game's words ("steal", a card's code, a colour) recur frame after frame, and the
+ * str made last time saves decoding one and, later, freeing it. Longer values (room ids, names)
+ * vary too much to be worth a slot. */
+#define VALUE_SLOTS 512
+#define SHORT_VALUE 8
+static PyObject *value_slots[VALUE_SLOTS];
+
+/* A fixstr value of n bytes (its type byte already read). */
+static PyObject *read_fixstr(Reader *r, Py_ssize_t n)
+{
+    if (n > SHORT_VALUE || !have(r, n))
+        return read_str(r, n);
+    const unsigned char *data = r->p;
+    uint32_t hash = 2166136261u; /* FNV-1a */
+    for (Py_ssize_t i = 0; i < n; i++)
+        hash = (hash ^ data[i]) * 16777619u;
+    PyObject **slot = &value_slots[hash % VALUE_SLOTS];
+    PyObject *known = *slot;
+    if (known != NULL && PyUnicode_GET_LENGTH(known) == n &&
+        memcmp(PyUnicode_DATA(known), data, (size_t)n) == 0) {
+        r->p += n;
+        Py_INCREF(known);
+        return known;
+    }
+    PyObject *value = read_str(r, n);
+    if (value != NULL && PyUnicode_IS_COMPACT_ASCII(value)) {
+        Py_INCREF(value);
+        Py_XSETREF(*slot, value);
+    }
+    return value;
+}
+
 static PyObject *read_array(Reader *r, Py_ssize_t n, int level)
 {
     if (n < 0 || !have(r, n)) /* every element takes a byte at least */
@@ -1043,7 +1076,7 @@ static PyObject *read_value(Reader *r, int level)
     if (b >= 0xe0)
         return PyLong_FromLong((int8_t)b);
     if (b >= 0xa0 && b <= 0xbf)
-        return read_str(r, b & 0x1f);
+        return read_fixstr(r, b & 0x1f);
     if (b >= 0x90 && b <= 0x9f)
         return read_array(r, b & 0x0f, level);
     if (b >= 0x80 && b <= 0x8f)

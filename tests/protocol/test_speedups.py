@@ -338,6 +338,20 @@ def test_many_distinct_keys_collide_in_the_key_cache_and_still_decode_exactly() 
         assert list(_speedups.decode_frame(frame, 32)) == list(message)
 
 
+def test_short_string_values_repeat_from_the_value_cache_and_still_decode_exactly() -> None:
+    # 3,000 values over 512 slots: every short length, some not ASCII (never cached), and some
+    # one byte past the cached length; each frame decoded twice (the second from the cache).
+    values = [f"v{i}" for i in range(1000)] + [f"é{i}" for i in range(500)] + [
+        f"{i:08d}" for i in range(1000)] + [f"{i:09d}" for i in range(500)]
+    for start in range(0, len(values), 50):
+        message = {"values": values[start:start + 50], "one": values[start]}
+        frame = codec.encode(message)
+        for _ in range(2):
+            assert _speedups.decode_frame(frame, 32) == codec.decode_reference(frame) == message
+    again = _speedups.decode_frame(codec.encode({"a": "steal"}), 32)["a"]
+    assert again is _speedups.decode_frame(codec.encode({"b": "steal"}), 32)["b"]
+
+
 def test_the_diff_of_maps_whose_keys_come_in_another_order() -> None:
     """The walk takes old's values alongside new's while the keys come in the same order, and
     looks them up where they part: keys added, removed or reordered."""
