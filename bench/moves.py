@@ -26,7 +26,9 @@ on how busy the machine is. The server then runs some 50 times slower, so use fe
 ``BENCH_CALLGRIND_ARGS`` adds options to callgrind's (``--cache-sim=yes`` counts simulated
 cache misses too: ``server_cache_misses_per_move``, first-level and last-level).
 ``BENCH_TRACE=FILE`` writes the measured window in 100 ms slices (moves, median and highest
-latency in each), to tell a tail of whole slow slices from one spread over every slice.
+latency in each, and what may have slowed the slice: each process's share of its core, each
+core's steal, the server's collector pauses; bench/slices.py), to tell a tail of whole slow
+slices from one spread over every slice, and one slow slice's cause from another's.
 ``BENCH_SYSCALLS=1`` counts the server's system calls over the measured window with ``perf
 stat`` (kernel tracepoints: root, or ``perf_event_paranoid`` allowing it) and reports
 ``server_syscalls_per_move``, in all and by call: like the instruction count, a measure of the
@@ -57,6 +59,7 @@ sys.path[:0] = [str(ROOT / "protocol"), str(ROOT / "server"), str(ROOT / "client
 
 import msgpack  # noqa: E402
 from loadgen import lean_pair, linger  # noqa: E402  (bench/loadgen.py: the script's folder)
+from slices import Sampler, gc_env, read_pauses, write_slices  # noqa: E402  (bench/slices.py)
 from websockets.asyncio.client import ClientConnection, connect  # noqa: E402
 
 from playhall_protocol import apply_diff  # noqa: E402
@@ -240,11 +243,14 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         fsync: str, client: str = "lean") -> dict[str, Any]:
     from playhall.store.embedded import EmbeddedRedis
 
+    # This process moves to the load cores first, so that all it starts inherits them: Redis
+    # with every thread (pinning its pid after the start moved only its main thread, and left
+    # the append-only file's fsync thread free to run on the server's core), the load
+    # processes, and the trace sampler. The server alone is then put on its core (taskset).
+    os.sched_setaffinity(0, other_cores(server_core))
     data = Path(tempfile.mkdtemp(prefix="playhall-bench-"))
     redis = EmbeddedRedis(data / "redis", port=free_port(), fsync=fsync)
     redis.start()
-    if redis.process is not None:
-        os.sched_setaffinity(redis.process.pid, other_cores(server_core))
     port = free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         str(ROOT / d) for d in ("protocol", "server", "clients"))}
@@ -264,6 +270,10 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
                *os.environ.get("BENCH_CALLGRIND_ARGS", "").split(), *cmd]
     elif shutil.which("taskset") and server_core:
         cmd = ["taskset", "-c", server_core, *cmd]
+    traced = os.environ.get("BENCH_TRACE")
+    pauses_file = data / "gc.json"
+    if traced:
+        env = gc_env(env, pauses_file)
     server = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
     try:
         for _ in range(200 if not counted else 2000):
@@ -309,9 +319,18 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         if counted:
             subprocess.run(["callgrind_control", "-z", "-i", "on", str(server.pid)],
                            check=True, capture_output=True)
+        sampler = None
+        if traced:
+            pids = {"server": server.pid, **{f"load{i}": w.pid for i, w in enumerate(workers)
+                                              if w.pid is not None}}
+            if redis_pid:
+                pids["redis"] = redis_pid
+            sampler = Sampler(pids)
+            sampler.start()
         (user0, sys0), t0 = cpu_split(server.pid), time.perf_counter()
         time.sleep(seconds)
         (user1, sys1), t1 = cpu_split(server.pid), time.perf_counter()
+        samples = sampler.stop() if sampler is not None else []
         if counted:
             subprocess.run(["callgrind_control", "-d", str(server.pid)],
                            check=True, capture_output=True)
@@ -329,10 +348,11 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
     finally:
         server.terminate()
         server.wait(30)
+        pauses = read_pauses(pauses_file)  # written as the server exits
         redis.stop()
         shutil.rmtree(data, ignore_errors=True)
-    if os.environ.get("BENCH_TRACE"):
-        write_windows(Path(os.environ["BENCH_TRACE"]), results)
+    if traced:
+        write_slices(Path(traced), results, t0, t1, samples, pauses)
     lat = sorted(x for r in results for x in r["lat"])
     moves = sum(r["moves"] for r in results)
     counts = {}
@@ -367,29 +387,6 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         "seconds": seconds,
         **counts,
     }
-
-
-def write_windows(out: Path, results: list[dict[str, Any]], width: float = 0.1) -> None:
-    """The measured window cut into ``width``-second slices, one JSON line each: the moves
-    whose update arrived in the slice, and their median and highest latency. A tail that comes
-    from whole slices (every move in flight slowed at once: a collector pause, a slow spell of
-    the machine) looks different here from one that some moves have in every slice."""
-    done = sorted((at, lat) for r in results for at, lat in zip(r["done_at"], r["lat"],
-                                                                  strict=True))
-    if not done:
-        out.write_text("")
-        return
-    start = done[0][0]
-    slices: dict[int, list[float]] = {}
-    for at, lat in done:
-        slices.setdefault(int((at - start) / width), []).append(lat)
-    with out.open("w") as f:
-        for index in range(max(slices) + 1):
-            lats = slices.get(index, [])
-            f.write(json.dumps({
-                "t": round(index * width, 3), "moves": len(lats),
-                "p50_ms": round(statistics.median(lats) * 1e3, 2) if lats else None,
-                "max_ms": round(max(lats) * 1e3, 2) if lats else None}) + "\n")
 
 
 #: What BENCH_SYSCALLS counts: every system call, and the ones a move's path makes by name.
