@@ -935,6 +935,23 @@ static int check_level(Reader *r, int level)
 #define KEY_SLOTS 256
 static PyObject *key_slots[KEY_SLOTS];
 
+/* The slot of a cache of `count` slots for the n bytes at data (FNV-1a of them). */
+static PyObject **slot_of(PyObject **slots, uint32_t count, const unsigned char *data,
+                          Py_ssize_t n)
+{
+    uint32_t hash = 2166136261u;
+    for (Py_ssize_t i = 0; i < n; i++)
+        hash = (hash ^ data[i]) * 16777619u;
+    return &slots[hash % count];
+}
+
+/* Whether a slot's str (compact ASCII, or NULL) is the n bytes at data. */
+static int holds(PyObject *known, const unsigned char *data, Py_ssize_t n)
+{
+    return known != NULL && PyUnicode_GET_LENGTH(known) == n &&
+           memcmp(PyUnicode_DATA(known), data, (size_t)n) == 0;
+}
+
 /* A map key that is a fixstr (at most 31 bytes), interned: msgpack interns map keys too, so
  * lookups by literal keys hit at once. */
 static PyObject *read_short_key(Reader *r)
@@ -944,17 +961,11 @@ static PyObject *read_short_key(Reader *r)
         r->p++;
         return incomplete();
     }
-    const unsigned char *data = r->p + 1;
-    uint32_t hash = 2166136261u; /* FNV-1a */
-    for (Py_ssize_t i = 0; i < n; i++)
-        hash = (hash ^ data[i]) * 16777619u;
-    PyObject **slot = &key_slots[hash % KEY_SLOTS];
-    PyObject *known = *slot;
-    if (known != NULL && PyUnicode_GET_LENGTH(known) == n &&
-        memcmp(PyUnicode_DATA(known), data, (size_t)n) == 0) {
+    PyObject **slot = slot_of(key_slots, KEY_SLOTS, r->p + 1, n);
+    if (holds(*slot, r->p + 1, n)) {
         r->p += 1 + n;
-        Py_INCREF(known);
-        return known;
+        Py_INCREF(*slot);
+        return *slot;
     }
     r->p++;
     PyObject *key = read_str(r, n);
@@ -981,17 +992,11 @@ static PyObject *read_fixstr(Reader *r, Py_ssize_t n)
 {
     if (n > SHORT_VALUE || !have(r, n))
         return read_str(r, n);
-    const unsigned char *data = r->p;
-    uint32_t hash = 2166136261u; /* FNV-1a */
-    for (Py_ssize_t i = 0; i < n; i++)
-        hash = (hash ^ data[i]) * 16777619u;
-    PyObject **slot = &value_slots[hash % VALUE_SLOTS];
-    PyObject *known = *slot;
-    if (known != NULL && PyUnicode_GET_LENGTH(known) == n &&
-        memcmp(PyUnicode_DATA(known), data, (size_t)n) == 0) {
+    PyObject **slot = slot_of(value_slots, VALUE_SLOTS, r->p, n);
+    if (holds(*slot, r->p, n)) {
         r->p += n;
-        Py_INCREF(known);
-        return known;
+        Py_INCREF(*slot);
+        return *slot;
     }
     PyObject *value = read_str(r, n);
     if (value != NULL && PyUnicode_IS_COMPACT_ASCII(value)) {
