@@ -76,36 +76,34 @@ def write_slices(out: Path, results: list[dict[str, Any]], start: float, end: fl
                  pauses: list[tuple[float, float, int]], width: float = 0.1) -> None:
     """One JSON line per ``width`` seconds from ``start`` to ``end`` (the measured window)."""
     count = max(1, round((end - start) / width))
+
+    def slice_of(at: float) -> int | None:
+        index = int((at - start) / width)
+        return index if 0 <= index < count else None
+
     latencies: list[list[float]] = [[] for _ in range(count)]
     for r in results:
         for at, lat in zip(r["done_at"], r["lat"], strict=True):
-            index = int((at - start) / width)
-            if 0 <= index < count:
+            if (index := slice_of(at)) is not None:
                 latencies[index].append(lat)
     shares: list[dict[str, list[float]]] = [{} for _ in range(count)]
     spans = [0.0] * count
     tick = 1 / os.sysconf("SC_CLK_TCK")
-    stolen: list[list[float]] = [[] for _ in range(count)]
+    cores = len(samples[0][2]) if samples else 0
+    stolen = [[0.0] * cores for _ in range(count)]
     for (t0, a, s0), (t1, b, s1) in zip(samples, samples[1:], strict=False):
-        index = int((t0 - start) / width)
-        if not 0 <= index < count:
+        if (index := slice_of(t0)) is None:
             continue
         spans[index] += t1 - t0
         for name in a.keys() & b.keys():
-            run = (b[name][0] - a[name][0]) / 1e9
-            wait = (b[name][1] - a[name][1]) / 1e9
             total = shares[index].setdefault(name, [0.0, 0.0])
-            total[0] += run
-            total[1] += wait
-        ticks = [(y - x) * tick for x, y in zip(s0, s1, strict=False)]
-        if stolen[index]:
-            stolen[index] = [u + v for u, v in zip(stolen[index], ticks, strict=False)]
-        else:
-            stolen[index] = ticks
+            total[0] += (b[name][0] - a[name][0]) / 1e9  # running
+            total[1] += (b[name][1] - a[name][1]) / 1e9  # waiting for the core
+        for core, (x, y) in enumerate(zip(s0, s1, strict=True)):
+            stolen[index][core] += (y - x) * tick
     gc_ms: list[list[float]] = [[] for _ in range(count)]
     for began, seconds, _generation in pauses:
-        index = int((began - start) / width)
-        if 0 <= index < count and seconds >= 0.001:
+        if (index := slice_of(began)) is not None and seconds >= 0.001:
             gc_ms[index].append(round(seconds * 1e3, 1))
     with out.open("w") as f:
         for index in range(count):
