@@ -411,9 +411,8 @@ class Store:
             b"1" if change.active else b"0",
             b"%d" % change.expire,
         ]
-        names = _LOG_FIELD_NAMES
         for name, value in change.log.items():
-            args.append(names.get(name) or name.encode())
+            args.append(_LOG_FIELD_NAMES.get(name) or name.encode())
             if type(value) is bytes:
                 args.append(value)
             elif type(value) is int:
