@@ -7,6 +7,7 @@ element of a long array (a diff of one op per element, several times the array's
 
 from __future__ import annotations
 
+import copy
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -77,7 +78,7 @@ async def _push_for(client: Client, room: str, version: int) -> dict[str, Any]:
 
 async def _move(client: Client, room: str, kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """Make a move; the view before it and the frame that carried the new version."""
-    before = client.rooms[room].view
+    before = copy.deepcopy(client.rooms[room].view)  # the client applies diffs in place
     reply = await client.move(room, {"type": kind})
     return before, await _push_for(client, room, reply["version"])
 
@@ -101,7 +102,7 @@ async def test_an_update_larger_than_the_snapshot_is_sent_as_the_snapshot(
         for nudges in (20, 3, 1):
             for _ in range(nudges):
                 before, frame = await _move(client, room, "nudge")
-                assert frame["t"] == "update"
+                assert frame["t"] == "update" and frame["diff"]
                 version = frame["to"]
                 snapshot = encode({"t": "snapshot", "room": room, "version": version,
                                    "view": mirror.view, "presence": [True], "events": []})
