@@ -63,7 +63,7 @@ class Config:
         120.0, "seconds a room stays in memory with nobody watching and nothing scheduled"
     )
     finished_evict: float = setting(
-        10.0, "seconds a finished room stays in memory once nobody watches it"
+        2.0, "seconds a finished room stays in memory once nobody watches it"
     )
     away_grace: float = setting(
         120.0, "seconds a dropped seat keeps receiving diffs for a short catch-up"
