@@ -26,9 +26,9 @@ from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
 from playhall.net.session import Session, error_frame, ok_frame
 from playhall.net.websocket import WebSocket, WriteBatch
-from playhall.rooms.actor import RoomError, new_room_id, new_seed
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import RoomRecord, Seat
+from playhall.rooms.table import RoomError, new_room_id, new_seed
 from playhall.store.redis_store import Store
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, errors
 from playhall_protocol.messages import request_id_of, validate
@@ -109,7 +109,7 @@ class Endpoint:
                 room = self.rooms.rooms.get(room_id)
                 if room is not None:
                     try:
-                        await room.submit("detach", session, {})
+                        await room.ask("detach", session, {})
                     except RoomError:
                         pass
             clog.debug("disconnected", player=session.player)
@@ -174,7 +174,7 @@ class Endpoint:
         try:
             # The message itself as the command's arguments: the move's handler reads its
             # fields by name, so "t" and "id" are left in rather than copied out on every move.
-            room.offer("move", session, message, rid, done)
+            room.submit("move", session, message, rid, done)
         except RoomError:
             session.in_flight = False
             return False
@@ -233,7 +233,7 @@ class Endpoint:
         if room_id is None:
             raise ProtocolError(errors.BAD_MESSAGE, f'{kind!r} needs "room" (or "code")')
         room = await self.rooms.get(room_id)
-        result = await room.submit(kind, session, args, message["id"])
+        result = await room.ask(kind, session, args, message["id"])
         if kind in ("join", "sync"):
             session.rooms.add(room_id)
         elif kind == "leave":
@@ -317,7 +317,7 @@ class Endpoint:
             args["seat"] = 0
         else:
             args["watch"] = True
-        joined = await room.submit("join", session, args, message["id"])
+        joined = await room.ask("join", session, args, message["id"])
         session.rooms.add(room_id)
         return {"room": room_id, "code": code, "seat": joined["seat"], "version": joined["version"]}
 
@@ -331,7 +331,7 @@ class Endpoint:
 
         async def ask() -> None:
             try:
-                await room.submit("resnapshot", session, {})
+                await room.ask("resnapshot", session, {})
             except RoomError:
                 pass
 

@@ -14,9 +14,10 @@ from playhall import log
 from playhall.catalog import get_game
 from playhall.config import Config
 from playhall.lobby import Lobby
-from playhall.rooms.actor import Room, RoomError
+from playhall.rooms.actor import Room
 from playhall.rooms.record import RoomRecord
 from playhall.rooms.replay import replay
+from playhall.rooms.table import RoomError
 from playhall.store.redis_store import Commit, LogGap, Store
 from playhall_protocol import errors
 
@@ -156,7 +157,7 @@ class RoomManager:
             return
         for viewer in list(old.viewers):
             with contextlib.suppress(RoomError):
-                await room.submit("sync", viewer, {})
+                await room.ask("sync", viewer, {})
 
     async def restore_active(self) -> int:
         """Load every room that needs a server even with no client (timers, bots to move)."""
