@@ -90,7 +90,7 @@ async def play(room: Room, viewers: list[Viewer], moves: int) -> None:
 
 async def unload(manager: RoomManager, room: Room) -> None:
     """Let the room go from memory (as an idle room is), leaving Redis as it is."""
-    room.viewers.clear()
+    room.audience.viewers.clear()
     manager.evict(room)
     await asyncio.gather(*manager._stopping)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 import msgpack
@@ -26,7 +27,7 @@ from playhall.config import Config
 from playhall.games.contract import Event, Game
 from playhall.rooms import table, views
 from playhall.rooms.audience import Audience, Viewer
-from playhall.rooms.inbox import Inbox
+from playhall.rooms.inbox import Command, Done, Inbox, settle
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
 from playhall.rooms.replay import STEPS, step_entry
 from playhall.rooms.table import RoomError
@@ -37,45 +38,6 @@ if TYPE_CHECKING:
     from playhall.lobby import Lobby
 
 logger = log.get("playhall.room")
-
-#: Told how a command ended: its result, or the error that refused it.
-Done = Callable[[dict[str, Any] | None, RoomError | None], None]
-
-
-class Command:
-    """One change asked of a room. (A plain class, not a dataclass: one is made per move; see
-    docs/operations.md, "The compiled build".)"""
-
-    __slots__ = ("kind", "session", "args", "request", "done")
-
-    def __init__(
-        self,
-        kind: str,
-        session: Viewer | None,
-        args: dict[str, Any],
-        request: int | None = None,
-        done: Done | None = None,
-    ) -> None:
-        self.kind = kind
-        self.session = session
-        self.args = args
-        self.request = request
-        #: Told the outcome, in the actor's own pass of the loop (so a reply leaves with the
-        #: updates it caused); None for internal commands, which nobody waits for.
-        self.done = done
-
-    def finish(self, result: dict[str, Any] | None, error: RoomError | None = None) -> None:
-        if self.done is not None:
-            done, self.done = self.done, None
-            try:
-                done(result, error)
-            except Exception:  # the waiter's bug must not take the room's task down with it
-                logger.exception("reply_failed", command=self.kind, req=self.request)
-
-    def viewer(self) -> Viewer:
-        """The session that asked (every command from outside has one)."""
-        assert self.session is not None
-        return self.session
 
 
 class Room:
@@ -106,17 +68,13 @@ class Room:
         self.inbox: Inbox[Command] = Inbox(config.room_inbox)
         self.audience = Audience(record.id, game, config)
         # The lobby summary Redis holds for this room (None: not listed).
-        self._listed = self._lobby_entry(record)
+        self._listed = views.lobby_entry(record, game.title)
         self._timer: asyncio.TimerHandle | None = None
         self._idle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self.log = logger.bind(room=record.id, game=record.game)
         self._debug = log.debug_enabled()
-
-    @property
-    def viewers(self) -> dict[Viewer, Any]:
-        return self.audience.viewers
 
     # -- lifecycle and the inbox ---------------------------------------------------------------
 
@@ -137,12 +95,8 @@ class Room:
             command.finish(None, RoomError(errors.DRAINING, "the room is closing"))
 
     def submit(
-        self,
-        kind: str,
-        session: Viewer | None,
-        args: dict[str, Any],
-        request: int | None = None,
-        done: Done | None = None,
+        self, kind: str, session: Viewer | None, args: dict[str, Any],
+        request: int | None = None, done: Done | None = None,
     ) -> None:
         """Queue a command whose outcome goes to ``done``; raises :class:`RoomError` at once
         when the room cannot take it (closing, or its inbox is full)."""
@@ -156,16 +110,7 @@ class Room:
     ) -> dict[str, Any]:
         """:meth:`submit`, and wait for the answer; raises :class:`RoomError` when refused."""
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-
-        def done(result: dict[str, Any] | None, error: RoomError | None) -> None:
-            if future.done():
-                return
-            if error is not None:
-                future.set_exception(error)
-            else:
-                future.set_result(result or {})
-
-        self.submit(kind, session, args, request, done)
+        self.submit(kind, session, args, request, partial(settle, future))
         return await future
 
     def _post(self, kind: str, args: dict[str, Any] | None = None) -> None:
@@ -194,11 +139,9 @@ class Room:
                 self._on_idle(self)
                 continue
             except Exception as exc:
+                player = getattr(command.session, "player", None)
                 self.log.exception(
-                    "room_command_failed",
-                    command=command.kind,
-                    player=getattr(command.session, "player", None),
-                    req=command.request,
+                    "room_command_failed", command=command.kind, player=player, req=command.request
                 )
                 code = errors.STORE_FAILED if _is_store_error(exc) else errors.INTERNAL
                 command.finish(None, RoomError(code, "the change was not made"))
@@ -209,14 +152,8 @@ class Room:
     # -- storing a change ----------------------------------------------------------------------
 
     async def _commit(
-        self,
-        new: RoomRecord,
-        kind: str,
-        seat: int | None = None,
-        player: str | None = None,
-        move: Any = None,
-        events: list[Event] | None = None,
-        mid: Any = None,
+        self, new: RoomRecord, kind: str, seat: int | None = None, player: str | None = None,
+        move: Any = None, events: list[Event] | None = None, mid: Any = None,
     ) -> None:
         """Store ``new`` (whose version is the current one + 1), then adopt and broadcast it.
 
@@ -224,37 +161,33 @@ class Room:
         log entry only, unless ``checkpoint_every`` steps have passed since the record was
         last stored whole: loading the room replays the steps since (see ``replay``)."""
         old = self.record
-        # The lobby lists public rooms with people in them, until they finish. Most changes (every
-        # move) leave the summary as it was: then neither Redis nor lobby watchers hear of it.
-        # It follows from the seats and the status only (the rest never changes).
+        # The lobby's summary follows from the seats and the status only: most changes (every
+        # move) leave it as it was, and then neither Redis nor lobby watchers hear of it. (A
+        # dict compares entry by entry even with itself: the identity test spares every move.)
         seats_changed = new.seats is not old.seats
         previous = self._listed
+        summary = previous
         if seats_changed or new.status != old.status:
-            summary = self._lobby_entry(new)
-        else:
-            summary = previous
-        # (A dict compares entry by entry even with itself: the identity test spares every move.)
+            summary = views.lobby_entry(new, self.game.title)
         lobby_changed = summary is not previous and summary != previous
         checkpoint = (
             kind not in STEPS
             or new.status != old.status
             or new.version - self._checkpoint >= self.config.checkpoint_every
         )
-        await self.store.commit(
-            Commit(
-                room=new.id,
-                lease=self.lease,
-                prev_version=old.version,
-                version=new.version,
-                record=new.pack() if checkpoint else b"",
-                log=step_entry(new, kind, seat, player, move, mid),
-                lobby=msgpack.packb(summary) if summary is not None and lobby_changed else None,
-                unlist=summary is None and previous is not None,
-                active=_needs_server(new, self.game),
-                expire=self.config.finished_ttl if new.status == FINISHED else 0,
-                code=new.code,
-            )
-        )
+        await self.store.commit(Commit(
+            room=new.id,
+            lease=self.lease,
+            prev_version=old.version,
+            version=new.version,
+            record=new.pack() if checkpoint else b"",
+            log=step_entry(new, kind, seat, player, move, mid),
+            lobby=msgpack.packb(summary) if summary is not None and lobby_changed else None,
+            unlist=summary is None and previous is not None,
+            active=table.needs_server(new, self.game),
+            expire=self.config.finished_ttl if new.status == FINISHED else 0,
+            code=new.code,
+        ))
         self.record = new
         if checkpoint:
             self._checkpoint = new.version
@@ -268,18 +201,6 @@ class Room:
             self.audience.push_presence(new)  # push presence themselves
         self._schedule()
 
-    def _lobby_entry(self, record: RoomRecord) -> dict[str, Any] | None:
-        listed = (
-            not record.private
-            and record.status != FINISHED
-            and any(s.taken and not s.bot for s in record.seats)
-        )
-        return views.lobby_summary(record, self.game.title) if listed else None
-
-    def needs_server(self) -> bool:
-        """Whether the room has work to do with no client asking (timers, bots)."""
-        return _needs_server(self.record, self.game)
-
     # -- commands from clients -------------------------------------------------------------------
 
     async def _join(self, command: Command) -> dict[str, Any]:
@@ -287,25 +208,16 @@ class Room:
         args = command.args
         record = self.record
         new, events, seat = table.join(
-            record,
-            self.game,
-            session.player,
-            session.name,
-            wanted=args.get("seat"),
-            watch=bool(args.get("watch")),
-            code=args.get("code"),
+            record, self.game, session.player, session.name,
+            wanted=args.get("seat"), watch=bool(args.get("watch")), code=args.get("code"),
         )
         if new is not record:
             await self.store.add_player_room(session.player, record.id)
             await self._commit(new, "join", seat, session.player, events=events)
         self.audience.attach(self.record, session, seat)
         self.audience.send_snapshot(self.record, session)
-        return {
-            "room": record.id,
-            "seat": seat,
-            "version": self.record.version,
-            "chat": [msgpack.unpackb(b) for b in await self.store.chat(record.id)],
-        }
+        chat = [msgpack.unpackb(b) for b in await self.store.chat(record.id)]
+        return {"room": record.id, "seat": seat, "version": self.record.version, "chat": chat}
 
     async def _sync(self, command: Command) -> dict[str, Any]:
         """Attach (again) and catch up from ``version``: missed diffs if history has them all,
@@ -317,12 +229,8 @@ class Room:
             raise RoomError(errors.NOT_IN_ROOM, "join this private room with its code first")
         self.audience.attach(record, session, seat)
         diffs = self.audience.catch_up(record, session, command.args.get("version"))
-        return {
-            "room": record.id,
-            "seat": seat,
-            "version": record.version,
-            "caught_up": "diffs" if diffs else "snapshot",
-        }
+        caught_up = "diffs" if diffs else "snapshot"
+        return {"room": record.id, "seat": seat, "version": record.version, "caught_up": caught_up}
 
     async def _resnapshot(self, command: Command) -> dict[str, Any]:
         session = command.viewer()
@@ -380,14 +288,10 @@ class Room:
         old = self.record
         if table.rematch_needed(old, player):
             room_id = table.new_room_id()
+            code = await self.store.claim_code(room_id) if old.private else None
             rematch, new, events = table.rematch(
-                old,
-                self.game,
-                player,
-                room_id=room_id,
-                seed=table.new_seed(),
-                code=await self.store.claim_code(room_id) if old.private else None,
-                created=time.time(),
+                old, self.game, player,
+                room_id=room_id, seed=table.new_seed(), code=code, created=time.time(),
             )
             await self._create_room(rematch)
             await self._commit(new, "rematch", old.seat_of(player), player, events=events)
@@ -453,15 +357,11 @@ class Room:
         if self._idle is not None:
             self._idle.cancel()
             self._idle = None
-        if not self.viewers and self._timer is None and not self._closed:
-            # A finished room only changes by a rematch or a chat line, which need a viewer;
-            # kept for idle_evict, the finished rooms of a busy server were most of its memory
-            # (~85 KB each, about half of it frame history) and of what its collector walked.
-            delay = (
-                self.config.finished_evict
-                if self.record.status == FINISHED
-                else self.config.idle_evict
-            )
+        if not self.audience.viewers and self._timer is None and not self._closed:
+            # A finished room only changes by a rematch or a chat line, which need a viewer: it
+            # goes sooner (finished rooms nobody watches would be most of a busy server's memory).
+            finished = self.record.status == FINISHED
+            delay = self.config.finished_evict if finished else self.config.idle_evict
             self._idle = asyncio.get_running_loop().call_later(delay, self._on_idle, self)
 
 
@@ -483,16 +383,6 @@ _HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]
     "_auto": Room._auto,
     "_bot_turn": Room._bot_turn,
 }
-
-
-def _needs_server(record: RoomRecord, game: Game) -> bool:
-    """Whether a room must be loaded even if no client asks for it (after a restart, or after
-    its lease was lost): an automatic step is due, or a bot is to move."""
-    if record.status != PLAYING or record.state is None:
-        return False
-    if record.deadline is not None:
-        return True
-    return any(record.seats[s].bot for s in game.to_act(record.state))
 
 
 def _is_store_error(exc: BaseException) -> bool:

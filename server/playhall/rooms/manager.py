@@ -17,7 +17,7 @@ from playhall.lobby import Lobby
 from playhall.rooms.actor import Room
 from playhall.rooms.record import RoomRecord
 from playhall.rooms.replay import replay
-from playhall.rooms.table import RoomError
+from playhall.rooms.table import RoomError, needs_server
 from playhall.store.redis_store import Commit, LogGap, Store
 from playhall_protocol import errors
 
@@ -143,7 +143,7 @@ class RoomManager:
         logger.info("room_evicted", room=room.record.id, version=room.record.version)
         # A room let go while people watch it, or while it has timers or bots to run, was not
         # idle: its lease was lost. Take it back (unless this process is shutting down).
-        if not self.closing and (room.viewers or room.needs_server()):
+        if not self.closing and (room.audience.viewers or needs_server(room.record, room.game)):
             await self._reattach(room)
 
     async def _reattach(self, old: Room) -> None:
@@ -155,7 +155,7 @@ class RoomManager:
         except RoomError as exc:
             logger.warning("room_reattach_failed", room=old.record.id, code=exc.code)
             return
-        for viewer in list(old.viewers):
+        for viewer in list(old.audience.viewers):
             with contextlib.suppress(RoomError):
                 await room.ask("sync", viewer, {})
 

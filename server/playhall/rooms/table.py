@@ -275,6 +275,16 @@ def bot_move(record: RoomRecord, game: Game, seat: int) -> tuple[RoomRecord, lis
     return played(record, game, applied), applied.events, chosen
 
 
+def needs_server(record: RoomRecord, game: Game) -> bool:
+    """Whether a room must be loaded even if no client asks for it (after a restart, or after
+    its lease was lost): an automatic step is due, or a bot is to move."""
+    if record.status != PLAYING or record.state is None:
+        return False
+    if record.deadline is not None:
+        return True
+    return any(record.seats[s].bot for s in game.to_act(record.state))
+
+
 def auto_step(record: RoomRecord, game: Game, now: float) -> Change:
     """The game's automatic step, if one is due at ``now``."""
     state = record.state

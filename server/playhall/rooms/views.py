@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from playhall.games.contract import Event, Game
-from playhall.rooms.record import PLAYING, RoomRecord, Seat
+from playhall.rooms.record import FINISHED, PLAYING, RoomRecord, Seat
 
 
 def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any]:
@@ -132,6 +132,17 @@ def visible_events(events: list[Event], seat: int | None) -> list[Event]:
         elif seat is not None and seat in allowed:
             out.append({k: v for k, v in event.items() if k != "visible_to"})
     return out
+
+
+def lobby_entry(record: RoomRecord, title: str) -> dict[str, Any] | None:
+    """The lobby's summary of ``record``, or None when the lobby does not list it: the lobby
+    lists public rooms with people in them, until they finish."""
+    listed = (
+        not record.private
+        and record.status != FINISHED
+        and any(s.taken and not s.bot for s in record.seats)
+    )
+    return lobby_summary(record, title) if listed else None
 
 
 def lobby_summary(record: RoomRecord, title: str) -> dict[str, Any]:
