@@ -1,43 +1,39 @@
-"""The websocket endpoint: reads frames, checks them against the protocol, and dispatches each
-request to the lobby, the player registry or a room actor. Every request gets exactly one
-reply; bad input gets an ``error`` reply with a code and a reason and changes nothing.
+"""The websocket endpoint: takes each connection's requests (decoded and checked once, as they
+arrive: :class:`playhall.net.session.Request`) and dispatches them to the lobby, the player
+registry or a room actor. Every request gets exactly one reply; bad input gets an ``error``
+reply with a code and a reason and changes nothing.
 
 Requests of one connection are handled in order, one at a time: replies come back in request
-order and a flooding client slows only itself.
+order and a flooding client slows only itself. A move for a room this process holds is handed
+to the room from the callback that read it; any other request goes through the connection's
+task.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import itertools
-import secrets
 import time
 from http import HTTPStatus
 from typing import Any
 
-from websockets.http11 import Request
+from websockets.http11 import Request as HttpRequest
 
 from playhall import __version__, log
-from playhall.catalog import all_games, get_game
+from playhall.catalog import all_games
 from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
-from playhall.net.session import Session, error_frame, ok_frame
+from playhall.net.session import Request, Session, error_frame, ok_frame
 from playhall.net.websocket import WebSocket, WriteBatch
+from playhall.players import Players
+from playhall.rooms.actor import Room
 from playhall.rooms.manager import RoomManager
-from playhall.rooms.record import RoomRecord, Seat
-from playhall.rooms.table import RoomError, new_room_id, new_seed
+from playhall.rooms.table import RoomError
 from playhall.store.redis_store import Store
-from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, errors
-from playhall_protocol.messages import request_id_of, validate
+from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, errors
 
 logger = log.get("playhall.net")
-
-
-def hash_secret(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 class Endpoint:
@@ -46,6 +42,7 @@ class Endpoint:
         self.store = store
         self.rooms = rooms
         self.lobby = lobby
+        self.players = Players(store, config.player_ttl)
         self.sessions: set[Session] = set()
         self.draining = False
         self._ids = itertools.count(1)
@@ -54,7 +51,7 @@ class Endpoint:
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
-    def process_request(self, request: Request) -> tuple[HTTPStatus, str] | None:
+    def process_request(self, request: HttpRequest) -> tuple[HTTPStatus, str] | None:
         """Plain HTTP answers on the websocket port: ``/healthz``, and 503 to handshakes while
         draining (reconnecting clients then go to the next process instead of being closed
         again). None accepts the handshake."""
@@ -90,14 +87,14 @@ class Endpoint:
         return session
 
     async def _serve(self, session: Session) -> None:
-        """Handle one connection's messages in order, one at a time, until it is gone."""
+        """Handle one connection's requests in order, one at a time, until it is gone."""
         clog = session.log
         clog.debug("connected")
         try:
-            while (message := await session.next_message()) is not None:
+            while (request := await session.next_request()) is not None:
                 session.busy = True
                 try:
-                    await self._handle_frame(session, message, clog)
+                    await self._handle(session, request, clog)
                 finally:
                     session.busy = False
         finally:
@@ -114,23 +111,27 @@ class Endpoint:
                         pass
             clog.debug("disconnected", player=session.player)
 
-    async def _handle_frame(self, session: Session, frame: bytes | str, clog: Any) -> None:
-        rid: int | None = None
-        message: Any = None
+    async def _handle(self, session: Session, request: Request, clog: Any) -> None:
+        rid = request.rid
+        message = request.message
+        kind = request.kind
         try:
-            message = decode(frame)
-            rid = request_id_of(message)
-            kind, rid = validate(message)
+            if request.error is not None:
+                raise request.error
+            assert rid is not None  # checked: every request has one
             if kind != "hello" and not session.greeted:
                 raise ProtocolError(errors.NOT_HELLO, 'say "hello" first')
             if kind == "hello" and session.greeted:
                 # One connection is one player: switching identity would leave its seats and
                 # presence pointing at the wrong player.
                 raise ProtocolError(errors.BAD_MESSAGE, "hello was already said on this connection")
+            if kind == "move":
+                await self._move(session, request)
+                return
             started = time.perf_counter()
             result = await self._dispatch(session, kind, message)
             session.reply(ok_frame(rid, result))
-            if kind != "move" and kind != "ping":
+            if kind != "ping":
                 clog.debug(
                     "request",
                     kind=kind,
@@ -145,23 +146,35 @@ class Endpoint:
             clog.exception("request_failed", req=rid, player=session.player)
             session.reply(error_frame(rid, errors.INTERNAL, "internal error; nothing was changed"))
 
-    def _fast_move(self, session: Session, frame: bytes | str) -> bool:
-        """Hand a move for a room this process holds straight to the room, from the callback
-        that read it: no task switch on the way in, and the room answers it in the same pass
-        of the loop as it broadcasts the update. Anything unusual (not a move, malformed, room
-        not loaded, draining) is left to the connection's task, which answers it in full."""
-        if not isinstance(frame, bytes) or not session.greeted or self.draining:
+    # -- moves ---------------------------------------------------------------------------------
+
+    def _fast_move(self, session: Session, request: Request) -> bool:
+        """Take a move for a room this process holds from the callback that read it: no task
+        switch on the way in, and the room answers it in the same pass of the loop as it
+        broadcasts the update. Anything else (not a move, refused, room not loaded, draining)
+        is left to the connection's task."""
+        if request.kind != "move" or request.error is not None or not session.greeted:
             return False
-        try:
-            message = decode(frame)
-            if not isinstance(message, dict) or message.get("t") != "move":
-                return False
-            room = self.rooms.rooms.get(message.get("room"))  # type: ignore[arg-type]
-            if room is None:
-                return False
-            _, rid = validate(message)
-        except ProtocolError:
+        room = self.rooms.rooms.get(request.message["room"])
+        if room is None or self.draining:
             return False
+        self._submit_move(session, room, request)
+        return True
+
+    async def _move(self, session: Session, request: Request) -> None:
+        """A move the fast path left: its room is loaded first."""
+        if self.draining:
+            raise RoomError(errors.DRAINING, "the server is restarting; reconnect shortly")
+        room = await self.rooms.get(request.message["room"])
+        self._submit_move(session, room, request)
+
+    def _submit_move(self, session: Session, room: Room, request: Request) -> None:
+        """The one way a move reaches its room, already decoded and checked: the room answers
+        it when it is stored (or refused), and until then the connection's next request waits
+        (``in_flight``)."""
+        rid = request.rid
+        assert rid is not None
+        message = request.message
 
         def done(result: dict[str, Any] | None, error: RoomError | None) -> None:
             if error is None:
@@ -175,10 +188,9 @@ class Endpoint:
             # The message itself as the command's arguments: the move's handler reads its
             # fields by name, so "t" and "id" are left in rather than copied out on every move.
             room.submit("move", session, message, rid, done)
-        except RoomError:
+        except RoomError as exc:
             session.in_flight = False
-            return False
-        return True
+            self._refused(session, rid, exc, message)
 
     def _refused(
         self,
@@ -197,6 +209,8 @@ class Endpoint:
             player=session.player,
             room=message.get("room") if isinstance(message, dict) else None,
         )
+
+    # -- everything else -----------------------------------------------------------------------
 
     async def _dispatch(
         self, session: Session, kind: str, message: dict[str, Any]
@@ -240,8 +254,6 @@ class Endpoint:
             session.rooms.discard(room_id)
         return result
 
-    # -- hello ---------------------------------------------------------------------------------
-
     async def _hello(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
         offered = message["protocol"]
         offered = [offered] if isinstance(offered, int) else offered
@@ -251,75 +263,44 @@ class Endpoint:
                 errors.UNSUPPORTED_VERSION,
                 f"this server speaks protocol versions {list(SUPPORTED_VERSIONS)}",
             )
-        name = (message.get("name") or "").strip()
-        token = message.get("token")
-        new_token = None
-        if token is not None:
-            player, _, secret = token.partition(".")
-            stored = await self.store.player(player) if player and secret else None
-            if stored is None or not hmac.compare_digest(stored[1], hash_secret(secret)):
-                raise ProtocolError(errors.BAD_TOKEN, "unknown or wrong player token")
-            if name and name != stored[0]:
-                await self.store.rename_player(player, name)
-            name = name or stored[0]
-        else:
-            player = secrets.token_hex(6)
-            secret = secrets.token_urlsafe(24)
-            name = name or f"Player-{player[:4]}"
-            await self.store.create_player(player, name, hash_secret(secret))
-            new_token = f"{player}.{secret}"
-        await self.store.touch_player(player, self.config.player_ttl)
-        session.player, session.name, session.protocol = player, name, max(common)
+        who = await self.players.identify(message.get("token"), message.get("name") or "")
+        session.player, session.name, session.protocol = who.player, who.name, max(common)
         reply: dict[str, Any] = {
-            "player": player,
-            "name": name,
+            "player": who.player,
+            "name": who.name,
             "protocol": session.protocol,
             "server": f"playhall/{__version__}",
-            "rooms": await self.store.player_rooms(player),
+            "rooms": await self.players.rooms(who.player),
             "limits": {
                 "max_frame": self.config.max_frame,
                 "rate": self.config.rate,
                 "burst": self.config.burst,
             },
         }
-        if new_token is not None:
-            reply["token"] = new_token
+        if who.token is not None:
+            reply["token"] = who.token
         return reply
 
-    # -- create --------------------------------------------------------------------------------
-
     async def _create(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
-        game = get_game(message["game"])
-        if game is None:
-            raise RoomError(errors.NO_SUCH_GAME, f'no game {message["game"]!r}; see "games"')
-        options = game.normalize_options(message.get("options") or {})
-        low, high = game.seat_range(options)
-        seats = message["seats"]
-        if not low <= seats <= high:
-            raise RoomError(errors.BAD_SEATS, f"{game.title} takes {low} to {high} seats")
-        private = bool(message.get("private", False))
-        room_id = new_room_id()
-        code = await self.store.claim_code(room_id) if private else None
-        record = RoomRecord(
-            id=room_id,
-            game=game.id,
-            options=options,
-            seats=tuple(Seat() for _ in range(seats)),
-            seed=new_seed(),
-            creator=session.player,
-            private=private,
-            code=code,
-            created=time.time(),
+        room = await self.rooms.open(
+            message["game"],
+            message.get("options") or {},
+            message["seats"],
+            session.player,
+            private=bool(message.get("private", False)),
         )
-        room = await self.rooms.create(record)
+        code = room.record.code
         args: dict[str, Any] = {"code": code}
         if message.get("sit", True):
             args["seat"] = 0
         else:
             args["watch"] = True
         joined = await room.ask("join", session, args, message["id"])
-        session.rooms.add(room_id)
-        return {"room": room_id, "code": code, "seat": joined["seat"], "version": joined["version"]}
+        session.rooms.add(room.record.id)
+        return {
+            "room": room.record.id, "code": code, "seat": joined["seat"],
+            "version": joined["version"],
+        }
 
     # -- outbox drained after overflow ---------------------------------------------------------
 

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from dataclasses import replace
+from typing import Any
 
 from playhall import log
 from playhall.catalog import get_game
 from playhall.config import Config
 from playhall.lobby import Lobby
+from playhall.rooms import table
 from playhall.rooms.actor import Room
 from playhall.rooms.record import RoomRecord
 from playhall.rooms.replay import replay
@@ -101,6 +105,19 @@ class RoomManager:
         self.rooms[record.id] = room
         room.start()
         return room
+
+    async def open(
+        self, game: str, options: dict[str, Any], seats: int, creator: str, *, private: bool
+    ) -> Room:
+        """A new room of ``game`` (refused by the table's rules if the game, its options or the
+        seat count are wrong), stored, its actor started; a private one with its join code."""
+        record = table.create(
+            game, options, seats, creator, private=private, room_id=table.new_room_id(),
+            seed=table.new_seed(), created=time.time(),
+        )
+        if private:
+            record = replace(record, code=await self.store.claim_code(record.id))
+        return await self.create(record)
 
     async def create(self, record: RoomRecord) -> Room:
         """Store a new room (version 1) and start its actor."""
