@@ -183,3 +183,17 @@ def test_a_seat_whose_player_left_is_kept_up_to_date_for_the_away_grace(
         crowd.broadcast(record, [])
         crowd.attach(record, bob, 1)
         assert crowd.catch_up(record, bob, have) is caught_up
+
+
+def test_the_views_of_a_version_share_what_they_have_in_common() -> None:
+    """Shared by identity (the diff skips shared parts at once), and only within the room: the
+    memo is the audience's own, nothing is kept between rooms."""
+    record = started()
+    crowd, other = audience(), audience()
+    alice, bob, watcher = (crowd.view(record, key) for key in (0, 1, None))
+    assert alice["state"] is bob["state"] is watcher["state"]  # Mantis: public_view
+    assert alice["seats"] is bob["seats"]
+    assert other.view(record, 0) == alice and other.view(record, 0)["state"] is not alice["state"]
+    new = step(record)
+    assert crowd.view(new, 0)["seats"] is alice["seats"]  # the seats did not change
+    assert crowd.view(new, 0)["state"] is not alice["state"]

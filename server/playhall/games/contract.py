@@ -57,10 +57,7 @@ class Rejected(Exception):
 
 class Applied(NamedTuple):
     """The result of applying a move or an automatic step: the new state and what happened.
-
-    A named tuple, not a frozen dataclass: one is made per move, and the frozen dataclass's
-    generated ``__init__`` (interpreted, two ``object.__setattr__`` calls) was ~1.7 % of the
-    compiled server's instructions."""
+    (A named tuple: see docs/operations.md, "The compiled build".)"""
 
     state: State
     events: list[Event]
@@ -144,6 +141,10 @@ class Game(ABC):
     max_seats: int
     #: Room options the game accepts.
     options: Sequence[Option] = ()
+    #: Whether every viewer (each seat, and spectators) sees the same view of a state. Then the
+    #: room asks :meth:`view` once per state and shows that one map to all of them, which also
+    #: lets it diff the map once for all viewers.
+    public_view: bool = False
 
     # -- options and seats ------------------------------------------------------------------
 

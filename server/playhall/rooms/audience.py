@@ -95,6 +95,7 @@ class Audience:
         self.config = config
         self.viewers: dict[Viewer, ViewerState] = {}
         self._views: dict[ViewerKey, tuple[int, dict[str, Any]]] = {}
+        self._memo = views.ViewMemo()
         # The frame sent to each viewer key, by version: replayed as is to a client catching
         # up. Encoded bytes, a few hundred per key, not diffs as Python objects (ten times that).
         self._history: FrameHistory[ViewerKey] = FrameHistory(config.history)
@@ -177,7 +178,7 @@ class Audience:
         cached = self._views.get(key)
         if cached is not None and cached[0] == version:
             return cached[1]
-        view = views.room_view(record, self.game, key)
+        view = views.room_view(record, self.game, key, self._memo)
         self._views[key] = (version, view)
         return view
 
