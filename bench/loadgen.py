@@ -443,7 +443,7 @@ _hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
 #: ``stop_at``, but other rooms' moves are still in flight then, and their latencies count: had
 #: every pair hung up at once, the server would be answering a thousand disconnects while it
 #: answered those last moves, a storm no steady-state workload has, and their latencies would
-#: measure it (docs/benchmarks.md, session 9).
+#: measure it.
 LINGER = 1.0
 
 

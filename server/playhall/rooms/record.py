@@ -232,6 +232,6 @@ class RoomRecord:
 _FIELD_SET: Final = frozenset(f.name for f in fields(RoomRecord))
 #: Whether records keep their fields in an instance dict: in the pure build; not when mypyc
 #: compiled this module (a native class has none). Found once here: asked of each record (by
-#: ``getattr(record, "__dict__", None)``), the compiled build raised and caught an
+#: ``getattr(record, "__dict__", None)``), the compiled build would raise and catch an
 #: AttributeError on every move.
 _PLAIN: Final = hasattr(RoomRecord("", "", {}, (), 0, ""), "__dict__")

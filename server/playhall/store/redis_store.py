@@ -303,9 +303,9 @@ class Store:
 
     async def renew(self, leases: dict[str, str], ttl_ms: int) -> set[str]:
         """Extend many leases, :data:`RENEW_BATCH` rooms per script call (the calls pipelined:
-        one write); returns the rooms whose lease was lost. (A call per room was a task, a
+        one write); returns the rooms whose lease was lost. (A call per room would be a task, a
         coroutine and a future per room every few seconds: at R = 500 a burst big enough to
-        set off the cyclic collector, docs/benchmarks.md.)"""
+        set off the cyclic collector, docs/benchmarks.md, "Collector pauses".)"""
         if not leases:
             await self.pipe.call(b"PING")
             self.answered_at = time.monotonic()
