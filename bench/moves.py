@@ -4,8 +4,8 @@
 
 Starts a redis-server (append-only, everysec) and the real server as separate processes, the
 server pinned to one core (``taskset``), then runs the clients in ``--procs`` load processes
-(``--client lean``, the default, is bench/loadgen.py; ``--client websockets`` the old client on
-websockets' asyncio client, kept for comparison).
+(``--client lean``, the default, is bench/loadgen.py; ``--client websockets`` a client on
+websockets' asyncio layer, for comparison: it costs several times the CPU per move).
 Each client moves as soon as it is its turn (first legal move) and, when a game ends, the pair
 plays a rematch, so rooms stay busy for the whole measurement. At the window's end the pairs
 stop moving but keep their connections open a second longer (``loadgen.LINGER``), so the moves
