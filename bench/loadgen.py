@@ -14,9 +14,9 @@ with Redis needs far less. Here:
   first legal move is sent from inside the callback: no task, future or await per move.
 
 Lobby requests (hello, create, join, sync, ready, rematch, leave) stay plain ``async`` code
-with a future per request. The workload is the old client's: R rooms x 2 clients, Mantis with
-target 105, rematch and leave the old room when a game ends; latency runs from sending a move
-to receiving the update it caused.
+with a future per request. The workload is the same as ``--client websockets``': R rooms x 2
+clients, Mantis with target 105, rematch and leave the finished room when a game ends; latency
+runs from sending a move to receiving the update it caused.
 """
 
 from __future__ import annotations
