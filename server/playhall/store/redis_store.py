@@ -358,7 +358,7 @@ class Store:
         version, blob, checkpoint = await self.redis.hmget(self.room_key(room), ["v", "d", "c"])
         if version is None or blob is None:
             return None
-        # A record stored before checkpoints existed has no "c": it is the current one.
+        # A record without "c" is the current one (stored whole at version "v").
         at = int(version) if checkpoint is None else int(checkpoint)
         lag = int(version) - at
         entries = await self.redis.xrevrange(self.log_key(room), count=lag) if lag else []
