@@ -366,8 +366,8 @@ class Room:
 
 
 #: What each kind of command does: a method of :class:`Room`, called with the room. One table
-#: for every room: a table of bound methods made per room was 26 more objects per room for the
-#: cyclic collector to walk (docs/benchmarks.md, "Collector pauses").
+#: for every room: a table of bound methods made per room would be some two dozen more objects
+#: per room for the cyclic collector to walk (docs/benchmarks.md, "Collector pauses").
 _HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]] = {
     "join": Room._join,
     "sync": Room._sync,
