@@ -55,6 +55,7 @@ COMPILED = {
         "server/playhall/net/websocket.py",
         "server/playhall/rooms/actor.py",
         "server/playhall/rooms/audience.py",
+        "server/playhall/rooms/commands.py",
         "server/playhall/rooms/history.py",
         "server/playhall/rooms/inbox.py",
         "server/playhall/rooms/record.py",
