@@ -195,7 +195,7 @@ class RoomRecord:
     def unpack(cls, blob: bytes) -> RoomRecord:
         data = msgpack.unpackb(blob, raw=False, strict_map_key=False)
         data["seats"] = tuple(Seat(**s) for s in data["seats"])
-        # Records stored before seen moves were maps kept [[move id, version], ...] lists.
+        # Seen moves are read as maps, or as [[move id, version], ...] lists.
         data["seen"] = {
             player: dict(map(tuple, moves)) if isinstance(moves, list) else moves
             for player, moves in data.get("seen", {}).items()
