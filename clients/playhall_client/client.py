@@ -357,6 +357,11 @@ class Client:
     async def rematch(self, room: str) -> str:
         return str((await self.request("rematch", room=room))["room"])
 
+    async def resign(self, room: str) -> dict[str, Any]:
+        """Leave the game being played (the other player wins; in Mantis with three or more
+        the seat drops out). Returns the ok reply (with the new version)."""
+        return await self.request("resign", room=room)
+
     async def move(
         self, room: str, move: dict[str, Any], *, mid: str | None = None, version: int | None = None
     ) -> dict[str, Any]:

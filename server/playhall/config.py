@@ -68,6 +68,11 @@ class Config:
     away_grace: float = setting(
         120.0, "seconds a dropped seat keeps receiving diffs for a short catch-up"
     )
+    away_takeover: float = setting(
+        60.0,
+        "seconds a seated player's every connection may be gone while the game waits for them "
+        "before the server's bot stands in for them (until they come back); 0: never",
+    )
     history: int = setting(64, "diffs kept per room for reconnecting clients")
     checkpoint_every: int = setting(
         32,

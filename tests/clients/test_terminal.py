@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from playhall.catalog import all_games, get_game
+from playhall.catalog import all_games, describe, get_game
 from playhall_client import Client
 from playhall_client.terminal import RoomScreen, Terminal, _move_label, parse_value, play
 from tests.server.conftest import redis_url, server, url  # noqa: F401
@@ -76,7 +76,8 @@ async def test_terminal_plays_a_whole_mantis_game_against_a_server_bot(
     console = Console()
     mantis = get_game("mantis")
     assert mantis is not None
-    defaults = [""] * len(mantis.options)   # Enter keeps each option's default
+    # Enter keeps each option's default: the game's own, then the clock's (every game's).
+    defaults = [""] * len(describe(mantis)["options"])
     console.type("create", "mantis", "2", *defaults, "n")
     task = run_play(console, url, tmp_path / "token")
     await console.expect("Created room")

@@ -20,7 +20,7 @@ from typing import Any
 from websockets.http11 import Request as HttpRequest
 
 from playhall import __version__, log
-from playhall.catalog import all_games
+from playhall.catalog import all_games, describe
 from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
@@ -220,7 +220,7 @@ class Endpoint:
         if kind == "ping":
             return {"time": time.time()}
         if kind == "games":
-            return {"games": [g.describe() for g in all_games().values()]}
+            return {"games": [describe(g) for g in all_games().values()]}
         if kind == "rooms":
             return {"rooms": await self.lobby.rooms(message.get("game"))}
         if kind == "lobby.watch":

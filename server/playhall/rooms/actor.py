@@ -19,7 +19,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import msgpack
 
@@ -72,6 +72,10 @@ class Room:
         # The lobby summary Redis holds for this room (None: not listed).
         self._listed = views.lobby_entry(record, game.title)
         self._timer: asyncio.TimerHandle | None = None
+        #: The timer of the next clock to run out, or of a seat's player away too long.
+        self._clock_timer: asyncio.TimerHandle | None = None
+        #: When this process loaded the room: seats nobody has viewed since count as gone since.
+        self._loaded = time.time()
         self._idle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -87,7 +91,7 @@ class Room:
     async def stop(self) -> None:
         """Finish the command in hand, refuse the rest, and stop."""
         self._closed = True
-        for handle in (self._timer, self._idle):
+        for handle in (self._timer, self._clock_timer, self._idle):
             if handle is not None:
                 handle.cancel()
         if self._task is not None:
@@ -149,6 +153,8 @@ class Room:
                 command.finish(None, RoomError(code, "the change was not made"))
                 continue
             command.finish(result)
+            if command.kind in _COMINGS_AND_GOINGS:
+                self.arm_clock()
             self._check_idle()
 
     # -- storing a change ----------------------------------------------------------------------
@@ -160,9 +166,10 @@ class Room:
         """Store ``new`` (whose version is the current one + 1), then adopt and broadcast it.
         Every change of the room is made here, by the command handlers (``rooms.commands``).
 
-        A game step (``kind`` in ``STEPS``) that leaves the status as it was is stored as its
-        log entry only, unless ``checkpoint_every`` steps have passed since the record was
-        last stored whole: loading the room replays the steps since (see ``replay``)."""
+        A game step (``kind`` in ``STEPS``) that leaves the status and the seats as they were
+        is stored as its log entry only, unless ``checkpoint_every`` steps have passed since
+        the record was last stored whole: loading the room replays the steps since (see
+        ``replay``)."""
         old = self.record
         # The lobby's summary follows from the seats and the status only: most changes (every
         # move) leave it as it was, and then neither Redis nor lobby watchers hear of it. (A
@@ -175,6 +182,7 @@ class Room:
         lobby_changed = summary is not previous and summary != previous
         checkpoint = (
             kind not in STEPS
+            or seats_changed  # a player's move that took their seat back from a stand-in
             or new.status != old.status
             or new.version - self._checkpoint >= self.config.checkpoint_every
         )
@@ -207,10 +215,12 @@ class Room:
     # -- timers --------------------------------------------------------------------------------
 
     def schedule(self) -> None:
-        """Arm the one timer the room needs now: its automatic step, or a bot's turn."""
+        """Arm the timers the room needs now: its automatic step, or a bot's turn (a bot's seat,
+        or a stand-in's); and the next clock or away player (:meth:`arm_clock`)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self.arm_clock()
         record = self.record
         if self._closed or record.status != PLAYING or record.state is None:
             return
@@ -221,22 +231,60 @@ class Room:
             self._timer = asyncio.get_running_loop().call_later(delay, self._post, "_auto")
             return
         for seat in self.game.to_act(record.state):
-            if record.seats[seat].bot:
+            if table.plays_itself(record, seat):
                 self._timer = asyncio.get_running_loop().call_later(
                     self.config.bot_delay, self._post, "_bot_turn", {"seat": seat}
                 )
                 return
 
+    def arm_clock(self) -> None:
+        """Arm a timer for the earliest of: a seat's clock running out (its stored absolute
+        deadline, so a room loaded after a restart fires it on time, never early), and a
+        seat's player being away ``away_takeover`` seconds while the game waits for them."""
+        if self._clock_timer is not None:
+            self._clock_timer.cancel()
+            self._clock_timer = None
+        record = self.record
+        if self._closed or record.status != PLAYING or record.state is None:
+            return
+        due = table.next_timeout(record)
+        for away in self.away_due(record).values():
+            if due is None or away < due:
+                due = away
+        if due is not None:
+            delay = max(0.0, due - time.time())
+            self._clock_timer = asyncio.get_running_loop().call_later(delay, self._post, "_clock")
+
+    def away_due(self, record: RoomRecord) -> dict[int, float]:
+        """Seat -> when the bot stands in for its player, for each seat the game waits for
+        whose player plays for themselves and has no connection viewing the room."""
+        limit = self.config.away_takeover
+        if limit <= 0 or record.status != PLAYING or record.state is None:
+            return {}
+        due: dict[int, float] = {}
+        for seat in self.game.to_act(record.state):
+            held = record.seats[seat]
+            if held.player is None or table.plays_itself(record, seat):
+                continue
+            if not self.audience.watching(seat):
+                due[seat] = self.audience.gone.get(seat, self._loaded) + limit
+        return due
+
     def _check_idle(self) -> None:
         if self._idle is not None:
             self._idle.cancel()
             self._idle = None
-        if not self.audience.viewers and self._timer is None and not self._closed:
+        pending = self._timer is not None or self._clock_timer is not None
+        if not self.audience.viewers and not pending and not self._closed:
             # A finished room only changes by a rematch or a chat line, which need a viewer: it
             # goes sooner (finished rooms nobody watches would be most of a busy server's memory).
             finished = self.record.status == FINISHED
             delay = self.config.finished_evict if finished else self.config.idle_evict
             self._idle = asyncio.get_running_loop().call_later(delay, self._on_idle, self)
+
+
+#: Commands after which a seat may be watched by nobody, or by somebody again.
+_COMINGS_AND_GOINGS: Final = frozenset({"join", "sync", "detach", "leave"})
 
 
 def _is_store_error(exc: BaseException) -> bool:

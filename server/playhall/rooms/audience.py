@@ -100,6 +100,9 @@ class Audience:
         # up. Encoded bytes, a few hundred per key, not diffs as Python objects (ten times that).
         self._history: FrameHistory[ViewerKey] = FrameHistory(config.history)
         self._away_since: dict[int, float] = {}
+        #: Seat -> when (Unix time) its player's last connection stopped viewing the room; a
+        #: seat with no viewer and no entry has had none since the room was loaded.
+        self.gone: dict[int, float] = {}
         # The keys of the viewers now, worked out again only when one comes or goes (None).
         self._viewer_keys: set[ViewerKey] | None = None
         # key -> (version, bytes) of the last snapshot encoded for it
@@ -114,6 +117,7 @@ class Audience:
         self._viewer_keys = None
         if seat is not None:
             self._away_since.pop(seat, None)
+            self.gone.pop(seat, None)
         self.push_presence(record)
 
     def detach(self, record: RoomRecord, session: Viewer) -> None:
@@ -123,9 +127,14 @@ class Audience:
         if state is None:
             return
         self._viewer_keys = None
-        if state.seat is not None and all(v.seat != state.seat for v in self.viewers.values()):
+        if state.seat is not None and not self.watching(state.seat):
             self._away_since[state.seat] = time.monotonic()
+            self.gone[state.seat] = time.time()
         self.push_presence(record)
+
+    def watching(self, seat: int) -> bool:
+        """Whether some connection views the room from ``seat``."""
+        return any(v.seat == seat for v in self.viewers.values())
 
     def presence(self, record: RoomRecord) -> list[bool]:
         online = {record.seat_of(v.player) for v in self.viewers}

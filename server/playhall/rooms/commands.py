@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgpack
 
-from playhall.rooms import table
+from playhall.rooms import clocks, table
 from playhall.rooms.inbox import Command
 from playhall.rooms.table import RoomError
 from playhall_protocol import errors
@@ -35,6 +35,7 @@ async def join(room: Room, command: Command) -> dict[str, Any]:
     if new is not record:
         await room.store.add_player_room(session.player, record.id)
         await room.commit(new, "join", seat, session.player, events=events)
+    await _came_back(room, seat, session.player)
     room.audience.attach(room.record, session, seat)
     room.audience.send_snapshot(room.record, session)
     lines = [msgpack.unpackb(b) for b in await room.store.chat(record.id)]
@@ -49,10 +50,20 @@ async def sync(room: Room, command: Command) -> dict[str, Any]:
     seat = record.seat_of(session.player)
     if record.private and seat is None and session not in room.audience.viewers:
         raise RoomError(errors.NOT_IN_ROOM, "join this private room with its code first")
+    await _came_back(room, seat, session.player)
+    record = room.record
     room.audience.attach(record, session, seat)
     diffs = room.audience.catch_up(record, session, command.args.get("version"))
     caught_up = "diffs" if diffs else "snapshot"
     return {"room": record.id, "seat": seat, "version": record.version, "caught_up": caught_up}
+
+
+async def _came_back(room: Room, seat: int | None, player: str) -> None:
+    """A player whose seat the bot took while they were away has it back at once (before they
+    are attached: they get the version that says so in their snapshot or catch-up)."""
+    if seat is not None and room.record.seats[seat].stand_in == "away":
+        new, events = table.take_back(room.record, seat)
+        await room.commit(new, "take_back", seat, player, events=events)
 
 
 async def resnapshot(room: Room, command: Command) -> dict[str, Any]:
@@ -140,11 +151,58 @@ async def move(room: Room, command: Command) -> dict[str, Any]:
     if earlier is not None:
         # The same move sent again (a retry after a lost reply): same answer, applied once.
         return {"room": record.id, "version": earlier}
-    new, events = table.move(
-        record, room.game, seat, player, args["version"], args["mid"], args["move"]
-    )
+    try:
+        new, events = table.move(
+            record, room.game, seat, player, args["version"], args["mid"], args["move"]
+        )
+    except RoomError:
+        # Acting again takes a seat back from its stand-in even if this move came too late
+        # (the bot moved first): the next one is the player's own.
+        if record.seats[seat].stand_in is not None:
+            back, events = table.take_back(record, seat)
+            await room.commit(back, "take_back", seat, player, events=events)
+        raise
     await room.commit(new, "move", seat, player, args["move"], events, args["mid"])
     return {"room": record.id, "version": new.version}
+
+
+async def resign(room: Room, command: Command) -> dict[str, Any]:
+    """A seated player leaves the game being played (``Game.leave``, reason
+    ``resignation``)."""
+    player = command.viewer().player
+    record = room.record
+    seat = table.seated(record, player)
+    new, events = table.leave_game(record, room.game, seat, "resignation", time.time())
+    room.log.info("resigned", seat=seat, player=player, version=new.version)
+    await room.commit(new, "leave_game", seat, player, "resignation", events)
+    return {"room": record.id, "version": new.version}
+
+
+async def clock(room: Room, command: Command) -> dict[str, Any]:
+    """A clock ran out, or a player has been away too long: apply the room's policy to each
+    such seat, one change at a time (a forfeit may end the game and stop the other clocks)."""
+    now = time.time()
+    policy = clocks.Rules(room.record.options).on_timeout
+    while True:
+        record = room.record
+        late = table.timed_out(record, now)
+        away = [seat for seat, due in room.away_due(record).items() if due <= now]
+        if late and policy == "forfeit":
+            seat = late[0]
+            new, events = table.leave_game(record, room.game, seat, "timeout", now)
+            kind, move = "leave_game", "timeout"
+        elif late or away:
+            seat, why = (late[0], "timeout") if late else (away[0], "away")
+            new, events = table.stand_in(record, seat, why)
+            kind, move = "stand_in", None
+        else:
+            break
+        if new is record:
+            break
+        room.log.info("clock_ran_out" if late else "player_away", seat=seat, kind=kind)
+        await room.commit(new, kind, seat, None, move, events)
+    room.arm_clock()  # woken early, or nothing (more) to do: wait for the next
+    return {}
 
 
 async def bot_turn(room: Room, command: Command) -> dict[str, Any]:
@@ -178,6 +236,8 @@ HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]]
     "rematch": rematch,
     "detach": detach,
     "resnapshot": resnapshot,
+    "resign": resign,
     "_auto": auto,
     "_bot_turn": bot_turn,
+    "_clock": clock,
 }
