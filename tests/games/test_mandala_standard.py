@@ -1,4 +1,4 @@
-"""The standard two-player game, ruling by ruling (rulings 1-9 of mandala.rulings.md)."""
+"""The standard two-player game, ruling by ruling (rulings 1-9 as restated in docs/games/mandala.md)."""
 
 from __future__ import annotations
 
