@@ -1,4 +1,4 @@
-"""The standard two-player game, ruling by ruling (rulings 1-9 as restated in docs/games/mandala.md)."""
+"""The standard two-player game, ruling by ruling (rulings 1-9 in docs/games/mandala.md)."""
 
 from __future__ import annotations
 
@@ -352,3 +352,10 @@ def test_ruling_9_tie_goes_to_fewer_cup_cards_then_draw() -> None:
     state = finished((counts(red=3), counts(blue=3)), (["green", "red"], ["yellow", "blue"]))
     outcome = GAME.outcome(state)
     assert outcome is not None and outcome.scores == [6, 6] and outcome.winners == []
+
+
+def test_the_lobby_lists_the_seats_of_every_mode_the_default_included() -> None:
+    # A client learns from `games` alone that the default (standard) mode takes exactly 2 seats.
+    described = GAME.describe()
+    assert (described["min_seats"], described["max_seats"]) == (1, 2)
+    assert described["seats_by_option"] == {"mode": {"standard": [2, 2], "solo": [1, 1]}}

@@ -1,4 +1,4 @@
-"""One test per numbered ruling (as restated in docs/games/math_card.md §1), played through the engine."""
+"""One test per numbered ruling (restated in docs/games/math_card.md §1), through the engine."""
 
 from __future__ import annotations
 
