@@ -127,5 +127,21 @@ async def test_catching_up_replays_the_live_frames_with_events_then_presence(url
     # The presence change her arrival made (sent to every viewer) may come first; the
     # presence after the replayed frames is last.
     assert {p["t"] for p in pushes} == {"update", "presence"}
-    assert pushes[-1] == {"t": "presence", "room": table.room, "presence": [True, True]}
+    assert pushes[-1] == {"t": "presence", "room": table.room, "presence": [True, True],
+                          "watching": 0}
     await bob.close()
+
+
+async def test_players_are_told_how_many_people_watch(url: str) -> None:
+    table = await started_table(url)
+    a = table.mirrors[0]
+    watcher = await Client.connect(url, name="watcher")
+    try:
+        await watcher.join(table.room, watch=True)
+        await a.wait(lambda m: m.watching == 1)
+        assert watcher.rooms[table.room].watching == 1
+        await watcher.leave(table.room)
+        await a.wait(lambda m: m.watching == 0)
+    finally:
+        await watcher.close()
+        await table.close()
