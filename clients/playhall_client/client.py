@@ -102,6 +102,7 @@ class Client:
         self.reconnects = 0
         self._greeted_before = False
         self.reconnect_error: ServerError | None = None
+        self._lost_told = False  # a "lost" notice is out and no "back" has followed it
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -136,7 +137,8 @@ class Client:
         self._online.set()
         for mirror in list(self.rooms.values()):
             await self._resync(mirror)
-        if self.reconnects:
+        if self._lost_told:
+            self._lost_told = False
             self.pushes.put_nowait({"t": "connection", "state": "back"})
 
     @property
@@ -162,9 +164,11 @@ class Client:
         finally:
             close_code = ws.close_code
             self._online.clear()
-            if not self._closing and self.reconnect:
+            if not self._closing and self.reconnect and not self._lost_told:
                 # A client-side notice in the push queue (never sent by a server), so a UI can
-                # say at once that the connection is gone and being re-established.
+                # say at once that the connection is gone and being re-established; once per
+                # outage, however many attempts fail on the way back.
+                self._lost_told = True
                 self.pushes.put_nowait({"t": "connection", "state": "lost", "code": close_code})
             for future in self._pending.values():
                 if not future.done():

@@ -505,15 +505,15 @@ class RoomScreen:
         self.client = ui.client
         self.mirror = mirror
         self.write = ui.write
-        self.drawn: tuple[int, tuple[bool, ...]] | None = None
+        self.drawn: tuple[int, tuple[bool, ...], int] | None = None
         self.events_seen = len(mirror.events)
         self.shown_moves: list[dict[str, Any]] = []
         self.shown_version = -1
         self.template: dict[str, Any] | None = None
         self.stopped = False
 
-    def _key(self, mirror: RoomMirror) -> tuple[int, tuple[bool, ...]]:
-        return (mirror.version, tuple(mirror.presence))
+    def _key(self, mirror: RoomMirror) -> tuple[int, tuple[bool, ...], int]:
+        return (mirror.version, tuple(mirror.presence), mirror.watching)
 
     async def watch(self) -> None:
         """Draw now and after every change, until :meth:`stop`."""

@@ -478,7 +478,26 @@ async def test_a_dropped_connection_is_announced_and_its_return_too(
         await console.expect("Connection lost — reconnecting…")
         await console.expect("Connection back")
         await console.expect("== Mantis")                      # redrawn once back
+        assert console.text.count("Connection lost") == 1
         console.type("quit")
         assert await asyncio.wait_for(task, TIMEOUT) == 0
     finally:
         await client.close()
+
+
+async def test_players_see_a_spectator_arrive(url: str, tmp_path: Path) -> None:  # noqa: F811
+    console = Console()
+    task = run_play(console, url, tmp_path / "token")
+    console.type("create mantis 2")
+    created = await console.expect("No spectators.")
+    assert created
+    room = re.search(r"Created room (\S+)\.", console.text)
+    assert room, console.text
+    watcher = await Client.connect(url, name="watcher")
+    try:
+        await watcher.join(room.group(1), watch=True)
+        await console.expect("Spectators: 1 person watches this room.")   # redrawn for it
+    finally:
+        await watcher.close()
+    console.type("quit")
+    assert await asyncio.wait_for(task, TIMEOUT) == 0
