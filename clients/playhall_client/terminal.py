@@ -5,12 +5,14 @@ next input line, or ``None`` at end of input) and ``write`` (a function printing
 text), so tests drive it with scripted lines and read what it wrote. :func:`stdin_reader` gives
 a ``read`` over the real stdin that does not block the event loop.
 
-Outside a room it shows a main menu (games, open rooms, create, join, rejoin, quit). Inside a
-room it redraws the room on every change of the mirror (board from the game's renderer in
-:mod:`playhall_client.render`, seats with presence and ready marks, whose turn, the legal moves
-numbered), prints game events and chat lines as they come, and reads commands: a number picks
-a legal move, and ``bot N``, ``ready``, ``start``, ``chat TEXT``, ``rematch``, ``leave``,
-``quit``, ``help``.
+Outside a room it shows a main menu (games, open rooms followed live, create, join, watch,
+rejoin, quit). Inside a room it redraws the room on every change of the mirror (board from the
+game's renderer in :mod:`playhall_client.render`, seats with presence and ready marks, who
+watches, whose turn, the legal moves numbered), prints game events and chat lines as they come,
+and reads commands: a number picks a legal move, and ``bot N``, ``ready``, ``start``,
+``chat TEXT``, ``decks``, ``rematch``, ``leave``, ``quit``, ``help``. The client's own
+connection notices are printed as they come: the connection is lost and being re-established,
+and when it is back.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ MENU = """\
 Main menu:
   1) games    list the games
   2) rooms    list open rooms, then follow them live until you enter a room
-  3) create   create a room   (or: create GAME SEATS [name=value ...])
+  3) create   create a room   (or: create GAME [SEATS] [name=value ...])
   4) join     join a room by room id or join code   (or: join ID-OR-CODE);
               watch ROOM-ID to watch without a seat
   5) mine     rejoin one of my rooms
