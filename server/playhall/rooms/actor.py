@@ -824,8 +824,8 @@ class Room:
             self._idle = None
         if not self.viewers and self._timer is None and not self._closed:
             # A finished room only changes by a rematch or a chat line, which need a viewer;
-            # kept for idle_evict, the finished rooms of a busy server were most of its memory
-            # (~85 KB each, about half of it frame history) and of what its collector walked.
+            # kept for idle_evict, the finished rooms of a busy server would be most of its
+            # memory (about half of each is frame history) and of what its collector walks.
             delay = (
                 self.config.finished_evict
                 if self.record.status == FINISHED
@@ -835,8 +835,8 @@ class Room:
 
 
 #: What each kind of command does: a method of :class:`Room`, called with the room. One table
-#: for every room: a table of bound methods made per room was 26 more objects per room for the
-#: cyclic collector to walk (docs/benchmarks.md, "Collector pauses").
+#: for every room: a table of bound methods made per room would be some two dozen more objects
+#: per room for the cyclic collector to walk (docs/benchmarks.md, "Collector pauses").
 _HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]] = {
     "join": Room._join,
     "sync": Room._sync,
