@@ -185,7 +185,7 @@ class Room:
         self._viewer_keys: set[ViewerKey] | None = None
         # key -> (version, bytes) of the last snapshot encoded for it
         self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}
-        self._last_presence: list[bool] = []
+        self._last_presence: dict[str, Any] = {}
         # The lobby summary Redis holds for this room (None: not listed).
         self._listed = self._lobby_entry(record)
         self._timer: asyncio.TimerHandle | None = None
@@ -454,13 +454,19 @@ class Room:
         for session in self.viewers:
             session.push(frame)
 
+    def _presence_push(self) -> dict[str, Any]:
+        """Who is here: each seat's presence, and how many people watch without a seat."""
+        watching = {v.player for v in self.viewers if self.record.seat_of(v.player) is None}
+        return {"t": "presence", "room": self.record.id, "presence": self._presence(),
+                "watching": len(watching)}
+
     def _push_presence(self) -> None:
         """Tell every viewer who is here, when that changed (a player came or went, a seat was
-        taken or given to a bot)."""
-        presence = self._presence()
-        if presence != self._last_presence:
-            self._last_presence = presence
-            self._push_all({"t": "presence", "room": self.record.id, "presence": presence})
+        taken or given to a bot, a spectator came or went)."""
+        message = self._presence_push()
+        if message != self._last_presence:
+            self._last_presence = message
+            self._push_all(message)
 
     def _attach(self, session: Viewer, seat: int | None) -> None:
         self.viewers[session] = _ViewerState(seat)
@@ -552,9 +558,7 @@ class Room:
                 session.push(frame, self.record.id)
             self.viewers[session].version = current
             # Frames carry no presence; who is here now may differ from then.
-            session.push(
-                encode({"t": "presence", "room": self.record.id, "presence": self._presence()})
-            )
+            session.push(encode(self._presence_push()))
         return {
             "room": self.record.id,
             "seat": seat,
