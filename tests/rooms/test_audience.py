@@ -75,10 +75,13 @@ def test_presence_is_pushed_when_it_changes() -> None:
     crowd = audience()
     alice, bob, watcher = FakeViewer("alice", "A"), FakeViewer("bob", "B"), FakeViewer("w", "W")
     crowd.attach(record, alice, 0)
-    crowd.attach(record, watcher, None)  # a spectator changes nobody's presence
+    crowd.attach(record, watcher, None)  # a spectator: one more watching, no seat's presence
     crowd.attach(record, bob, 1)
-    assert [m["presence"] for m in alice.messages("presence")] == [[True, False], [True, True]]
-    assert [m["presence"] for m in watcher.messages("presence")] == [[True, True]]
+    seen = [(m["presence"], m["watching"]) for m in alice.messages("presence")]
+    assert seen == [([True, False], 0), ([True, False], 1), ([True, True], 1)]
+    assert [m["presence"] for m in watcher.messages("presence")] == [[True, False], [True, True]]
+    crowd.attach(record, FakeViewer("alice", "A"), 0)  # her second connection: nothing new
+    assert len(alice.messages("presence")) == 3
     crowd.detach(record, bob)
     assert alice.messages("presence")[-1]["presence"] == [True, False]
     assert crowd.presence(record) == [True, False]

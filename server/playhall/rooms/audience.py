@@ -107,7 +107,7 @@ class Audience:
         self._viewer_keys: set[ViewerKey] | None = None
         # key -> (version, bytes) of the last snapshot encoded for it
         self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}
-        self._last_presence: list[bool] = []
+        self._last_presence: dict[str, Any] = {}
 
     # -- coming and going ----------------------------------------------------------------------
 
@@ -140,13 +140,19 @@ class Audience:
         online = {record.seat_of(v.player) for v in self.viewers}
         return [seat.bot or index in online for index, seat in enumerate(record.seats)]
 
+    def presence_push(self, record: RoomRecord) -> dict[str, Any]:
+        """Who is here: each seat's presence, and how many people watch without a seat."""
+        watching = {v.player for v in self.viewers if record.seat_of(v.player) is None}
+        return {"t": "presence", "room": self.room, "presence": self.presence(record),
+                "watching": len(watching)}
+
     def push_presence(self, record: RoomRecord) -> None:
         """Tell every viewer who is here, when that changed (a player came or went, a seat was
-        taken or given to a bot)."""
-        presence = self.presence(record)
-        if presence != self._last_presence:
-            self._last_presence = presence
-            self.push_all({"t": "presence", "room": self.room, "presence": presence})
+        taken or given to a bot, a spectator came or went)."""
+        message = self.presence_push(record)
+        if message != self._last_presence:
+            self._last_presence = message
+            self.push_all(message)
 
     def push_all(self, message: dict[str, Any]) -> None:
         frame = encode(message)
@@ -175,8 +181,7 @@ class Audience:
             session.push(frame, self.room)
         state.version = current
         # Frames carry no presence; who is here now may differ from then.
-        presence = self.presence(record)
-        session.push(encode({"t": "presence", "room": self.room, "presence": presence}))
+        session.push(encode(self.presence_push(record)))
         return True
 
     # -- views and broadcast -------------------------------------------------------------------

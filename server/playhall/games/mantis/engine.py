@@ -179,7 +179,7 @@ def _parse(state: State, seat: int, move: Any) -> int | None:
 
 
 class Mantis(Game):
-    """Mantis for 2–6 players (seed rules plus rulings 1–9 in shared/rules)."""
+    """Mantis for 2–6 players (the rules and rulings 1–9 restated in docs/games/mantis.md)."""
 
     id = "mantis"
     title = "Mantis"
