@@ -96,6 +96,7 @@ async def start(config: Config) -> Running:
     _tune_gc()
     restored = await rooms.restore_active()
     rooms.start_renewing()
+    rooms.start_sweeping()
     running.sweeper = asyncio.create_task(endpoint.sweep_slow())
     logger.info(
         "listening",

@@ -82,6 +82,16 @@ class Config:
     finished_ttl: int = setting(
         7 * 24 * 3600, "seconds a finished room (record, log, chat) is kept in Redis; 0: forever"
     )
+    waiting_ttl: float = setting(
+        900.0,
+        "seconds a room waiting for players may go unviewed before it is closed and deleted; "
+        "0: never",
+    )
+    abandoned_ttl: float = setting(
+        7 * 24 * 3600.0,
+        "seconds a game may go without a change and without a viewer before the server ends it "
+        "(reason 'abandoned'; it then expires as a finished room); 0: never",
+    )
     player_ttl: int = setting(
         90 * 24 * 3600,
         "seconds a player's identity is kept after their last hello; 0: forever",

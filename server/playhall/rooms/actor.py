@@ -76,6 +76,11 @@ class Room:
         self._clock_timer: asyncio.TimerHandle | None = None
         #: When this process loaded the room: seats nobody has viewed since count as gone since.
         self._loaded = time.time()
+        #: When this process last saw the room change or its last viewer leave (0: neither):
+        #: the room has been left alone since (see ``expiry_ttl``).
+        self.active_at = 0.0
+        #: Set once the room was closed for good (deleted from Redis).
+        self.discarded = False
         self._idle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -155,6 +160,8 @@ class Room:
             command.finish(result)
             if command.kind in _COMINGS_AND_GOINGS:
                 self.arm_clock()
+                if not self.audience.viewers:
+                    self.active_at = time.time()
             self._check_idle()
 
     # -- storing a change ----------------------------------------------------------------------
@@ -200,6 +207,9 @@ class Room:
             code=new.code,
         ))
         self.record = new
+        self.active_at = time.time()
+        if new.status != old.status:
+            await self._expiry_due(new)
         if checkpoint:
             self._checkpoint = new.version
         self._listed = summary
@@ -211,6 +221,42 @@ class Room:
         if seats_changed:  # a seat taken, left or given to a bot; viewers coming and going
             self.audience.push_presence(new)  # push presence themselves
         self.schedule()
+
+    # -- expiry --------------------------------------------------------------------------------
+
+    def expiry_ttl(self) -> float | None:
+        """How long the room may be left alone before it goes (None: it expires by itself, or
+        never)."""
+        config = self.config
+        return table.expiry_ttl(self.record, config.waiting_ttl, config.abandoned_ttl)
+
+    async def _expiry_due(self, record: RoomRecord) -> None:
+        """Its status changed: check the room for expiry a whole ``ttl`` from now (or never,
+        once finished: its keys expire by themselves)."""
+        ttl = self.expiry_ttl()
+        if ttl is None:
+            await self.store.drop_due(record.id)
+        else:
+            await self.store.set_due(record.id, time.time() + ttl)
+
+    def post_expiry(self, due: float) -> None:
+        """The room was due for its expiry check at ``due`` (``rooms.commands.expire``)."""
+        self._post("_expire", {"due": due})
+
+    async def discard(self) -> None:
+        """Close a room that goes without a game (a waiting room nobody came back to): delete
+        it from Redis, take it off the lobby, and let the process forget it."""
+        record = self.record
+        await self.store.delete_room(record.id, record.code)
+        if self._listed is not None:
+            self._listed = None
+            self.lobby.changed(record.id, None, record.game)
+        self.discarded = True
+        self._closed = True
+        for handle in (self._timer, self._clock_timer, self._idle):
+            if handle is not None:
+                handle.cancel()
+        self._on_idle(self)
 
     # -- timers --------------------------------------------------------------------------------
 

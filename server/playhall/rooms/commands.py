@@ -14,6 +14,7 @@ import msgpack
 
 from playhall.rooms import clocks, table
 from playhall.rooms.inbox import Command
+from playhall.rooms.record import FINISHED, WAITING
 from playhall.rooms.table import RoomError
 from playhall_protocol import errors
 
@@ -119,7 +120,10 @@ async def chat(room: Room, command: Command) -> dict[str, Any]:
         raise RoomError(errors.NOT_IN_ROOM, "join or watch the room to chat in it")
     text = command.args["text"]
     line = table.chat_line(room.record, session.player, session.name, text, time.time())
-    await room.store.add_chat(room.record.id, msgpack.packb(line))
+    # A finished room's keys already expire: its chat list, if written only now, goes too.
+    finished = room.record.status == FINISHED
+    expire = room.config.finished_ttl if finished else 0
+    await room.store.add_chat(room.record.id, msgpack.packb(line), expire=expire)
     room.audience.push_all(line)
     return {}
 
@@ -223,6 +227,34 @@ async def auto(room: Room, command: Command) -> dict[str, Any]:
     return {}
 
 
+async def expire(room: Room, command: Command) -> dict[str, Any]:
+    """The room is due for its expiry check (``command.args["due"]``: when it was due): a
+    waiting room nobody has viewed for ``waiting_ttl`` is closed and deleted; a game with no
+    change and no viewer for ``abandoned_ttl`` is ended (reason ``abandoned``) and then expires
+    as a finished room. A room that was not left alone that long is checked again later."""
+    record = room.record
+    ttl = room.expiry_ttl()
+    if ttl is None:
+        await room.store.drop_due(record.id)
+        return {}
+    now = time.time()
+    if room.audience.viewers:
+        await room.store.set_due(record.id, now + ttl)
+        return {}
+    alone_since = max(room.active_at, command.args["due"] - ttl)
+    if now < alone_since + ttl:
+        await room.store.set_due(record.id, alone_since + ttl)
+        return {}
+    if record.status == WAITING:
+        room.log.info("room_closed", version=record.version, alone_s=round(now - alone_since))
+        await room.discard()
+        return {}
+    new, events = table.abandon(record, now)
+    room.log.info("game_abandoned", version=new.version, alone_s=round(now - alone_since))
+    await room.commit(new, "abandon", None, None, None, events)
+    return {}
+
+
 #: What each kind of command does.
 HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]] = {
     "join": join,
@@ -240,4 +272,5 @@ HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]]
     "_auto": auto,
     "_bot_turn": bot_turn,
     "_clock": clock,
+    "_expire": expire,
 }

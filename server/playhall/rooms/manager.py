@@ -36,6 +36,7 @@ class RoomManager:
         self.rooms: dict[str, Room] = {}
         self._loading: dict[str, asyncio.Task[Room]] = {}
         self._renewer: asyncio.Task[None] | None = None
+        self._sweeper: asyncio.Task[None] | None = None
         self._stopping: set[asyncio.Task[None]] = set()
         self.closing = False
 
@@ -84,8 +85,11 @@ class RoomManager:
         return room
 
     async def _let_go(self, room_id: str, lease: str, code: str, reason: str) -> RoomError:
-        """Release the lease of a room that cannot be loaded; the error to raise."""
+        """Release the lease of a room that cannot be loaded; the error to raise. (A room that
+        does not exist keeps no fence counter either: any id a client names would leave one.)"""
         await self.store.release(room_id, lease)
+        if code == errors.NO_SUCH_ROOM:
+            await self.store.forget_fence(room_id)
         return RoomError(code, reason)
 
     def _adopt(self, record: RoomRecord, lease: str, checkpoint: int | None = None) -> Room:
@@ -143,6 +147,9 @@ class RoomManager:
         for seat in first.seats:
             if seat.player is not None:
                 await self.store.add_player_room(seat.player, record.id)
+        ttl = table.expiry_ttl(first, self.config.waiting_ttl, self.config.abandoned_ttl)
+        if ttl is not None:
+            await self.store.set_due(record.id, time.time() + ttl)
         self._adopt(first, lease)
 
     def evict(self, room: Room) -> None:
@@ -157,6 +164,10 @@ class RoomManager:
         await room.stop()
         with contextlib.suppress(Exception):
             await self.store.release(room.record.id, room.lease)
+            ttl = room.expiry_ttl()
+            if ttl is not None and room.active_at and not room.discarded:
+                # Left alone since then: the expiry check comes a whole ttl after that.
+                await self.store.set_due(room.record.id, room.active_at + ttl)
         logger.info("room_evicted", room=room.record.id, version=room.record.version)
         # A room let go while people watch it, or while it has timers or bots to run, was not
         # idle: its lease was lost. Take it back (unless this process is shutting down).
@@ -209,11 +220,39 @@ class RoomManager:
                     logger.warning("lease_lost", room=room_id)
                     self.evict(room)
 
+    def start_sweeping(self) -> None:
+        self._sweeper = asyncio.create_task(self._sweep_forever())
+
+    async def _sweep_forever(self) -> None:
+        """Hand each room due for its expiry check (``Store.due``) to its actor, loading it if
+        need be (``rooms.commands.expire`` decides)."""
+        ttls = [t for t in (self.config.waiting_ttl, self.config.abandoned_ttl) if t > 0]
+        if not ttls:
+            return
+        interval = min(30.0, max(0.05, min(ttls) / 2))
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                due = await self.store.due(time.time(), 200)
+            except Exception:
+                logger.exception("expiry_sweep_failed")
+                continue
+            for room_id, when in due:
+                try:
+                    room = await self.get(room_id)
+                except RoomError as exc:
+                    if exc.code == errors.NO_SUCH_ROOM:  # gone already (e.g. by hand)
+                        await self.store.drop_due(room_id)
+                    continue  # another process holds it: that one checks it
+                room.post_expiry(when)
+
     async def close(self) -> None:
         """Stop every room (each finishes its command in hand) and release the leases."""
         self.closing = True
         if self._renewer is not None:
             self._renewer.cancel()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         for room in list(self.rooms.values()):
             self.evict(room)
         if self._stopping:

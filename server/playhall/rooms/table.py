@@ -387,6 +387,26 @@ def leave_game(record: RoomRecord, game: Game, seat: int, reason: str, now: floa
     return played(record, game, applied, now=now), applied.events
 
 
+def abandon(record: RoomRecord, now: float) -> Change:
+    """End a game nobody plays or watches any more (reason ``abandoned``: no winners, no
+    scores); the record then expires as any finished room does."""
+    if record.status != PLAYING:
+        return record, []
+    stopped = clocks.advance(clocks.Rules(record.options), record.clocks, [], None, now)
+    outcome = {"winners": [], "scores": [], "reason": "abandoned"}
+    new = record.evolve(status=FINISHED, outcome=outcome, deadline=None, clocks=stopped)
+    return new, [{"type": "game_over", **outcome}]
+
+
+def expiry_ttl(record: RoomRecord, waiting_ttl: float, abandoned_ttl: float) -> float | None:
+    """How long ``record`` may be left alone (no change, no viewer) before it goes: None for a
+    finished room (its keys expire by themselves) or when the setting is 0 (never)."""
+    if record.status == FINISHED:
+        return None
+    ttl = waiting_ttl if record.status == WAITING else abandoned_ttl
+    return ttl if ttl > 0 else None
+
+
 # -- rematch -----------------------------------------------------------------------------------
 
 

@@ -14,11 +14,16 @@ Keys (``p`` is the configured prefix, ``ph:`` by default):
 ``p player:<pid>:rooms``       set: rooms the player has a seat in
 ``p lobby``                    hash: room id -> lobby summary (msgpack) of public rooms
 ``p active``                   set: rooms that need a server without any client (timers, bots)
+``p expiry``                   sorted set: room id -> when (Unix time) to check whether the
+                               unfinished room has been left alone long enough to go
 =============================  ==========================================================
 
 A finished room's record, log, chat, fence counter and join code expire ``finished_ttl`` seconds
 after its last change; a player and their room set ``player_ttl`` seconds after their last
-hello (and the set forgets rooms that have expired whenever it is read).
+hello (and the set forgets rooms that have expired whenever it is read). An unfinished room is
+in ``expiry``: a waiting room nobody views for ``waiting_ttl`` is deleted
+(:meth:`Store.delete_room`), a game nobody plays or views for ``abandoned_ttl`` is ended, and
+then expires as a finished room.
 
 A room change is one Lua script run, so it is atomic: it checks the caller still holds the
 lease (fencing a stale owner out) and that the stored version is the one the change was made
@@ -498,13 +503,56 @@ class Store:
             await self.redis.srem(key, *gone)
         return [room for room, exists in zip(rooms, alive, strict=True) if exists]
 
+    # -- expiry ------------------------------------------------------------------------------
+
+    async def set_due(self, room: str, when: float) -> None:
+        """Check at ``when`` whether the unfinished ``room`` has been left alone long enough."""
+        await self.redis.zadd(f"{self.p}expiry", {room: when})
+
+    async def drop_due(self, room: str) -> None:
+        await self.redis.zrem(f"{self.p}expiry", room)
+
+    async def due(self, now: float, limit: int) -> list[tuple[str, float]]:
+        """Up to ``limit`` rooms due for the check at ``now``, with when they were due."""
+        found: list[Any] = await self.redis.zrangebyscore(
+            f"{self.p}expiry", "-inf", now, start=0, num=limit, withscores=True
+        )
+        return [(_text(room), float(when)) for room, when in found]
+
+    async def delete_room(self, room: str, code: str | None) -> None:
+        """Delete a room that goes without finishing (a waiting room nobody came back to):
+        every key it has, and its places in the lobby, the active set and the expiry index."""
+        keys = [
+            self.room_key(room),
+            self.log_key(room),
+            self.chat_key(room),
+            self.lease_key(room),
+            self.fence_key(room),
+        ]
+        if code:
+            keys.append(self.code_key(code))
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.delete(*keys)
+        pipe.hdel(f"{self.p}lobby", room)
+        pipe.srem(f"{self.p}active", room)
+        pipe.zrem(f"{self.p}expiry", room)
+        await pipe.execute()
+
+    async def forget_fence(self, room: str) -> None:
+        """Drop the fence counter a lease taken for a room that does not exist left behind."""
+        await self.redis.delete(self.fence_key(room))
+
     # -- chat --------------------------------------------------------------------------------
 
-    async def add_chat(self, room: str, line: bytes, keep: int = 50) -> None:
+    async def add_chat(self, room: str, line: bytes, keep: int = 50, expire: int = 0) -> None:
+        """Add a chat line, keeping the last ``keep``; ``expire``: seconds the list is kept (a
+        finished room's: its other keys already expire)."""
         key = self.chat_key(room)
         pipe = self.redis.pipeline(transaction=True)
         pipe.rpush(key, line)
         pipe.ltrim(key, -keep, -1)
+        if expire:
+            pipe.expire(key, expire)
         await pipe.execute()
 
     async def chat(self, room: str) -> list[bytes]:
