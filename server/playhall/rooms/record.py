@@ -116,6 +116,9 @@ class RoomRecord:
     def evolve(self, **changes: Any) -> RoomRecord:
         """A new record with ``changes`` and the version moved on by one."""
         values = self.fields()
+        unknown = changes.keys() - values.keys()
+        if unknown:  # said here: the compiled build's own message would only count them
+            raise TypeError(f"a room record has no field {', '.join(sorted(unknown))}")
         values.update(changes)
         values["version"] = self.version + 1
         return RoomRecord(**values)

@@ -381,14 +381,16 @@ class Mantis(Game):
 
     # -- leaving ----------------------------------------------------------------------------
 
-    def leave(self, state: State, seat: int, reason: str) -> Applied:
+    def leave(self, state: State, seat: object, reason: object) -> Applied:
         """Ruling 10: the seat drops out. Its tank and score pile stay where they are, out of
         play: nobody may steal from them (``_parse``, ``legal_moves``), turns skip the seat
         (``next_seat``) and it wins nothing (``final_result``); the outcome lists it under
         ``left``. When one player remains, that player wins at once, for ``reason`` (with two
         players, leaving hands the other the win). The variant chosen at setup for the table's
         size (target, Ruling 7's extra turn with two players) stays as it was."""
+        # seat and reason: checked (and typed) as anything, as in ``apply``.
         check_leave(self, state, seat, reason)
+        assert type(seat) is int and isinstance(reason, str)
         seats: int = state["seats"]
         if seat >= seats:
             raise Rejected("bad_move", "the seat leaving must be a seat number")
