@@ -102,6 +102,9 @@ class RoomRecord:
     def evolve(self, **changes: Any) -> RoomRecord:
         """A new record with ``changes`` and the version moved on by one."""
         values = self.fields()
+        unknown = changes.keys() - values.keys()
+        if unknown:
+            raise TypeError(f"RoomRecord has no fields {sorted(unknown)}")
         values.update(changes)
         values["version"] = self.version + 1
         return RoomRecord(**values)
