@@ -81,6 +81,11 @@ class Config:
         90 * 24 * 3600,
         "seconds a player's identity is kept after their last hello; 0: forever",
     )
+    unused_player_ttl: int = setting(
+        6 * 3600,
+        "seconds a player who has not yet sat down, created a room or chatted is kept after "
+        "their last hello; 0: forever",
+    )
     drain_timeout: float = setting(
         10.0, "seconds SIGTERM waits for rooms to finish the commands they hold"
     )

@@ -26,7 +26,8 @@ from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
 from playhall.net.session import Session, error_frame, ok_frame
 from playhall.net.websocket import WebSocket, WriteBatch
-from playhall.rooms.actor import RoomError, new_room_id, new_seed
+from playhall.rooms.actor import RoomError, new_seed
+from playhall.rooms.ids import new_room_id
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import RoomRecord, Seat
 from playhall.store.redis_store import Store
@@ -218,8 +219,11 @@ class Endpoint:
         if self.draining:
             raise RoomError(errors.DRAINING, "the server is restarting; reconnect shortly")
         if kind == "create":
-            return await self._create(session, message)
-        return await self._room_command(session, kind, message)
+            result = await self._create(session, message)
+        else:
+            result = await self._room_command(session, kind, message)
+        await self._note_use(session, kind, result)
+        return result
 
     async def _room_command(
         self, session: Session, kind: str, message: dict[str, Any]
@@ -257,18 +261,21 @@ class Endpoint:
         if token is not None:
             player, _, secret = token.partition(".")
             stored = await self.store.player(player) if player and secret else None
-            if stored is None or not hmac.compare_digest(stored[1], hash_secret(secret)):
+            if stored is None or not hmac.compare_digest(stored.token_hash, hash_secret(secret)):
                 raise ProtocolError(errors.BAD_TOKEN, "unknown or wrong player token")
-            if name and name != stored[0]:
+            if name and name != stored.name:
                 await self.store.rename_player(player, name)
-            name = name or stored[0]
+            name = name or stored.name
+            session.used = stored.used
+            await self.store.touch_player(player, self._player_ttl(session))
         else:
             player = secrets.token_hex(6)
             secret = secrets.token_urlsafe(24)
             name = name or f"Player-{player[:4]}"
-            await self.store.create_player(player, name, hash_secret(secret))
+            await self.store.create_player(
+                player, name, hash_secret(secret), self._player_ttl(session)
+            )
             new_token = f"{player}.{secret}"
-        await self.store.touch_player(player, self.config.player_ttl)
         session.player, session.name, session.protocol = player, name, max(common)
         reply: dict[str, Any] = {
             "player": player,
@@ -285,6 +292,21 @@ class Endpoint:
         if new_token is not None:
             reply["token"] = new_token
         return reply
+
+    def _player_ttl(self, session: Session) -> int:
+        """How long the session's player record is kept after this hello: a player who never
+        sat down, created a room or chatted is forgotten within hours (a hello costs a
+        stranger nothing; it must not leave a record for months)."""
+        return self.config.player_ttl if session.used else self.config.unused_player_ttl
+
+    async def _note_use(self, session: Session, kind: str, result: dict[str, Any]) -> None:
+        """Keep the player for ``player_ttl`` once they first sit down, create a room or chat
+        (then their token is worth keeping: it holds seats or names them in a room)."""
+        if session.used:
+            return
+        if kind in ("create", "chat") or result.get("seat") is not None:
+            await self.store.player_used(session.player, self.config.player_ttl)
+            session.used = True
 
     # -- create --------------------------------------------------------------------------------
 

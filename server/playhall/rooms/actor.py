@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -32,6 +31,7 @@ from playhall.config import Config
 from playhall.games.contract import Applied, Event, Game, Rejected
 from playhall.rooms import views
 from playhall.rooms.history import FrameHistory
+from playhall.rooms.ids import new_room_id
 from playhall.rooms.inbox import Inbox
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.rooms.replay import STEPS, game_fields, played, step_entry
@@ -68,6 +68,12 @@ class RoomError(Exception):
         self.code = code
         self.reason = reason
         self.extra = extra
+
+
+def no_such_room(room_id: str) -> RoomError:
+    """The refusal for a room that does not exist, and for a private room to anyone without
+    its code: the two must be indistinguishable."""
+    return RoomError(errors.NO_SUCH_ROOM, f"no room {room_id!r}")
 
 
 #: Told how a command ended: its result, or the error that refused it.
@@ -862,10 +868,6 @@ def _needs_server(record: RoomRecord, game: Game) -> bool:
 
 def _is_store_error(exc: BaseException) -> bool:
     return type(exc).__module__.startswith("redis")
-
-
-def new_room_id() -> str:
-    return secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")
 
 
 def new_seed() -> int:

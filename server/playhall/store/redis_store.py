@@ -10,7 +10,8 @@ Keys (``p`` is the configured prefix, ``ph:`` by default):
 ``p lease:<id>``               "<owner>|<fence>" with a TTL: which process owns the room
 ``p fence:<id>``               counter: each lease acquisition gets a higher fence
 ``p code:<code>``              room id of a private room's join code
-``p player:<pid>``             hash: ``name``, ``th`` (sha256 of the token secret)
+``p player:<pid>``             hash: ``name``, ``th`` (sha256 of the token secret), ``n`` (set
+                               while the player has not sat, created or chatted)
 ``p player:<pid>:rooms``       set: rooms the player has a seat in
 ``p lobby``                    hash: room id -> lobby summary (msgpack) of public rooms
 ``p active``                   set: rooms that need a server without any client (timers, bots)
@@ -18,7 +19,9 @@ Keys (``p`` is the configured prefix, ``ph:`` by default):
 
 A finished room's record, log, chat, fence counter and join code expire ``finished_ttl`` seconds
 after its last change; a player and their room set ``player_ttl`` seconds after their last
-hello (and the set forgets rooms that have expired whenever it is read).
+hello (and the set forgets rooms that have expired whenever it is read), a player who has not
+sat, created a room or chatted ``unused_player_ttl`` seconds after their last hello. Nothing
+is written for a room that does not exist.
 
 A room change is one Lua script run, so it is atomic: it checks the caller still holds the
 lease (fencing a stale owner out) and that the stored version is the one the change was made
@@ -41,7 +44,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
@@ -83,7 +86,11 @@ return 1
 """
 
 
+# KEYS: the lease, the fence counter, the room. ARGV: the owner, the time to live in
+# milliseconds, '1' if the room must exist already (then a room that does not gets 0 and
+# nothing is written: a request about a room that does not exist leaves no key behind).
 _ACQUIRE = """
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[3]) == 0 then return 0 end
 local current = redis.call('GET', KEYS[1])
 if current then
   local owner = string.match(current, '^(.*)|[0-9]+$')
@@ -177,6 +184,10 @@ class VersionConflict(Exception):
     """The stored version is not the one the change was made against."""
 
 
+class NoRoom(Exception):
+    """The room asked for does not exist (nothing was written)."""
+
+
 class LogGap(Exception):
     """The log does not hold every entry since the room's checkpoint (the data is damaged)."""
 
@@ -233,6 +244,14 @@ class Stored:
     #: Log entries ``checkpoint + 1`` to ``version``, oldest first (field names decoded,
     #: values raw).
     since: list[dict[str, bytes]]
+
+
+class StoredPlayer(NamedTuple):
+    name: str
+    token_hash: str
+    #: Whether the player has sat down, created a room or chatted (a record from before the
+    #: distinction counts as used).
+    used: bool
 
 
 class Store:
@@ -295,10 +314,17 @@ class Store:
 
     # -- leases ------------------------------------------------------------------------------
 
-    async def acquire(self, room: str, owner: str, ttl_ms: int) -> str | None:
-        """Take the room's lease; ``None`` if another owner holds it."""
-        keys = [self.lease_key(room), self.fence_key(room)]
-        token = await self._script(_ACQUIRE_SCRIPT, keys, [owner, str(ttl_ms)])
+    async def acquire(
+        self, room: str, owner: str, ttl_ms: int, *, existing: bool = False
+    ) -> str | None:
+        """Take the room's lease; ``None`` if another owner holds it. With ``existing``, a room
+        that is not stored raises :class:`NoRoom` and writes nothing (a new room's lease is
+        taken before its first commit, without it)."""
+        keys = [self.lease_key(room), self.fence_key(room), self.room_key(room)]
+        args = [owner, str(ttl_ms), "1" if existing else "0"]
+        token = await self._script(_ACQUIRE_SCRIPT, keys, args)
+        if token == 0:
+            raise NoRoom(room)
         return _text(token) if token is not None else None
 
     async def renew(self, leases: dict[str, str], ttl_ms: int) -> set[str]:
@@ -453,8 +479,25 @@ class Store:
 
     # -- players -----------------------------------------------------------------------------
 
-    async def create_player(self, player: str, name: str, token_hash: str) -> None:
-        await self.redis.hset(self.player_key(player), mapping={"name": name, "th": token_hash})
+    async def create_player(self, player: str, name: str, token_hash: str, ttl: int) -> None:
+        """Store a new player, marked unused (``n``) and kept ``ttl`` seconds (0: forever),
+        in one transaction: a record is never left without its expiry."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(self.player_key(player), mapping={"name": name, "th": token_hash, "n": 1})
+        if ttl > 0:
+            pipe.expire(self.player_key(player), ttl)
+        await pipe.execute()
+
+    async def player_used(self, player: str, ttl: int) -> None:
+        """The player sat down, created a room or chatted: no longer unused, kept ``ttl``
+        seconds from now (0: forever)."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hdel(self.player_key(player), "n")
+        if ttl > 0:
+            pipe.expire(self.player_key(player), ttl)
+        else:
+            pipe.persist(self.player_key(player))
+        await pipe.execute()
 
     async def touch_player(self, player: str, ttl: int) -> None:
         """Keep a player (and their room list) for ``ttl`` more seconds; 0: forever."""
@@ -464,11 +507,13 @@ class Store:
             pipe.expire(self.player_rooms_key(player), ttl)
             await pipe.execute()
 
-    async def player(self, player: str) -> tuple[str, str] | None:
-        name, token_hash = await self.redis.hmget(self.player_key(player), ["name", "th"])
+    async def player(self, player: str) -> StoredPlayer | None:
+        name, token_hash, unused = await self.redis.hmget(
+            self.player_key(player), ["name", "th", "n"]
+        )
         if name is None or token_hash is None:
             return None
-        return _text(name), _text(token_hash)
+        return StoredPlayer(_text(name), _text(token_hash), unused is None)
 
     async def rename_player(self, player: str, name: str) -> None:
         await self.redis.hset(self.player_key(player), "name", name)
