@@ -49,6 +49,14 @@ class Config:
     )
     lease_ms: int = setting(10_000, "room lease time-to-live in milliseconds")
     max_frame: int = setting(64 * 1024, "largest client frame in bytes (larger: close 1009)")
+    connections_per_address: int = setting(
+        64, "connections one client address may hold at once (more: HTTP 429); 0: no limit"
+    )
+    forwarded_header: str = setting(
+        "",
+        "behind a proxy: the header it puts the client's address in (e.g. X-Forwarded-For; "
+        "its last address counts); empty: the peer address (the header is not trusted)",
+    )
     rate: float = setting(40.0, "messages per second per connection, sustained")
     burst: int = setting(80, "message burst per connection")
     outbox: int = setting(

@@ -24,6 +24,7 @@ from playhall.catalog import all_games, get_game
 from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
+from playhall.net.admission import Admission
 from playhall.net.session import Session, error_frame, ok_frame
 from playhall.net.websocket import WebSocket, WriteBatch
 from playhall.rooms.actor import RoomError, new_seed
@@ -52,6 +53,7 @@ class Endpoint:
         self._ids = itertools.count(1)
         self._background: set[asyncio.Task[None]] = set()
         self._writes = WriteBatch()  # every connection's frames of a loop pass, one callback
+        self.admission = Admission(config.connections_per_address, config.forwarded_header)
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
@@ -72,18 +74,36 @@ class Endpoint:
 
     # -- one connection ------------------------------------------------------------------------
 
+    def _admit(self, ws: WebSocket, request: Request) -> tuple[HTTPStatus, str] | None:
+        """The handshake's answer: :meth:`process_request`'s, else 429 to an address that
+        holds ``connections_per_address`` connections already; None accepts it."""
+        answer = self.process_request(request)
+        if answer is not None:
+            return answer
+        address = self.admission.address(ws.remote_address, request.headers)
+        if self.admission.full(address):
+            logger.info("connection_refused", address=address, peer=ws.remote_address)
+            return HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n"
+        ws.client_address = address
+        return None
+
     def websocket(self) -> WebSocket:
         """A new connection (the protocol factory of the listening socket)."""
-        return WebSocket(
-            on_request=self.process_request,
+        ws = WebSocket(
+            on_request=lambda request: self._admit(ws, request),
             on_open=self._opened,
             max_size=self.config.max_frame,
             batch=self._writes,
         )
+        return ws
 
     def _opened(self, ws: WebSocket) -> Session:
         session = Session(ws, self.config, self._resnapshot, self._fast_move)
-        session.log = logger.bind(conn=next(self._ids), peer=ws.remote_address)
+        session.address = ws.client_address
+        self.admission.opened(session.address)
+        session.log = logger.bind(
+            conn=next(self._ids), peer=ws.remote_address, address=session.address
+        )
         self.sessions.add(session)
         task = asyncio.get_running_loop().create_task(self._serve(session))
         self._background.add(task)
@@ -105,6 +125,7 @@ class Endpoint:
             if session.flooded:
                 clog.warning("flooding_closed", player=session.player)
             self.sessions.discard(session)
+            self.admission.closed(session.address)
             self.lobby.unwatch(session)
             for room_id in list(session.rooms):
                 room = self.rooms.rooms.get(room_id)
