@@ -367,7 +367,7 @@ class Terminal:
         except ServerError as exc:
             if exc.code != "no_such_room":
                 raise
-            mirror = await self.client.join(code=target.upper())
+            mirror = await self.client.join(code=target)  # the server reads any case
         self._remember(mirror.room)
         return mirror
 

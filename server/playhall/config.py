@@ -65,6 +65,17 @@ class Config:
     slow_timeout: float = setting(
         20.0, "seconds a connection may leave a frame unsent before it is closed (4000)"
     )
+    code_tries: int = setting(
+        5, "wrong join codes a player or a client address may give before each next try waits"
+    )
+    code_backoff: float = setting(
+        2.0, "seconds of the first back-off after code_tries wrong join codes (then doubling)"
+    )
+    code_backoff_max: float = setting(
+        3600.0,
+        "longest back-off in seconds between wrong join codes; a player or address quiet "
+        "that long starts counting again",
+    )
     room_inbox: int = setting(256, "commands queued per room before 'overloaded'")
     bot_delay: float = setting(0.6, "seconds before a server bot moves (so people can follow)")
     idle_evict: float = setting(

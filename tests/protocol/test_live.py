@@ -255,13 +255,14 @@ async def test_private_rooms_and_bots(url: str) -> None:
         await bob.ok("hello", protocol=1)
         created = await ann.ok("create", game="mantis", seats=3, private=True)
         code, room = created["code"], created["room"]
-        assert isinstance(code, str) and len(code) == 6
-        await bob.refused(errors.BAD_CODE, "join", room=room)
+        assert isinstance(code, str) and len(code) == 17 and code.count("-") == 2
+        # Without the code a private room is no room at all.
+        await bob.refused(errors.NO_SUCH_ROOM, "join", room=room)
         await bob.refused(errors.BAD_CODE, "join", code="ZZZZZZ")
-        await bob.refused(errors.NOT_IN_ROOM, "sync", room=room)
-        await bob.refused(errors.NOT_IN_ROOM, "chat", room=room, text="hello?")
-        await bob.refused(errors.NOT_SEATED, "bot", room=room, seat=2)
-        watching = await bob.ok("join", code=code, watch=True)
+        await bob.refused(errors.NO_SUCH_ROOM, "sync", room=room)
+        await bob.refused(errors.NO_SUCH_ROOM, "chat", room=room, text="hello?")
+        await bob.refused(errors.NO_SUCH_ROOM, "bot", room=room, seat=2)
+        watching = await bob.ok("join", code=code.lower(), watch=True)  # any case
         assert (watching["room"], watching["seat"]) == (room, None)
         view = (await bob.push("snapshot"))["view"]
         assert (view["you"], view["code"], view["moves"]) == (None, None, [])

@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import hmac
 import itertools
+import math
 import secrets
 import time
 from http import HTTPStatus
@@ -25,9 +26,11 @@ from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
 from playhall.net.admission import Admission
+from playhall.net.guesses import GuessLimiter
 from playhall.net.session import Session, error_frame, ok_frame
 from playhall.net.websocket import WebSocket, WriteBatch
 from playhall.rooms.actor import RoomError, new_seed
+from playhall.rooms.codes import normalise_code
 from playhall.rooms.ids import new_room_id
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import RoomRecord, Seat
@@ -54,6 +57,7 @@ class Endpoint:
         self._background: set[asyncio.Task[None]] = set()
         self._writes = WriteBatch()  # every connection's frames of a loop pass, one callback
         self.admission = Admission(config.connections_per_address, config.forwarded_header)
+        self.guesses = GuessLimiter(config.code_tries, config.code_backoff, config.code_backoff_max)
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
@@ -250,6 +254,36 @@ class Endpoint:
         self, session: Session, kind: str, message: dict[str, Any]
     ) -> dict[str, Any]:
         args = {k: v for k, v in message.items() if k not in ("t", "id")}
+        if "code" not in args:
+            return await self._to_room(session, kind, args, message["id"])
+        # A join with a code is a guess until it succeeds: wrong ones are counted per player
+        # and per address, and past code_tries each makes the next wait longer.
+        guessers = [f"player:{session.player}", f"address:{session.address}"]
+        wait = self.guesses.wait(guessers)
+        if wait > 0:
+            raise RoomError(
+                errors.TOO_MANY_TRIES,
+                f"too many wrong join codes; try again in {math.ceil(wait)} s",
+                retry_after=round(wait, 1),
+            )
+        args["code"] = normalise_code(args["code"])
+        try:
+            return await self._to_room(session, kind, args, message["id"])
+        except RoomError as exc:
+            if exc.code in (errors.NO_SUCH_ROOM, errors.BAD_CODE):
+                self._wrong_code(session, guessers)
+            raise
+
+    def _wrong_code(self, session: Session, guessers: list[str]) -> None:
+        wrong, wait = self.guesses.wrong(guessers)
+        session.log.info("wrong_code", player=session.player, wrong=wrong, backoff=wait)
+        if wrong == self.config.code_tries:
+            session.log.warning("code_backoff", player=session.player, wrong=wrong)
+
+    async def _to_room(
+        self, session: Session, kind: str, args: dict[str, Any], request: int
+    ) -> dict[str, Any]:
+        """Hand a request to its room (found by its join code if it names none)."""
         room_id = args.get("room")
         if room_id is None and "code" in args:
             room_id = await self.store.room_for_code(args["code"])
@@ -258,7 +292,7 @@ class Endpoint:
         if room_id is None:
             raise ProtocolError(errors.BAD_MESSAGE, f'{kind!r} needs "room" (or "code")')
         room = await self.rooms.get(room_id)
-        result = await room.submit(kind, session, args, message["id"])
+        result = await room.submit(kind, session, args, request)
         if kind in ("join", "sync"):
             session.rooms.add(room_id)
         elif kind == "leave":

@@ -268,6 +268,8 @@ class Room:
                 return
             handler = _HANDLERS[command.kind]
             try:
+                if self.record.private:
+                    self._hide_from_outsiders(command)
                 result = await handler(self, command)
             except RoomError as exc:
                 command.finish(None, exc)
@@ -291,6 +293,21 @@ class Room:
                 continue
             command.finish(result)
             self._check_idle()
+
+    def _hide_from_outsiders(self, command: Command) -> None:
+        """A private room does not exist for anyone outside it: neither seated in it nor
+        viewing it (after a ``join`` with its code). Every request of theirs is answered
+        exactly as one about a room that does not exist, so nothing (the room's existence, its
+        status, who created it) can be learnt without the code."""
+        session = command.session
+        if (
+            session is None
+            or command.kind in _OPEN_TO_OUTSIDERS
+            or session in self.viewers
+            or self.record.seat_of(session.player) is not None
+        ):
+            return
+        raise no_such_room(self.record.id)
 
     # -- storing a change ----------------------------------------------------------------------
 
@@ -495,7 +512,7 @@ class Room:
             and record.seat_of(session.player) is None
             and command.args.get("code") != record.code
         ):
-            raise RoomError(errors.BAD_CODE, "this room is private; its join code is needed")
+            raise no_such_room(record.id)
         seat = record.seat_of(session.player)
         wanted = command.args.get("seat")
         if command.args.get("watch"):
@@ -544,8 +561,6 @@ class Room:
         else a snapshot."""
         session = self._require_viewer(command)
         seat = self.record.seat_of(session.player)
-        if self.record.private and seat is None and session not in self.viewers:
-            raise RoomError(errors.NOT_IN_ROOM, "join this private room with its code first")
         have = command.args.get("version")
         self._attach(session, seat)
         current = self.record.version
@@ -854,6 +869,11 @@ _HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]
     "_auto": Room._auto,
     "_bot_turn": Room._bot_turn,
 }
+
+
+#: What a private room takes from anyone outside it: ``join`` (which checks the code itself)
+#: and the connection's own bookkeeping.
+_OPEN_TO_OUTSIDERS: Final = frozenset({"join", "detach", "resnapshot"})
 
 
 def _needs_server(record: RoomRecord, game: Game) -> bool:

@@ -40,7 +40,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +48,7 @@ from typing import Any, Final, NamedTuple
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
+from playhall.rooms.codes import new_code
 from playhall.store.pipe import CommandPipe, encode_bulk, encode_command
 
 _COMMIT = """
@@ -467,9 +467,9 @@ class Store:
         return [_bytes(v) for v in (await self.redis.hgetall(f"{self.p}lobby")).values()]
 
     async def claim_code(self, room: str) -> str:
-        """A fresh join code for a private room (six hex digits, unique among live codes)."""
+        """A fresh join code for a private room (see rooms/codes.py), unique among live codes."""
         while True:
-            code = secrets.token_hex(3).upper()
+            code = new_code()
             if await self.redis.set(self.code_key(code), room, nx=True):
                 return code
 
