@@ -18,6 +18,7 @@ NO_SUCH_GAME = "no_such_game"
 BAD_OPTION = "bad_option"
 BAD_SEATS = "bad_seats"
 NO_SUCH_ROOM = "no_such_room"
+TOO_MANY_ROOMS = "too_many_rooms"  # create past the player's room caps
 BAD_CODE = "bad_code"  # no room has this join code
 TOO_MANY_TRIES = "too_many_tries"  # too many wrong join codes: wait retry_after seconds
 SEAT_TAKEN = "seat_taken"

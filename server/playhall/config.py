@@ -76,6 +76,22 @@ class Config:
         "longest back-off in seconds between wrong join codes; a player or address quiet "
         "that long starts counting again",
     )
+    lobby_page: int = setting(
+        50,
+        "rooms in a lobby page (rooms without limit, lobby.watch) and the most a rooms "
+        "request gets; also the most rooms a lobby push carries",
+    )
+    lobby_interval: float = setting(
+        1.0, "seconds between two lobby pushes to a watcher (changes in between are merged)"
+    )
+    waiting_rooms: int = setting(
+        5,
+        "waiting rooms a player may hold a seat in among those they created, at once "
+        "(one more create: too_many_rooms); 0: no limit",
+    )
+    rooms_per_minute: int = setting(
+        10, "rooms a player may create per minute (more: too_many_rooms); 0: no limit"
+    )
     room_inbox: int = setting(256, "commands queued per room before 'overloaded'")
     bot_delay: float = setting(0.6, "seconds before a server bot moves (so people can follow)")
     idle_evict: float = setting(

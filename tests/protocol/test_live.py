@@ -150,13 +150,24 @@ async def test_lobby_requests(url: str) -> None:
                 assert {"name", "default", "kind", "help"} <= set(option)
                 assert set(option) <= {"name", "default", "kind", "help", "choices", "min", "max"}
                 assert option["kind"] in ("bool", "int", "str")
-        assert keys(await wire.ok("rooms", game="mantis")) == {"rooms"}
-        assert keys(await wire.ok("lobby.watch", game="mantis")) == {"rooms"}
+        assert keys(await wire.ok("rooms", game="mantis")) == {"rooms", "next"}
+        assert keys(await wire.ok("lobby.watch", game="mantis")) == {"rooms", "next"}
         created = await wire.ok("create", game="mantis", seats=3)
         change = await wire.push("lobby")
         assert keys(change) == {"rooms"} and set(change["rooms"][0]) == SUMMARY_FIELDS
         listed = (await wire.ok("rooms", game="mantis"))["rooms"]
         assert created["room"] in [s["room"] for s in listed]
+        second = await wire.ok("create", game="mantis", seats=2)
+        await wire.push("lobby")
+        first_page = await wire.ok("rooms", game="mantis", limit=1)
+        assert [s["room"] for s in first_page["rooms"]] == [second["room"]]  # newest first
+        assert isinstance(first_page["next"], str)
+        rest = await wire.ok("rooms", game="mantis", limit=1, after=first_page["next"])
+        assert [s["room"] for s in rest["rooms"]] == [created["room"]] and rest["next"] is None
+        assert len((await wire.ok("rooms", limit=0))["rooms"]) == 1  # 0 counts as 1
+        assert len((await wire.ok("rooms", limit=2**53 - 1))["rooms"]) == 2  # at most a page
+        await wire.ok("leave", room=second["room"])
+        await wire.push("lobby")
         await wire.ok("leave", room=created["room"])
         gone = await wire.push("lobby")
         assert gone == {"t": "lobby", "removed": [created["room"]]}

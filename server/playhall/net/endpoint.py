@@ -33,7 +33,7 @@ from playhall.rooms.actor import RoomError, new_seed
 from playhall.rooms.codes import normalise_code
 from playhall.rooms.ids import new_room_id
 from playhall.rooms.manager import RoomManager
-from playhall.rooms.record import RoomRecord, Seat
+from playhall.rooms.record import WAITING, RoomRecord, Seat
 from playhall.store.redis_store import Store
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, errors
 from playhall_protocol.messages import request_id_of, validate
@@ -234,10 +234,12 @@ class Endpoint:
         if kind == "games":
             return {"games": [g.describe() for g in all_games().values()]}
         if kind == "rooms":
-            return {"rooms": await self.lobby.rooms(message.get("game"))}
+            return await self.lobby.rooms(
+                message.get("game"), message.get("after", ""), message.get("limit")
+            )
         if kind == "lobby.watch":
             self.lobby.watch(session, message.get("game"))
-            return {"rooms": await self.lobby.rooms(message.get("game"))}
+            return await self.lobby.rooms(message.get("game"))
         if kind == "lobby.unwatch":
             self.lobby.unwatch(session)
             return {}
@@ -375,6 +377,7 @@ class Endpoint:
         if not low <= seats <= high:
             raise RoomError(errors.BAD_SEATS, f"{game.title} takes {low} to {high} seats")
         private = bool(message.get("private", False))
+        finished_with = await self._room_quota(session)
         room_id = new_room_id()
         code = await self.store.claim_code(room_id) if private else None
         record = RoomRecord(
@@ -394,9 +397,37 @@ class Endpoint:
             args["seat"] = 0
         else:
             args["watch"] = True
+        await self.store.note_created(
+            session.player, room_id, finished_with, self.config.player_ttl
+        )
         joined = await room.submit("join", session, args, message["id"])
         session.rooms.add(room_id)
         return {"room": room_id, "code": code, "seat": joined["seat"], "version": joined["version"]}
+
+    async def _room_quota(self, session: Session) -> list[str]:
+        """Refuse a create past the player's caps (``rooms_per_minute``; ``waiting_rooms``
+        created rooms still waiting with the player seated); else the rooms they created that
+        no longer count (started, left, gone), to be forgotten. Costs at most
+        ``waiting_rooms`` record reads: the set never holds more than the cap and one."""
+        player, per_minute = session.player, self.config.rooms_per_minute
+        if per_minute and await self.store.count_creation(player, 60) > per_minute:
+            raise RoomError(
+                errors.TOO_MANY_ROOMS, f"at most {per_minute} new rooms a minute; wait a little"
+            )
+        done: list[str] = []
+        counted = 0
+        for room_id, blob in (await self.store.created_rooms(player)).items():
+            if blob is not None and _waits_with(RoomRecord.unpack(blob), player):
+                counted += 1
+            else:
+                done.append(room_id)
+        cap = self.config.waiting_rooms
+        if cap and counted >= cap:
+            raise RoomError(
+                errors.TOO_MANY_ROOMS,
+                f"you sit in {counted} waiting rooms you created; start or leave one first",
+            )
+        return done
 
     # -- outbox drained after overflow ---------------------------------------------------------
 
@@ -443,3 +474,8 @@ class Endpoint:
                 if not done.done():
                     done.cancel()
                     session.ws.abort()
+
+
+def _waits_with(record: RoomRecord, player: str) -> bool:
+    """Whether the room still waits for players with ``player`` seated in it."""
+    return record.status == WAITING and record.seat_of(player) is not None

@@ -192,8 +192,9 @@ class Room:
         # key -> (version, bytes) of the last snapshot encoded for it
         self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}
         self._last_presence: list[bool] = []
-        # The lobby summary Redis holds for this room (None: not listed).
-        self._listed = self._lobby_entry(record)
+        # The lobby summary Redis holds for this room (None: not listed). A room starts
+        # unlisted: a new one is stored unlisted, a loaded one lists itself again (_relist).
+        self._listed: dict[str, Any] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._idle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
@@ -338,6 +339,7 @@ class Room:
             summary = previous
         # (A dict compares entry by entry even with itself: the identity test spares every move.)
         lobby_changed = summary is not previous and summary != previous
+        unlist = summary is None and previous is not None
         checkpoint = (
             kind not in STEPS
             or new.status != old.status
@@ -352,10 +354,12 @@ class Room:
                 record=new.pack() if checkpoint else b"",
                 log=step_entry(new, kind, seat, player, move, mid),
                 lobby=msgpack.packb(summary) if summary is not None and lobby_changed else None,
-                unlist=summary is None and previous is not None,
+                unlist=unlist,
                 active=_needs_server(new, self.game),
                 expire=self.config.finished_ttl if new.status == FINISHED else 0,
                 code=new.code,
+                game=new.game,
+                order=_lobby_order(summary if not unlist else previous) if lobby_changed else "",
             )
         )
         self.record = new
@@ -378,6 +382,36 @@ class Room:
             and any(s.taken and not s.bot for s in record.seats)
         )
         return views.lobby_summary(record, self.game.title) if listed else None
+
+    async def _relist(self, command: Command) -> dict[str, Any]:
+        """List the room again as it is now (the first command of a room loaded from Redis:
+        an evicted room left the listing)."""
+        await self._write_listing(self._lobby_entry(self.record))
+        return {}
+
+    async def unlist(self) -> None:
+        """Leave the listing, once the room's task has stopped (it is evicted: nobody viewed
+        it for idle_evict, or the process is draining). A waiting room whose people all went
+        away does not stay listed; loading it again lists it again."""
+        if self._listed is not None:
+            await self._write_listing(None)
+
+    async def _write_listing(self, summary: dict[str, Any] | None) -> None:
+        entry = summary if summary is not None else views.lobby_summary(self.record, "")
+        written = await self.store.set_listing(
+            self.record.id,
+            self.record.game,
+            self.lease,
+            msgpack.packb(summary) if summary is not None else None,
+            views.lobby_order(entry),
+        )
+        if written and summary != self._listed:
+            self.lobby.changed(self.record.id, summary, self.record.game)
+        self._listed = summary
+
+    def relist(self) -> None:
+        """Queue :meth:`_relist` (a room just loaded: before any client's command)."""
+        self._post("_relist")
 
     def needs_server(self) -> bool:
         """Whether the room has work to do with no client asking (timers, bots)."""
@@ -868,12 +902,17 @@ _HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]
     "resnapshot": Room._resnapshot,
     "_auto": Room._auto,
     "_bot_turn": Room._bot_turn,
+    "_relist": Room._relist,
 }
 
 
 #: What a private room takes from anyone outside it: ``join`` (which checks the code itself)
 #: and the connection's own bookkeeping.
 _OPEN_TO_OUTSIDERS: Final = frozenset({"join", "detach", "resnapshot"})
+
+
+def _lobby_order(summary: dict[str, Any] | None) -> str:
+    return views.lobby_order(summary) if summary is not None else ""
 
 
 def _needs_server(record: RoomRecord, game: Game) -> bool:

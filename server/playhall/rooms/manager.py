@@ -78,6 +78,7 @@ class RoomManager:
             reason = "its stored log does not replay"
             raise await self._let_go(room_id, lease, errors.STORE_FAILED, reason) from None
         room = self._adopt(record, lease, stored.checkpoint)
+        room.relist()
         logger.info(
             "room_loaded",
             room=room_id,
@@ -129,6 +130,7 @@ class RoomManager:
                 record=first.pack(),
                 log={"v": first.version, "k": "create", "p": record.creator},
                 unlist=True,
+                game=record.game,
             )
         )
         for seat in first.seats:
@@ -146,6 +148,8 @@ class RoomManager:
 
     async def _stop(self, room: Room) -> None:
         await room.stop()
+        with contextlib.suppress(Exception):
+            await room.unlist()
         with contextlib.suppress(Exception):
             await self.store.release(room.record.id, room.lease)
         logger.info("room_evicted", room=room.record.id, version=room.record.version)
