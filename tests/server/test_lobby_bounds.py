@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any, cast
 
 import msgpack
@@ -50,14 +50,8 @@ async def _command_calls(server: app.Running) -> dict[str, int]:
     return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
 
 
-@pytest.fixture
-async def server(redis_url: str) -> AsyncIterator[app.Running]:
-    running = await app.start(server_config(redis_url, rate=1e6, burst=100_000))
-    yield running
-    await running.drain()
-
-
-async def test_a_page_is_bounded_and_the_pages_list_every_room(server: app.Running) -> None:
+async def test_a_page_is_bounded_and_the_pages_list_every_room(unthrottled: app.Running) -> None:
+    server = unthrottled
     summaries = [
         _summary(n, GAMES[n % len(GAMES)], "waiting" if n % 3 else "playing")
         for n in range(3000)

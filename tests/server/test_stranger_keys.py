@@ -5,7 +5,6 @@ short-lived record for a player who never played, and room ids that cannot name 
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -40,15 +39,8 @@ def test_room_ids_have_one_alphabet_and_length() -> None:
         assert not is_room_id(bad), bad
 
 
-@pytest.fixture
-async def server(redis_url: str) -> AsyncIterator[app.Running]:
-    """A server whose message rate lets a test send its hundreds of requests at once."""
-    running = await app.start(server_config(redis_url, rate=1e6, burst=100_000))
-    yield running
-    await running.drain()
-
-
-async def test_requests_about_absent_rooms_write_nothing(server: app.Running) -> None:
+async def test_requests_about_absent_rooms_write_nothing(unthrottled: app.Running) -> None:
+    server = unthrottled
     url = f"ws://127.0.0.1:{server.port}/"
     client = await Client.connect(url, name="stranger")
     try:
