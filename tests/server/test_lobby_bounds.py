@@ -7,16 +7,18 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import msgpack
 import pytest
+import redis.asyncio as aioredis
 
 from playhall import app
 from playhall.catalog import all_games
 from playhall.lobby import Lobby
 from playhall.rooms.ids import new_room_id
 from playhall.rooms.views import lobby_order
+from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Commit, Store
 from playhall_client import Client, ServerError
 from playhall_protocol import decode, encode
@@ -102,8 +104,17 @@ class _Watcher:
         self.frames.append(frame)
 
 
-async def test_lobby_pushes_are_bounded_per_interval() -> None:
-    lobby = Lobby(cast(Store, None), page=50, interval=3600.0)
+async def test_lobby_pushes_are_bounded_per_interval(redis_url: str) -> None:
+    client = aioredis.Redis.from_url(redis_url)
+    store = Store(client, RedisPipe(redis_url))
+    try:
+        _pushes_are_bounded(Lobby(store, page=50, interval=3600.0))
+    finally:
+        store.close()
+        await client.aclose()
+
+
+def _pushes_are_bounded(lobby: Lobby) -> None:
     everything, one_game = _Watcher(), _Watcher()
     lobby.watch(everything, None)
     lobby.watch(one_game, GAMES[0])
