@@ -28,7 +28,7 @@ from playhall.config import Config
 from playhall.games.contract import Event, Game
 from playhall.rooms import table, views
 from playhall.rooms.audience import Audience, Viewer
-from playhall.rooms.commands import HANDLERS
+from playhall.rooms.commands import HANDLERS, hide_from_outsiders
 from playhall.rooms.inbox import Command, Done, Inbox, settle
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
 from playhall.rooms.replay import STEPS, step_entry
@@ -69,8 +69,9 @@ class Room:
         self._on_idle = on_idle
         self.inbox: Inbox[Command] = Inbox(config.room_inbox)
         self.audience = Audience(record.id, game, config)
-        # The lobby summary Redis holds for this room (None: not listed).
-        self._listed = views.lobby_entry(record, game.title)
+        # The lobby summary Redis holds for this room (None: not listed). A room starts
+        # unlisted: a new one is stored unlisted, a loaded one lists itself again (relist).
+        self._listed: dict[str, Any] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._idle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
@@ -129,6 +130,8 @@ class Room:
                 return
             handler = HANDLERS[command.kind]
             try:
+                if self.record.private:
+                    hide_from_outsiders(self, command)
                 result = await handler(self, command)
             except RoomError as exc:
                 command.finish(None, exc)
@@ -173,6 +176,8 @@ class Room:
         if seats_changed or new.status != old.status:
             summary = views.lobby_entry(new, self.game.title)
         lobby_changed = summary is not previous and summary != previous
+        unlist = summary is None and previous is not None
+        listed = previous if unlist else summary
         checkpoint = (
             kind not in STEPS
             or new.status != old.status
@@ -186,10 +191,12 @@ class Room:
             record=new.pack() if checkpoint else b"",
             log=step_entry(new, kind, seat, player, move, mid),
             lobby=msgpack.packb(summary) if summary is not None and lobby_changed else None,
-            unlist=summary is None and previous is not None,
+            unlist=unlist,
             active=table.needs_server(new, self.game),
             expire=self.config.finished_ttl if new.status == FINISHED else 0,
             code=new.code,
+            game=new.game,
+            order=views.lobby_order(listed) if lobby_changed and listed is not None else "",
         ))
         self.record = new
         if checkpoint:
@@ -203,6 +210,34 @@ class Room:
         if seats_changed:  # a seat taken, left or given to a bot; viewers coming and going
             self.audience.push_presence(new)  # push presence themselves
         self.schedule()
+
+    # -- the lobby's listing ----------------------------------------------------------------------
+
+    def relist(self) -> None:
+        """List the room again as it is now, before any client's command (a room just loaded:
+        an evicted room left the listing)."""
+        self._post("_relist")
+
+    async def unlist(self) -> None:
+        """Leave the listing, once the room's task has stopped (it is evicted: nobody viewed
+        it for idle_evict, or the process is draining). A waiting room whose people all went
+        away does not stay listed; loading it again lists it again."""
+        if self._listed is not None:
+            await self.write_listing(None)
+
+    async def write_listing(self, summary: dict[str, Any] | None) -> None:
+        """Make the lobby's listing of the room ``summary`` (None: unlisted)."""
+        entry = summary if summary is not None else views.lobby_summary(self.record, "")
+        written = await self.store.set_listing(
+            self.record.id,
+            self.record.game,
+            self.lease,
+            msgpack.packb(summary) if summary is not None else None,
+            views.lobby_order(entry),
+        )
+        if written and summary != self._listed:
+            self.lobby.changed(self.record.id, summary, self.record.game)
+        self._listed = summary
 
     # -- timers --------------------------------------------------------------------------------
 
