@@ -86,7 +86,7 @@ async def start(config: Config) -> Running:
     client = aioredis.Redis(connection_pool=pool)
     await client.ping()
     store = Store(client, RedisPipe(url), config.key_prefix)
-    lobby = Lobby(store)
+    lobby = Lobby(store, config.lobby_page, config.lobby_interval)
     rooms = RoomManager(store, config, lobby)
     endpoint = Endpoint(config, store, rooms, lobby)
     server = await asyncio.get_running_loop().create_server(
@@ -94,6 +94,7 @@ async def start(config: Config) -> Running:
     )
     running = Running(config, server, endpoint, rooms, client, embedded)
     _tune_gc()
+    listed = await store.index_lobby()
     restored = await rooms.restore_active()
     rooms.start_renewing()
     rooms.start_sweeping()
@@ -104,6 +105,7 @@ async def start(config: Config) -> Running:
         redis=url,
         embedded=embedded is not None,
         restored_rooms=restored,
+        listed_rooms=listed,
         instance=config.instance,
         loop=eventloop.loop_name(asyncio.get_running_loop()),
         # The C speedups of packing and diffing (playhall_protocol._speedups), or the reference.

@@ -78,7 +78,7 @@ def test_join_refusals() -> None:
         table.join(record, mantis(), "bob", "Bob", wanted=2)
     private = room(private=True)
     private = private.evolve(code="C0DE")
-    with refused("bad_code"):
+    with refused("no_such_room"):  # without its code, a private room does not exist
         table.join(private, mantis(), "bob", "Bob")
     new, _, seat = table.join(private, mantis(), "bob", "Bob", code="C0DE")
     assert seat == 0 and new.seats[0].player == "bob"

@@ -61,7 +61,7 @@ async def test_private_rooms_need_their_join_code(url: str) -> None:
         room = await alice.create("mantis", 2, private=True)
         with pytest.raises(ServerError) as err:
             await bob.join(room.room)
-        assert err.value.code == "bad_code"
+        assert err.value.code == "no_such_room"  # without its code, no such room
         with pytest.raises(ServerError) as err:
             await bob.join(code="NOPE00")
         assert err.value.code == "bad_code"
@@ -194,7 +194,7 @@ async def test_rematch_reseats_the_same_players(url: str) -> None:
 
 
 async def test_full_inbox_is_refused_with_overloaded(url: str, server) -> None:  # type: ignore[no-untyped-def]
-    from playhall.rooms.actor import Command
+    from playhall.rooms.inbox import Command
     from playhall.rooms.table import RoomError
 
     table = await started_table(url)
@@ -227,7 +227,7 @@ async def test_a_private_rooms_rematch_is_private_with_its_own_code(url: str) ->
         assert again.view["private"] and again.view["code"] not in (None, room.view["code"])
         with pytest.raises(ServerError) as err:
             await stranger.join(new_id, watch=True)
-        assert err.value.code == "bad_code"
+        assert err.value.code == "no_such_room"
     finally:
         await alice.close()
         await stranger.close()

@@ -22,7 +22,7 @@ async def players(redis_url: str) -> AsyncIterator[Players]:
     config = server_config(redis_url)
     client = aioredis.Redis.from_url(redis_url)
     store = Store(client, RedisPipe(redis_url), config.key_prefix)
-    yield Players(store, config.player_ttl)
+    yield Players(store, config.player_ttl, config.unused_player_ttl)
     store.close()
     await client.aclose()
 
@@ -33,9 +33,12 @@ async def test_a_new_player_gets_a_token_that_names_them_again(players: Players)
     player, _, secret = new.token.partition(".")
     assert player == new.player
     stored = await players.store.player(new.player)
-    assert stored is not None and stored[1] == hash_secret(secret) and secret not in stored
+    assert stored is not None and stored.token_hash == hash_secret(secret)
+    assert secret not in stored and not new.used and not stored.used
     again = await players.identify(new.token, "")
-    assert (again.player, again.name, again.token) == (new.player, "Alice", None)
+    assert (again.player, again.name, again.token, again.used) == (new.player, "Alice", None, False)
+    await players.used(new.player)
+    assert (await players.identify(new.token, "")).used
     renamed = await players.identify(new.token, "Alicia")
     assert renamed.name == "Alicia"
     assert (await players.identify(new.token, "")).name == "Alicia"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import time
 from http import HTTPStatus
 from typing import Any
@@ -24,10 +25,13 @@ from playhall.catalog import all_games, describe
 from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
+from playhall.net.admission import Admission
+from playhall.net.guesses import GuessLimiter
 from playhall.net.session import Request, Session, error_frame, ok_frame
 from playhall.net.websocket import WebSocket, WriteBatch
 from playhall.players import Players
 from playhall.rooms.actor import Room
+from playhall.rooms.codes import normalise_code
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.table import RoomError
 from playhall.store.redis_store import Store
@@ -42,12 +46,14 @@ class Endpoint:
         self.store = store
         self.rooms = rooms
         self.lobby = lobby
-        self.players = Players(store, config.player_ttl)
+        self.players = Players(store, config.player_ttl, config.unused_player_ttl)
         self.sessions: set[Session] = set()
         self.draining = False
         self._ids = itertools.count(1)
         self._background: set[asyncio.Task[None]] = set()
         self._writes = WriteBatch()  # every connection's frames of a loop pass, one callback
+        self.admission = Admission(config.connections_per_address, config.forwarded_header)
+        self.guesses = GuessLimiter(config.code_tries, config.code_backoff, config.code_backoff_max)
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
@@ -68,18 +74,36 @@ class Endpoint:
 
     # -- one connection ------------------------------------------------------------------------
 
+    def _admit(self, ws: WebSocket, request: HttpRequest) -> tuple[HTTPStatus, str] | None:
+        """The handshake's answer: :meth:`process_request`'s, else 429 to an address that
+        holds ``connections_per_address`` connections already; None accepts it."""
+        answer = self.process_request(request)
+        if answer is not None:
+            return answer
+        address = self.admission.address(ws.remote_address, request.headers)
+        if self.admission.full(address):
+            logger.info("connection_refused", address=address, peer=ws.remote_address)
+            return HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n"
+        ws.client_address = address
+        return None
+
     def websocket(self) -> WebSocket:
         """A new connection (the protocol factory of the listening socket)."""
-        return WebSocket(
-            on_request=self.process_request,
+        ws = WebSocket(
+            on_request=lambda request: self._admit(ws, request),
             on_open=self._opened,
             max_size=self.config.max_frame,
             batch=self._writes,
         )
+        return ws
 
     def _opened(self, ws: WebSocket) -> Session:
         session = Session(ws, self.config, self._resnapshot, self._fast_move)
-        session.log = logger.bind(conn=next(self._ids), peer=ws.remote_address)
+        session.address = ws.client_address
+        self.admission.opened(session.address)
+        session.log = logger.bind(
+            conn=next(self._ids), peer=ws.remote_address, address=session.address
+        )
         self.sessions.add(session)
         task = asyncio.get_running_loop().create_task(self._serve(session))
         self._background.add(task)
@@ -101,6 +125,7 @@ class Endpoint:
             if session.flooded:
                 clog.warning("flooding_closed", player=session.player)
             self.sessions.discard(session)
+            self.admission.closed(session.address)
             self.lobby.unwatch(session)
             for room_id in list(session.rooms):
                 room = self.rooms.rooms.get(room_id)
@@ -222,23 +247,58 @@ class Endpoint:
         if kind == "games":
             return {"games": [describe(g) for g in all_games().values()]}
         if kind == "rooms":
-            return {"rooms": await self.lobby.rooms(message.get("game"))}
+            return await self.lobby.rooms(
+                message.get("game"), message.get("after", ""), message.get("limit")
+            )
         if kind == "lobby.watch":
             self.lobby.watch(session, message.get("game"))
-            return {"rooms": await self.lobby.rooms(message.get("game"))}
+            return await self.lobby.rooms(message.get("game"))
         if kind == "lobby.unwatch":
             self.lobby.unwatch(session)
             return {}
         if self.draining:
             raise RoomError(errors.DRAINING, "the server is restarting; reconnect shortly")
         if kind == "create":
-            return await self._create(session, message)
-        return await self._room_command(session, kind, message)
+            result = await self._create(session, message)
+        else:
+            result = await self._room_command(session, kind, message)
+        await self._note_use(session, kind, result)
+        return result
 
     async def _room_command(
         self, session: Session, kind: str, message: dict[str, Any]
     ) -> dict[str, Any]:
         args = {k: v for k, v in message.items() if k not in ("t", "id")}
+        if "code" not in args:
+            return await self._to_room(session, kind, args, message["id"])
+        # A join with a code is a guess until it succeeds: wrong ones are counted per player
+        # and per address, and past code_tries each makes the next wait longer.
+        guessers = [f"player:{session.player}", f"address:{session.address}"]
+        wait = self.guesses.wait(guessers)
+        if wait > 0:
+            raise RoomError(
+                errors.TOO_MANY_TRIES,
+                f"too many wrong join codes; try again in {math.ceil(wait)} s",
+                retry_after=round(wait, 1),
+            )
+        args["code"] = normalise_code(args["code"])
+        try:
+            return await self._to_room(session, kind, args, message["id"])
+        except RoomError as exc:
+            if exc.code in (errors.NO_SUCH_ROOM, errors.BAD_CODE):
+                self._wrong_code(session, guessers)
+            raise
+
+    def _wrong_code(self, session: Session, guessers: list[str]) -> None:
+        wrong, wait = self.guesses.wrong(guessers)
+        session.log.info("wrong_code", player=session.player, wrong=wrong, backoff=wait)
+        if wrong == self.config.code_tries:
+            session.log.warning("code_backoff", player=session.player, wrong=wrong)
+
+    async def _to_room(
+        self, session: Session, kind: str, args: dict[str, Any], request: int
+    ) -> dict[str, Any]:
+        """Hand a request to its room (found by its join code if it names none)."""
         room_id = args.get("room")
         if room_id is None and "code" in args:
             room_id = await self.store.room_for_code(args["code"])
@@ -247,7 +307,7 @@ class Endpoint:
         if room_id is None:
             raise ProtocolError(errors.BAD_MESSAGE, f'{kind!r} needs "room" (or "code")')
         room = await self.rooms.get(room_id)
-        result = await room.ask(kind, session, args, message["id"])
+        result = await room.ask(kind, session, args, request)
         if kind in ("join", "sync"):
             session.rooms.add(room_id)
         elif kind == "leave":
@@ -265,6 +325,7 @@ class Endpoint:
             )
         who = await self.players.identify(message.get("token"), message.get("name") or "")
         session.player, session.name, session.protocol = who.player, who.name, max(common)
+        session.used = who.used
         reply: dict[str, Any] = {
             "player": who.player,
             "name": who.name,
@@ -280,6 +341,15 @@ class Endpoint:
         if who.token is not None:
             reply["token"] = who.token
         return reply
+
+    async def _note_use(self, session: Session, kind: str, result: dict[str, Any]) -> None:
+        """The player is used once they first sit down, create a room or chat (see
+        :class:`playhall.players.Players`)."""
+        if session.used:
+            return
+        if kind in ("create", "chat") or result.get("seat") is not None:
+            await self.players.used(session.player)
+            session.used = True
 
     async def _create(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
         room = await self.rooms.open(

@@ -123,6 +123,9 @@ class WebSocket(asyncio.Protocol):
         self.transport: Transport | None = None
         self.handler: Handler | None = None
         self.remote_address: str = ""
+        #: The client's address as the server counts connections (set at the handshake: the
+        #: peer's host, or a trusted proxy's forwarded address).
+        self.client_address: str = ""
         self.is_paused = False
         # What the Sans-I/O core would say, kept up to date after each call that can change it
         # (see _core_called): the hot path asked the core's ``state`` property ~5 times a move

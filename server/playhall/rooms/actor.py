@@ -28,7 +28,7 @@ from playhall.config import Config
 from playhall.games.contract import Event, Game
 from playhall.rooms import table, views
 from playhall.rooms.audience import Audience, Viewer
-from playhall.rooms.commands import HANDLERS
+from playhall.rooms.commands import HANDLERS, hide_from_outsiders
 from playhall.rooms.inbox import Command, Done, Inbox, settle
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
 from playhall.rooms.replay import STEPS, step_entry
@@ -69,8 +69,9 @@ class Room:
         self._on_idle = on_idle
         self.inbox: Inbox[Command] = Inbox(config.room_inbox)
         self.audience = Audience(record.id, game, config)
-        # The lobby summary Redis holds for this room (None: not listed).
-        self._listed = views.lobby_entry(record, game.title)
+        # The lobby summary Redis holds for this room (None: not listed). A room starts
+        # unlisted: a new one is stored unlisted, a loaded one lists itself again (relist).
+        self._listed: dict[str, Any] | None = None
         self._timer: asyncio.TimerHandle | None = None
         #: The timer of the next clock to run out, or of a seat's player away too long.
         self._clock_timer: asyncio.TimerHandle | None = None
@@ -138,6 +139,8 @@ class Room:
                 return
             handler = HANDLERS[command.kind]
             try:
+                if self.record.private:
+                    hide_from_outsiders(self, command)
                 result = await handler(self, command)
             except RoomError as exc:
                 command.finish(None, exc)
@@ -187,6 +190,8 @@ class Room:
         if seats_changed or new.status != old.status:
             summary = views.lobby_entry(new, self.game.title)
         lobby_changed = summary is not previous and summary != previous
+        unlist = summary is None and previous is not None
+        listed = previous if unlist else summary
         checkpoint = (
             kind not in STEPS
             or seats_changed  # a player's move that took their seat back from a stand-in
@@ -201,10 +206,12 @@ class Room:
             record=new.pack() if checkpoint else b"",
             log=step_entry(new, kind, seat, player, move, mid),
             lobby=msgpack.packb(summary) if summary is not None and lobby_changed else None,
-            unlist=summary is None and previous is not None,
+            unlist=unlist,
             active=table.needs_server(new, self.game),
             expire=self.config.finished_ttl if new.status == FINISHED else 0,
             code=new.code,
+            game=new.game,
+            order=views.lobby_order(listed) if lobby_changed and listed is not None else "",
         ))
         self.record = new
         self.active_at = time.time()
@@ -221,6 +228,34 @@ class Room:
         if seats_changed:  # a seat taken, left or given to a bot; viewers coming and going
             self.audience.push_presence(new)  # push presence themselves
         self.schedule()
+
+    # -- the lobby's listing ----------------------------------------------------------------------
+
+    def relist(self) -> None:
+        """List the room again as it is now, before any client's command (a room just loaded:
+        an evicted room left the listing)."""
+        self._post("_relist")
+
+    async def unlist(self) -> None:
+        """Leave the listing, once the room's task has stopped (it is evicted: nobody viewed
+        it for idle_evict, or the process is draining). A waiting room whose people all went
+        away does not stay listed; loading it again lists it again."""
+        if self._listed is not None:
+            await self.write_listing(None)
+
+    async def write_listing(self, summary: dict[str, Any] | None) -> None:
+        """Make the lobby's listing of the room ``summary`` (None: unlisted)."""
+        entry = summary if summary is not None else views.lobby_summary(self.record, "")
+        written = await self.store.set_listing(
+            self.record.id,
+            self.record.game,
+            self.lease,
+            msgpack.packb(summary) if summary is not None else None,
+            views.lobby_order(entry),
+        )
+        if written and summary != self._listed:
+            self.lobby.changed(self.record.id, summary, self.record.game)
+        self._listed = summary
 
     # -- expiry --------------------------------------------------------------------------------
 
@@ -247,10 +282,8 @@ class Room:
         """Close a room that goes without a game (a waiting room nobody came back to): delete
         it from Redis, take it off the lobby, and let the process forget it."""
         record = self.record
+        await self.unlist()
         await self.store.delete_room(record.id, record.code)
-        if self._listed is not None:
-            self._listed = None
-            self.lobby.changed(record.id, None, record.game)
         self.discarded = True
         self._closed = True
         for handle in (self._timer, self._clock_timer, self._idle):

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgpack
 
-from playhall.rooms import clocks, table
+from playhall.rooms import clocks, table, views
+from playhall.rooms.ids import new_room_id
 from playhall.rooms.inbox import Command
 from playhall.rooms.record import FINISHED, WAITING
 from playhall.rooms.table import RoomError
@@ -49,8 +50,6 @@ async def sync(room: Room, command: Command) -> dict[str, Any]:
     session = command.viewer()
     record = room.record
     seat = record.seat_of(session.player)
-    if record.private and seat is None and session not in room.audience.viewers:
-        raise RoomError(errors.NOT_IN_ROOM, "join this private room with its code first")
     await _came_back(room, seat, session.player)
     record = room.record
     room.audience.attach(record, session, seat)
@@ -132,7 +131,7 @@ async def rematch(room: Room, command: Command) -> dict[str, Any]:
     player = command.viewer().player
     old = room.record
     if table.rematch_needed(old, player):
-        room_id = table.new_room_id()
+        room_id = new_room_id()
         code = await room.store.claim_code(room_id) if old.private else None
         new_room, new, events = table.rematch(
             old, room.game, player,
@@ -141,6 +140,33 @@ async def rematch(room: Room, command: Command) -> dict[str, Any]:
         await room.create_room(new_room)
         await room.commit(new, "rematch", old.seat_of(player), player, events=events)
     return {"room": room.record.rematch}
+
+
+async def relist(room: Room, command: Command) -> dict[str, Any]:
+    """List the room again as it is now (see ``Room.relist``)."""
+    await room.write_listing(views.lobby_entry(room.record, room.game.title))
+    return {}
+
+
+def hide_from_outsiders(room: Room, command: Command) -> None:
+    """A private room does not exist for anyone outside it: neither seated in it nor viewing
+    it (after a ``join`` with its code). Every request of theirs is answered exactly as one
+    about a room that does not exist, so nothing (the room's existence, its status, who
+    created it) can be learnt without the code."""
+    session = command.session
+    if (
+        session is None
+        or command.kind in _OPEN_TO_OUTSIDERS
+        or session in room.audience.viewers
+        or room.record.seat_of(session.player) is not None
+    ):
+        return
+    raise table.no_such_room(room.record.id)
+
+
+#: What a private room takes from anyone outside it: ``join`` (which checks the code itself)
+#: and the connection's own bookkeeping.
+_OPEN_TO_OUTSIDERS: Final = frozenset({"join", "detach", "resnapshot"})
 
 
 # -- moves, bots and automatic steps -------------------------------------------------------------
@@ -271,6 +297,7 @@ HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]]
     "resign": resign,
     "_auto": auto,
     "_bot_turn": bot_turn,
+    "_relist": relist,
     "_clock": clock,
     "_expire": expire,
 }

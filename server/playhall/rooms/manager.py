@@ -19,10 +19,11 @@ from playhall.config import Config
 from playhall.lobby import Lobby
 from playhall.rooms import table
 from playhall.rooms.actor import Room
+from playhall.rooms.ids import is_room_id, new_room_id
 from playhall.rooms.record import RoomRecord
 from playhall.rooms.replay import replay
-from playhall.rooms.table import RoomError, needs_server
-from playhall.store.redis_store import Commit, LogGap, Store
+from playhall.rooms.table import RoomError, needs_server, no_such_room
+from playhall.store.redis_store import Commit, LogGap, NoRoom, Store
 from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
@@ -44,6 +45,8 @@ class RoomManager:
         room = self.rooms.get(room_id)
         if room is not None:
             return room
+        if not is_room_id(room_id):
+            raise no_such_room(room_id)
         task = self._loading.get(room_id)
         if task is None:
             task = asyncio.create_task(self._load(room_id))
@@ -52,7 +55,12 @@ class RoomManager:
         return await asyncio.shield(task)
 
     async def _load(self, room_id: str) -> Room:
-        lease = await self.store.acquire(room_id, self.config.instance, self.config.lease_ms)
+        try:
+            lease = await self.store.acquire(
+                room_id, self.config.instance, self.config.lease_ms, existing=True
+            )
+        except NoRoom:
+            raise no_such_room(room_id) from None
         if lease is None:
             raise RoomError(errors.STORE_FAILED, "another server process holds this room")
         try:
@@ -62,7 +70,8 @@ class RoomManager:
             gap = "its stored log has a gap"
             raise await self._let_go(room_id, lease, errors.STORE_FAILED, gap) from None
         if stored is None:
-            raise await self._let_go(room_id, lease, errors.NO_SUCH_ROOM, f"no room {room_id!r}")
+            missing = no_such_room(room_id)
+            raise await self._let_go(room_id, lease, missing.code, missing.reason)
         record = RoomRecord.unpack(stored.record)
         game = get_game(record.game)
         if game is None:
@@ -75,6 +84,7 @@ class RoomManager:
             reason = "its stored log does not replay"
             raise await self._let_go(room_id, lease, errors.STORE_FAILED, reason) from None
         room = self._adopt(record, lease, stored.checkpoint)
+        room.relist()
         logger.info(
             "room_loaded",
             room=room_id,
@@ -85,11 +95,8 @@ class RoomManager:
         return room
 
     async def _let_go(self, room_id: str, lease: str, code: str, reason: str) -> RoomError:
-        """Release the lease of a room that cannot be loaded; the error to raise. (A room that
-        does not exist keeps no fence counter either: any id a client names would leave one.)"""
+        """Release the lease of a room that cannot be loaded; the error to raise."""
         await self.store.release(room_id, lease)
-        if code == errors.NO_SUCH_ROOM:
-            await self.store.forget_fence(room_id)
         return RoomError(code, reason)
 
     def _adopt(self, record: RoomRecord, lease: str, checkpoint: int | None = None) -> Room:
@@ -114,14 +121,43 @@ class RoomManager:
         self, game: str, options: dict[str, Any], seats: int, creator: str, *, private: bool
     ) -> Room:
         """A new room of ``game`` (refused by the table's rules if the game, its options or the
-        seat count are wrong), stored, its actor started; a private one with its join code."""
+        seat count are wrong, and past the creator's caps), stored, its actor started; a
+        private one with its join code."""
         record = table.create(
-            game, options, seats, creator, private=private, room_id=table.new_room_id(),
+            game, options, seats, creator, private=private, room_id=new_room_id(),
             seed=table.new_seed(), created=time.time(),
         )
+        finished_with = await self._room_quota(creator)
         if private:
             record = replace(record, code=await self.store.claim_code(record.id))
-        return await self.create(record)
+        room = await self.create(record)
+        await self.store.note_created(creator, record.id, finished_with, self.config.player_ttl)
+        return room
+
+    async def _room_quota(self, player: str) -> list[str]:
+        """Refuse a create past the player's caps (``rooms_per_minute``; ``waiting_rooms``
+        created rooms still waiting with the player seated); else the rooms they created that
+        no longer count (started, left, gone), to be forgotten. Costs at most
+        ``waiting_rooms`` record reads: the set never holds more than the cap and one."""
+        per_minute = self.config.rooms_per_minute
+        if per_minute and await self.store.count_creation(player, 60) > per_minute:
+            raise RoomError(
+                errors.TOO_MANY_ROOMS, f"at most {per_minute} new rooms a minute; wait a little"
+            )
+        done: list[str] = []
+        counted = 0
+        for room_id, blob in (await self.store.created_rooms(player)).items():
+            if blob is not None and table.waits_with(RoomRecord.unpack(blob), player):
+                counted += 1
+            else:
+                done.append(room_id)
+        cap = self.config.waiting_rooms
+        if cap and counted >= cap:
+            raise RoomError(
+                errors.TOO_MANY_ROOMS,
+                f"you sit in {counted} waiting rooms you created; start or leave one first",
+            )
+        return done
 
     async def create(self, record: RoomRecord) -> Room:
         """Store a new room (version 1) and start its actor."""
@@ -142,6 +178,7 @@ class RoomManager:
                 record=first.pack(),
                 log={"v": first.version, "k": "create", "p": record.creator},
                 unlist=True,
+                game=record.game,
             )
         )
         for seat in first.seats:
@@ -162,6 +199,8 @@ class RoomManager:
 
     async def _stop(self, room: Room) -> None:
         await room.stop()
+        with contextlib.suppress(Exception):
+            await room.unlist()
         with contextlib.suppress(Exception):
             await self.store.release(room.record.id, room.lease)
             ttl = room.expiry_ttl()

@@ -11,7 +11,6 @@ broadcasting, in order.
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from dataclasses import replace
 from typing import Any
@@ -36,8 +35,10 @@ class RoomError(Exception):
         self.extra = extra
 
 
-def new_room_id() -> str:
-    return secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")
+def no_such_room(room_id: str) -> RoomError:
+    """The refusal for a room that does not exist, and for a private room to anyone without
+    its code: the two must be indistinguishable."""
+    return RoomError(errors.NO_SUCH_ROOM, f"no room {room_id!r}")
 
 
 def new_seed() -> int:
@@ -100,7 +101,7 @@ def join(
     one while the room waits for players, or none (watching; a full room's newcomers watch)."""
     seat = record.seat_of(player)
     if record.private and seat is None and code != record.code:
-        raise RoomError(errors.BAD_CODE, "this room is private; its join code is needed")
+        raise no_such_room(record.id)
     if watch:
         return record, [], None
     if seat is not None:
@@ -143,6 +144,11 @@ def leave(record: RoomRecord, player: str, name: str) -> Change:
     seats = record.with_seat(seat, Seat())
     seats = tuple(Seat(s.player, s.name, s.bot, s.bot) for s in seats)
     return record.evolve(seats=seats), [{"type": "left", "seat": seat, "name": name}]
+
+
+def waits_with(record: RoomRecord, player: str) -> bool:
+    """Whether the room still waits for players with ``player`` seated in it."""
+    return record.status == WAITING and record.seat_of(player) is not None
 
 
 def seated(record: RoomRecord, player: str) -> int:
