@@ -678,11 +678,13 @@ class Store:
     # -- expiry ------------------------------------------------------------------------------
 
     async def set_due(self, room: str, when: float) -> None:
-        """Check at ``when`` whether the unfinished ``room`` has been left alone long enough."""
-        await self.redis.zadd(f"{self.p}expiry", {room: when})
+        """Check at ``when`` whether the unfinished ``room`` has been left alone long enough.
+        (Through the command pipe, as the commits go: a room's status changes set it.)"""
+        key = f"{self.p}expiry".encode()
+        await self.pipe.call(b"ZADD", key, repr(when).encode(), room.encode())
 
     async def drop_due(self, room: str) -> None:
-        await self.redis.zrem(f"{self.p}expiry", room)
+        await self.pipe.call(b"ZREM", f"{self.p}expiry".encode(), room.encode())
 
     async def due(self, now: float, limit: int) -> list[tuple[str, float]]:
         """Up to ``limit`` rooms due for the check at ``now``, with when they were due."""
