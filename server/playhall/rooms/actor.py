@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
@@ -299,37 +299,47 @@ class Room:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self.arm_clock()
         record = self.record
         if self._closed or record.status != PLAYING or record.state is None:
+            self.arm_clock(())
             return
+        to_act = self.game.to_act(record.state)
+        self.arm_clock(to_act)
         # The loop is asked for only when a timer is armed: on Python 3.11 that is a getpid()
         # system call, and most moves (a person's turn next) arm none.
         if record.deadline is not None:
             delay = max(0.0, record.deadline - time.time())
             self._timer = asyncio.get_running_loop().call_later(delay, self._post, "_auto")
             return
-        for seat in self.game.to_act(record.state):
-            if table.plays_itself(record, seat):
+        for seat in to_act:
+            held = record.seats[seat]
+            if held.bot or held.stand_in is not None:  # table.plays_itself, on every move
                 self._timer = asyncio.get_running_loop().call_later(
                     self.config.bot_delay, self._post, "_bot_turn", {"seat": seat}
                 )
                 return
 
-    def arm_clock(self) -> None:
+    def arm_clock(self, to_act: Sequence[int] | None = None) -> None:
         """Arm a timer for the earliest of: a seat's clock running out (its stored absolute
         deadline, so a room loaded after a restart fires it on time, never early), and a
-        seat's player being away ``away_takeover`` seconds while the game waits for them."""
+        seat's player being away ``away_takeover`` seconds while the game waits for them
+        (``to_act``: the game's, if the caller has it)."""
         if self._clock_timer is not None:
             self._clock_timer.cancel()
             self._clock_timer = None
         record = self.record
         if self._closed or record.status != PLAYING or record.state is None:
             return
-        due = table.next_timeout(record)
-        for away in self.away_due(record).values():
-            if due is None or away < due:
-                due = away
+        due = None if record.clocks is None else table.next_timeout(record)
+        if self.config.away_takeover > 0:
+            if to_act is None:
+                to_act = self.game.to_act(record.state)
+            watched = self.audience.watched()
+            for seat in to_act:
+                if seat not in watched:  # rare: the player to act has no connection here
+                    away = self.away_due(record).get(seat)
+                    if away is not None and (due is None or away < due):
+                        due = away
         if due is not None:
             delay = max(0.0, due - time.time())
             self._clock_timer = asyncio.get_running_loop().call_later(delay, self._post, "_clock")

@@ -134,7 +134,15 @@ class Audience:
 
     def watching(self, seat: int) -> bool:
         """Whether some connection views the room from ``seat``."""
-        return any(v.seat == seat for v in self.viewers.values())
+        return seat in self.watched()
+
+    def watched(self) -> set[ViewerKey]:
+        """The seats (and None, for spectators) the room is viewed from now: asked after every
+        change, so the set as last worked out when a viewer came or went."""
+        keys = self._viewer_keys
+        if keys is None:
+            keys = self._viewer_keys = {v.seat for v in self.viewers.values()}
+        return keys
 
     def presence(self, record: RoomRecord) -> list[bool]:
         online = {record.seat_of(v.player) for v in self.viewers}
@@ -200,9 +208,7 @@ class Audience:
         """Keys whose views are kept up to date: watched ones, and seats whose player dropped
         recently (so their reconnect is a short diff, not a snapshot). Asked on every move: while
         nobody is away, that is the viewers' keys as last worked out."""
-        keys = self._viewer_keys
-        if keys is None:
-            keys = self._viewer_keys = {v.seat for v in self.viewers.values()}
+        keys = self.watched()
         if not self._away_since:
             return keys
         keys = set(keys)

@@ -38,17 +38,20 @@ def step_fields(
     *,
     replayed: bool = False,
     deadline: float | None = None,
-    now: float = 0.0,
+    now: float | None = None,
 ) -> tuple[str, dict[str, Any] | None, float | None]:
     """A record's fields that follow from the game state: status, outcome, and the absolute
-    time of the next automatic step: from ``now``, live; the logged ``deadline`` when
-    ``replayed``."""
+    time of the next automatic step: from ``now`` (the time, unless given), live; the logged
+    ``deadline`` when ``replayed``."""
     outcome = game.outcome(state)
     if outcome is not None:
         return FINISHED, outcome.as_dict(), None
     if not replayed:
         delay = game.auto_delay(state)
-        deadline = now + delay if delay is not None else None
+        if delay is None:
+            deadline = None
+        else:
+            deadline = (time.time() if now is None else now) + delay
     return PLAYING, None, deadline
 
 
@@ -80,10 +83,12 @@ def played(
     """The next version of ``record``, carrying the engine's new state, live at ``now`` (the
     time, unless given), with the clocks moved on (``mover``: the seat that moved, if one did)
     and ``seen``, the move ids with a player's move added."""
-    at = time.time() if now is None else now
-    status, outcome, deadline = step_fields(game, applied.state, now=at)
     ticked = record.clocks
-    if ticked is not None:
+    if ticked is None:  # most rooms: no clock, and the time only if a step is paced
+        status, outcome, deadline = step_fields(game, applied.state, now=now)
+    else:
+        at = time.time() if now is None else now
+        status, outcome, deadline = step_fields(game, applied.state, now=at)
         to_act = game.to_act(applied.state) if status == PLAYING else []
         ticked = clocks.advance(clocks.Rules(record.options), ticked, to_act, mover, at)
     return record.stepped(applied.state, status, outcome, deadline, seen, ticked)

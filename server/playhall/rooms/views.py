@@ -96,7 +96,8 @@ def _common(record: RoomRecord, game: Game, memo: ViewMemo) -> None:
         "state": None,
         "outcome": record.outcome,
         "deadline": record.deadline,
-        "clock": clocks.shown(clocks.Rules(record.options), record.clocks),
+        "clock": None if record.clocks is None and record.options.get("clock", "none") == "none"
+        else clocks.shown(clocks.Rules(record.options), record.clocks),
         "rematch": record.rematch,
         "rematch_of": record.rematch_of,
     }
