@@ -214,7 +214,8 @@ class Room:
             order=views.lobby_order(listed) if lobby_changed and listed is not None else "",
         ))
         self.record = new
-        self.active_at = time.time()
+        if not self.audience.viewers:  # with viewers, the room is not alone: their leaving is
+            self.active_at = time.time()  # when it starts to be (see _run)
         if new.status != old.status:
             await self._expiry_due(new)
         if checkpoint:

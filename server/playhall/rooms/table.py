@@ -363,9 +363,15 @@ def needs_server(record: RoomRecord, game: Game) -> bool:
     its lease was lost): an automatic step is due, or a bot is to move."""
     if record.status != PLAYING or record.state is None:
         return False
-    if record.deadline is not None or clocks.next_deadline(record.clocks) is not None:
+    if record.deadline is not None:
         return True
-    return any(plays_itself(record, s) for s in game.to_act(record.state))
+    if record.clocks is not None and clocks.next_deadline(record.clocks) is not None:
+        return True
+    seats = record.seats
+    for seat in game.to_act(record.state):  # plays_itself, inline: asked with every change
+        if seats[seat].bot or seats[seat].stand_in is not None:
+            return True
+    return False
 
 
 def auto_step(record: RoomRecord, game: Game, now: float) -> Change:
