@@ -298,7 +298,7 @@ export class PlayhallConnection extends Emitter {
 
   _measureClock() {
     const sent = Date.now() / 1000;
-    this.request('ping').then((reply) => {
+    this.request('ping', {}, { resend: false }).then((reply) => {
       const now = Date.now() / 1000;
       this.clockOffset = Number(reply.time) - (sent + now) / 2;
     }, () => {});
