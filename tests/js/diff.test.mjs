@@ -34,6 +34,10 @@ describe('diff: JavaScript traps', () => {
     assert.throws(() => applyDiff({ a: 1 }, [['del', ['constructor']]]), DiffError);
     assert.throws(() => applyDiff({ a: 1 }, [['set', ['toString', 'x'], 1]]), DiffError);
   });
+  test('a path through an inherited "__proto__" cannot reach Object.prototype', () => {
+    assert.throws(() => applyDiff({ a: 1 }, [['set', ['__proto__', 'polluted'], true]]), DiffError);
+    assert.equal({}.polluted, undefined);
+  });
   test('"__proto__" is set as an own key, the prototype is untouched', () => {
     const view = applyDiff({}, [['set', ['__proto__'], { polluted: true }]]);
     assert.equal(Object.getPrototypeOf(view), Object.prototype);
