@@ -123,7 +123,7 @@ export function showLobby(app, root) {
     try {
       await conn.request("lobby.watch", filter ? { game: filter } : {});
     } catch (err) {
-      app.message(`Room list: ${err.reason || err.message}`, "error");
+      if (err.code !== "closed") app.message(`Room list: ${err.reason || err.message}`, "error");
     }
     drawList();
   };
@@ -158,9 +158,6 @@ export function showLobby(app, root) {
   return {
     kind: "lobby",
     refresh: () => { drawResume(); watch(); },
-    stop: () => {
-      conn.off("lobby", onLobby);
-      if (conn.state === "open") conn.request("lobby.unwatch").catch(() => {});
-    },
+    stop: () => conn.off("lobby", onLobby),
   };
 }

@@ -49,6 +49,9 @@ function setStatus({ state }) {
 
 function switchTo(screen) {
   if (app.screen && app.screen.stop) app.screen.stop();
+  if (app.conn && app.conn.state === "open" && app.screen && app.screen.kind === "lobby") {
+    app.conn.request("lobby.unwatch").catch(() => {});
+  }
   main.replaceChildren();
   app.screen = screen;
 }
@@ -87,6 +90,7 @@ async function openRoom(room, { code, seat, watch } = {}) {
 /** Changing the name means saying hello again: a new connection with the same token. */
 async function rename(name) {
   localStorage.setItem(NAME_KEY, name);
+  switchTo(null);
   app.conn.close();
   await connect();
   route();

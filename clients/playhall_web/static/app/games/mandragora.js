@@ -9,11 +9,13 @@ const PLACE = {
   1: [3, 3], 3: [3, 5], 5: [3, 7], 0: [3, 9],
 };
 
-function owner(st, area) {
-  if (st.bases.includes(area)) return `base of ${area === st.bases[0] ? "seat 1" : "seat 2"}`;
+function owner(view, area) {
+  const st = view.state;
+  const name = (seat) => ((view.seats || [])[seat] || {}).name || `seat ${seat + 1}`;
+  if (st.bases.includes(area)) return `${name(st.bases.indexOf(area))}'s base`;
   const mine = st.selectable.map((areas) => areas.includes(area));
   if (mine[0] && mine[1]) return "shared";
-  return mine[0] ? "seat 1's" : "seat 2's";
+  return `${name(mine[0] ? 0 : 1)}'s`;
 }
 
 function piece(code, st) {
@@ -26,7 +28,7 @@ function areaBox(view, ctx, area, highlight) {
   const move = findMove(view, (m) => m.type === "sow" && m.area === area);
   const isBase = st.bases.includes(area);
   const [row, col] = PLACE[area];
-  const label = `area ${area}, ${owner(st, area)}, ${stack.length} pieces${move ? ": sow" : ""}`;
+  const label = `area ${area}, ${owner(view, area)}, ${stack.length} pieces${move ? ": sow" : ""}`;
   return maybeButton(
     ctx,
     move,
@@ -37,7 +39,7 @@ function areaBox(view, ctx, area, highlight) {
       data: { area },
     },
     h("span", { class: "area-name", text: `${isBase ? "Base " : ""}${area}` }),
-    h("span", { class: "area-owner", text: owner(st, area) }),
+    h("span", { class: "area-owner", text: owner(view, area) }),
     h("span", { class: "stack-pieces" }, stack.map((code) => piece(code, st))),
     h("span", { class: "count", text: `${stack.length}` }),
   );
@@ -64,7 +66,7 @@ function render(view, ctx, frame = {}) {
     h(
       "p",
       { class: "muted small" },
-      `Sowing: seat 1 from 1, 3, 5 (and 2, 4) into base 0; seat 2 from 6, 7, 8 (and 2, 4) into base 9. ` +
+      `${seatName(view, 0)} sows from 1, 3, 5 (and 2, 4) towards base 0; ${seatName(view, 1)} from 6, 7, 8 (and 2, 4) towards base 9. ` +
         `Values for ${seatName(view, 0)}: ${values(0)}. For ${seatName(view, 1)}: ${values(1)}.`,
     ),
   );

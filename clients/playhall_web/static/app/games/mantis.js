@@ -61,6 +61,7 @@ function render(view, ctx) {
       ? h("div", { class: "card back-card" }, h("span", { class: "muted", text: "top card's back" }), backChips(top))
       : h("p", { text: "empty" }),
     h("p", { text: `${plural(st.cards_left, "card")} left · target ${st.target}` }),
+    top.length ? h("p", { class: "small muted", text: "Dashed stacks have a colour of the top card's back: they may match." }) : null,
     scoreMove ? moveButton(ctx, scoreMove, "Score: flip for my tank", { cls: "primary" }) : null,
     st.last
       ? h(

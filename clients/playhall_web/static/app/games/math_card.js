@@ -14,10 +14,10 @@ function frac(pair) {
   return d === 1 ? `${n}` : `${n}/${d}`;
 }
 
-/** "lane 2 (public)" / "lane 0 (alice)": lanes 0-1 are seat 0's, 2 public, 3-4 seat 1's. */
+/** "public lane" / "lane 0 · alice": lanes 0-1 are seat 0's, 2 public, 3-4 seat 1's. */
 function laneName(view, lane) {
   if (lane === 2) return "public lane";
-  return `lane ${lane} (${seatName(view, lane < 2 ? 0 : 1)})`;
+  return `lane ${lane} · ${seatName(view, lane < 2 ? 0 : 1)}`;
 }
 
 function tile(view, id, extra = {}) {
