@@ -260,3 +260,14 @@ describe('PlayhallConnection', () => {
     await assert.rejects(conn.move('r1', { type: 'score' }), (err) => err.code === 'not_viewing');
   });
 });
+
+describe('PlayhallConnection and odd pushes', () => {
+  test('unknown push types are ignored, inherited names included', async () => {
+    const { conn, ws } = await start();
+    const errors = [];
+    conn.on('error', (e) => errors.push(e.code));
+    for (const t of ['nope', 'constructor', 'toString', '__proto__']) ws.push({ t, room: 'r1' });
+    assert.deepEqual(errors, []);
+    assert.equal(conn.state, 'open');
+  });
+});

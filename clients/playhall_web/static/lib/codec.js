@@ -188,25 +188,25 @@ function depthOf(value, limit) {
 const encoder = new PlayhallEncoder();
 const decoder = new PlayhallDecoder();
 
-/** Any value as msgpack bytes (a Uint8Array). Throws CodecError for what msgpack cannot hold. */
-export function encode(value) {
+/** ``work()``, with whatever the library throws turned into a CodecError. */
+function strictly(work) {
   try {
-    return encoder.encode(value);
+    return work();
   } catch (err) {
     if (err instanceof CodecError) throw err;
     throw new CodecError(String(err && err.message ? err.message : err));
   }
 }
 
+/** Any value as msgpack bytes (a Uint8Array). Throws CodecError for what msgpack cannot hold. */
+export function encode(value) {
+  return strictly(() => encoder.encode(value));
+}
+
 /** One msgpack value from bytes, strictly (str keys, valid UTF-8, no extensions, no trailing
  * bytes). Throws CodecError. */
 export function decode(bytes) {
-  try {
-    return decoder.decode(bytes);
-  } catch (err) {
-    if (err instanceof CodecError) throw err;
-    throw new CodecError(String(err && err.message ? err.message : err));
-  }
+  return strictly(() => decoder.decode(bytes));
 }
 
 /** A protocol frame: exactly one map, nested at most 32 deep (the map itself is depth 1). */

@@ -20,6 +20,10 @@ export const RESENDABLE = new Set([
 ]);
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
+/** The pushes this library handles, and the method for each. */
+const PUSHES = {
+  snapshot: '_snapshot', update: '_update', presence: '_presence', chat: '_chat', lobby: '_lobbyPush',
+};
 const CHAT_KEPT = 200;
 
 /** A refused request: ``code`` as in PROTOCOL.md section 10 (or a game's own), ``reason`` for
@@ -324,23 +328,15 @@ export class PlayhallConnection extends Emitter {
       this._reply(message);
       return;
     }
-    switch (message.t) {
-      case 'snapshot':
-        this._snapshot(message);
-        break;
-      case 'update':
-        this._update(message);
-        break;
-      case 'presence':
-        this._presence(message);
-        break;
-      case 'chat':
-        this._chat(message);
-        break;
-      case 'lobby':
-        this._lobbyPush(message);
-        break;
-      default: // a push type this library does not know: ignored, as the protocol says
+    // A push type this library does not know is ignored, as the protocol says.
+    const handler = Object.hasOwn(PUSHES, message.t) ? PUSHES[message.t] : null;
+    if (handler === null) return;
+    try {
+      this[handler](message);
+    } catch (err) {
+      // A push not shaped as the protocol says: dropped, and said loudly (a server bug).
+      console.error(err);
+      this.emit('error', { code: 'bad_message', reason: `${message.t}: ${err.message}` });
     }
   }
 
