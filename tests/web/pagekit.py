@@ -13,6 +13,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
+from .conftest import StartWebServer, WebServer
+
 if TYPE_CHECKING:
     from playwright.async_api import Page
 
@@ -22,6 +26,15 @@ OUTCOME = '[data-testid="outcome"]'
 #: Where the screenshots go when ``PLAYHALL_SCREENSHOTS`` names a directory (docs/screenshots
 #: in the repo); without it the tests still take them, into the test's temporary directory.
 SCREENSHOTS_ENV = "PLAYHALL_SCREENSHOTS"
+#: The page's mirror of the room it shows (JavaScript).
+MIRROR = "window.playhall.rooms.get(window.playhallPage.screen.room)"
+
+
+@pytest.fixture
+async def web_server(start_web_server: StartWebServer) -> WebServer:
+    """The server for the game tests: bots answer at once (the games are played for their
+    screens, not their pace). Test modules import this to replace the default one."""
+    return await start_web_server(["--bot-delay", "0.02"])
 
 
 async def open_lobby(page: Page, name: str | None = None) -> None:
@@ -35,7 +48,12 @@ async def open_lobby(page: Page, name: str | None = None) -> None:
 
 
 async def create_room(
-    page: Page, game: str, seats: int, options: dict[str, Any] | None = None, *, private: bool = False
+    page: Page,
+    game: str,
+    seats: int,
+    options: dict[str, Any] | None = None,
+    *,
+    private: bool = False,
 ) -> str:
     """Fill in the lobby's create form and return the new room's id."""
     await page.select_option("#create-game", game)
@@ -104,14 +122,21 @@ async def room_id(page: Page) -> str:
 
 async def page_view(page: Page) -> dict[str, Any]:
     """The page's own copy of the room view (its mirror), as plain JSON data."""
-    text = await page.evaluate(
-        "JSON.stringify(window.playhall.rooms.get(window.playhallPage.screen.room).view)"
-    )
+    text = await page.evaluate(f"JSON.stringify({MIRROR}.view)")
     return dict(json.loads(text))
 
 
 async def page_version(page: Page) -> int:
-    return int(await page.evaluate("window.playhall.rooms.get(window.playhallPage.screen.room).version"))
+    return int(await page.evaluate(f"{MIRROR}.version"))
+
+
+async def at_version(page: Page, room: str, version: int) -> None:
+    """Wait until the page's mirror of ``room`` is at ``version`` or later."""
+    await page.wait_for_function(
+        "([room, version]) => { const m = window.playhall.rooms.get(room);"
+        " return Boolean(m && m.view && m.version >= version); }",
+        arg=[room, version],
+    )
 
 
 def as_json(value: Any) -> Any:

@@ -3,13 +3,12 @@ the moves the board offers; screenshots of each at desktop and phone width on th
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pytest
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from .conftest import StartWebServer, WebServer
 from .pagekit import (
     OFFERED,
     OUTCOME,
@@ -19,16 +18,11 @@ from .pagekit import (
     page_view,
     play_to_outcome,
     screenshots_both_widths,
+    web_server,  # noqa: F401  (the fast-bots server replaces the default one)
 )
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
-
-
-@pytest.fixture
-async def web_server(start_web_server: StartWebServer) -> WebServer:
-    """Bots answer at once here: the games are played for their screens, not their pace."""
-    return await start_web_server(["--bot-delay", "0.02"])
 
 
 async def check_outcome(page: Page) -> None:
@@ -44,7 +38,11 @@ async def check_outcome(page: Page) -> None:
     assert winners == len(view["outcome"]["winners"])
 
 
-async def shoot_after(page: Page, name: str, tmp_path: Path, at: int = 4):  # type: ignore[no-untyped-def]
+def shoot_after(
+    page: Page, name: str, tmp_path: Path, at: int = 4
+) -> Callable[[int], Awaitable[None]]:
+    """A play_to_outcome callback taking both screenshots after the ``at``-th click."""
+
     async def on_click(clicks: int) -> None:
         if clicks == at:
             # A board at rest, offering moves (or over), not one mid-animation or mid-request.
@@ -61,7 +59,7 @@ async def test_mantis_to_the_outcome(page: Page, tmp_path: Path) -> None:
     # Tanks are stacks labelled with a letter; the top card's back is shown.
     await page.locator(".mantis .stack .chip").first.wait_for()
     assert await page.locator(".mantis-pile .back .chip").count() == 3
-    clicks = await play_to_outcome(page, on_click=await shoot_after(page, "mantis", tmp_path, 2))
+    clicks = await play_to_outcome(page, on_click=shoot_after(page, "mantis", tmp_path, 2))
     assert clicks >= 1
     await check_outcome(page)
 
@@ -74,7 +72,7 @@ async def test_mandragora_to_the_outcome(page: Page, tmp_path: Path) -> None:
     # The first sowing is replayed piece by piece: the board shows intermediate frames.
     await page.locator(".mg-board button.playable:enabled").first.click()
     await page.wait_for_selector('[data-testid="board"][data-frame="animating"] .area.landing')
-    clicks = await play_to_outcome(page, on_click=await shoot_after(page, "mandragora", tmp_path, 3))
+    clicks = await play_to_outcome(page, on_click=shoot_after(page, "mandragora", tmp_path))
     assert clicks >= 1
     await check_outcome(page)
 
@@ -84,7 +82,7 @@ async def test_mandala_standard_to_the_outcome(page: Page, tmp_path: Path) -> No
     await create_room(page, "mandala", 2, {"mode": "standard"})
     await fill_with_bots_and_start(page, 2)
     await page.locator(".mandala .hand-row").first.wait_for()
-    await play_to_outcome(page, limit_s=150, on_click=await shoot_after(page, "mandala", tmp_path, 6))
+    await play_to_outcome(page, on_click=shoot_after(page, "mandala", tmp_path, 6))
     await check_outcome(page)
     # At the end every cup is shown (scores are counted openly).
     assert await page.locator(".mandala-player .cup").count() == 2
@@ -144,5 +142,5 @@ async def test_math_card_to_the_outcome(page: Page, tmp_path: Path) -> None:
     await fill_with_bots_and_start(page, 2)
     # Deck choice first: the ready-made decks are offered as buttons.
     await page.get_by_role("button", name="deck “counting”").wait_for()
-    await play_to_outcome(page, limit_s=150, on_click=await shoot_after(page, "math-card", tmp_path, 5))
+    await play_to_outcome(page, on_click=shoot_after(page, "math-card", tmp_path, 5))
     await check_outcome(page)
