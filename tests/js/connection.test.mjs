@@ -250,6 +250,23 @@ describe('PlayhallConnection', () => {
     assert.equal(ws2.last('lobby.watch').game, 'mantis');
   });
 
+  test("a private room's spectator joins again with the code after a reconnect", async () => {
+    const { conn, ws } = await start();
+    const join = conn.request('join', { code: 'ABC123', watch: true });
+    snapshot(ws, 2, { ...VIEW, you: null, moves: [] });
+    ws.reply(ws.last('join'), { room: 'r1', seat: null, version: 2, chat: [] });
+    await join;
+    assert.equal(conn.rooms.get('r1').code, 'ABC123');
+    ws.drop(1012);
+    await until(() => ScriptedSocket.all[1]?.last('hello'), 'the second hello');
+    const ws2 = ScriptedSocket.all[1];
+    ws2.reply(ws2.last('hello'), HELLO);
+    ws2.push({ t: 'error', re: ws2.last('sync').id, code: 'not_in_room', reason: 'private room' });
+    await until(() => ws2.last('join'), 'the join with the code');
+    const again = ws2.last('join');
+    assert.deepEqual({ room: again.room, code: again.code, watch: again.watch }, { room: 'r1', code: 'ABC123', watch: true });
+  });
+
   test('leave drops the mirror; a move without a view is refused here', async () => {
     const { conn, ws } = await start();
     snapshot(ws);

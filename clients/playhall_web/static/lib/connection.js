@@ -444,6 +444,12 @@ export class PlayhallConnection extends Emitter {
       },
       (err) => {
         mirror.syncing = false;
+        if (err.code === 'not_in_room' && mirror.code !== null && this.rooms.has(mirror.room)) {
+          // A private room watched without a seat: a new connection needs the code again.
+          this.request('join', { room: mirror.room, code: mirror.code, watch: true })
+            .catch((again) => this._report(again));
+          return;
+        }
         if (err.code === 'no_such_room') {
           if (this.rooms.delete(mirror.room)) this.emit('left', { room: mirror.room });
         }
