@@ -25,6 +25,10 @@ from importlib.resources.abc import Traversable
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from playhall import log
+
+logger = log.get("playhall.net")
+
 #: Content types by file extension; any other file is served as bytes.
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -131,6 +135,13 @@ class WebFiles:
         self.files = files
 
     def answer(self, request: Request) -> Response:
+        response = self._answer(request)
+        logger.debug(
+            "http", method=request.method, path=request.path[:200], status=response.status_code
+        )
+        return response
+
+    def _answer(self, request: Request) -> Response:
         if request.method not in ("GET", "HEAD"):
             return _text(
                 HTTPStatus.METHOD_NOT_ALLOWED, "only GET and HEAD\n", [("Allow", "GET, HEAD")]
