@@ -34,6 +34,14 @@ async def my_turn(page: Page) -> None:
     await page.locator(OFFERED).first.wait_for()
 
 
+async def play_turns(page: Page, turns: int) -> None:
+    """Play ``turns`` of our turns by clicking, then wait until it is our turn again."""
+    for _ in range(turns):
+        await my_turn(page)
+        await click_offered(page)
+    await my_turn(page)
+
+
 async def seat_view(server: WebServer, page: Page, room: str) -> dict[str, Any]:
     """The view the server gives the page's player (same token) once it is at the page's version."""
     token = await page.evaluate("localStorage.getItem('playhall.token')")
@@ -52,10 +60,7 @@ async def test_reload_and_resume_keep_the_seat_and_view(page: Page) -> None:
     await open_lobby(page, "alice")
     room = await create_room(page, "mantis", 2, {"target": 40})
     await fill_with_bots_and_start(page, 2)
-    for _ in range(2):
-        await my_turn(page)
-        await click_offered(page)
-    await my_turn(page)
+    await play_turns(page, 2)
     before = await page_view(page)
     await page.reload()
     await page.locator('[data-testid="room"]').wait_for()
@@ -71,16 +76,16 @@ async def test_reload_and_resume_keep_the_seat_and_view(page: Page) -> None:
 
 
 async def test_kill_9_and_restart_the_page_carries_on(
-    page: Page, web_server: WebServer, page_errors: Any  # noqa: F811
+    page: Page,
+    web_server: WebServer,  # noqa: F811
+    page_errors: Any,
 ) -> None:
     # While the server is down the browser logs its failed websocket attempts.
     page_errors.allow(r"WebSocket connection to .* failed")
     await open_lobby(page, "alice")
     room = await create_room(page, "mantis", 2, {"target": 40})
     await fill_with_bots_and_start(page, 2)
-    await my_turn(page)
-    await click_offered(page)
-    await my_turn(page)
+    await play_turns(page, 1)
     before = await page_view(page)
     version = await page_version(page)
 
@@ -125,15 +130,13 @@ async def test_refused_moves_show_a_message_and_the_page_keeps_working(
 
 
 async def test_the_page_holds_only_what_its_seat_may_see(
-    page: Page, web_server: WebServer  # noqa: F811
+    page: Page,
+    web_server: WebServer,  # noqa: F811
 ) -> None:
     await open_lobby(page, "alice")
     room = await create_room(page, "mandala", 2, {"mode": "standard"})
     await fill_with_bots_and_start(page, 2)
-    for _ in range(3):
-        await my_turn(page)
-        await click_offered(page)
-    await my_turn(page)
+    await play_turns(page, 3)
     view = await page_view(page)
     assert view == await seat_view(web_server, page, room)
     me = view["you"]

@@ -12,11 +12,14 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 from .pagekit import (
     OFFERED,
     OUTCOME,
+    at_version,
     create_room,
     fill_with_bots_and_start,
     open_lobby,
+    page_version,
     page_view,
     play_to_outcome,
+    room_id,
     screenshots_both_widths,
     web_server,  # noqa: F401  (the fast-bots server replaces the default one)
 )
@@ -58,10 +61,38 @@ async def test_mantis_to_the_outcome(page: Page, tmp_path: Path) -> None:
     await fill_with_bots_and_start(page, 3)
     # Tanks are stacks labelled with a letter; the top card's back is shown.
     await page.locator(".mantis .stack .chip").first.wait_for()
-    assert await page.locator(".mantis-pile .back .chip").count() == 3
+    assert await page.locator(".mantis-pile .back-card .chip").count() == 3
     clicks = await play_to_outcome(page, on_click=shoot_after(page, "mantis", tmp_path, 2))
     assert clicks >= 1
     await check_outcome(page)
+    # A rematch: a new room with the same game and seating; the bots are ready, we are not.
+    old = await room_id(page)
+    await page.get_by_role("button", name="Rematch").click()
+    await page.wait_for_function("old => window.playhallPage.screen.room !== old", arg=old)
+    rematch = await page_view(page)
+    assert rematch["status"] == "waiting" and rematch["rematch_of"] == old
+    assert [s["bot"] for s in rematch["seats"]] == [False, True, True]
+    await page.get_by_role("button", name="Ready", exact=True).click()
+    await page.locator(OFFERED).first.wait_for()
+
+
+async def test_a_game_played_from_the_keyboard(page: Page) -> None:
+    await open_lobby(page, "alice")
+    room = await create_room(page, "mantis", 2, {"target": 40})
+    await fill_with_bots_and_start(page, 2)
+    await page.locator(OFFERED).first.wait_for()
+    version = await page_version(page)
+    # Tab through the page until a move has the focus; it shows a focus ring; Enter plays it.
+    for _ in range(40):
+        await page.keyboard.press("Tab")
+        if await page.evaluate("Boolean(document.activeElement.dataset.move)"):
+            break
+    else:
+        raise AssertionError("no move reachable with Tab")
+    outline = await page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none"
+    await page.keyboard.press("Enter")
+    await at_version(page, room, version + 1)
 
 
 async def test_mandragora_to_the_outcome(page: Page, tmp_path: Path) -> None:

@@ -24,10 +24,10 @@ from .pagekit import (
 )
 
 if TYPE_CHECKING:
-    from playwright.async_api import Page
+    from playwright.async_api import Locator, Page
 
 
-def seat(page: Page, index: int):  # type: ignore[no-untyped-def]
+def seat(page: Page, index: int) -> Locator:
     return page.locator(f'[data-testid="seats"] [data-seat="{index}"]')
 
 
@@ -53,10 +53,18 @@ async def test_live_room_list_filter_join_and_leave(new_page: NewPage) -> None:
     await bob.get_by_role("button", name="Leave room").click()
     await bob.locator('[data-testid="lobby"]').wait_for()
     await seat(alice, 1).get_by_text("empty seat").wait_for()
+    # He comes back to watch, then sits down after all.
+    await row.get_by_role("button", name="Watch").click()
+    await bob.get_by_text("watching").wait_for()
+    assert (await page_view(bob))["you"] is None
+    await bob.get_by_role("button", name="Sit in seat 2").click()
+    await seat(alice, 1).get_by_text("bob").wait_for()
+    assert (await page_view(bob))["you"] == 1
 
 
 async def test_private_room_by_link_two_players_and_a_spectator(
-    new_page: NewPage, web_server: WebServer  # noqa: F811
+    new_page: NewPage,
+    web_server: WebServer,  # noqa: F811
 ) -> None:
     alice, bob, carol = await new_page(), await new_page(), await new_page()
     await open_lobby(alice, "alice")

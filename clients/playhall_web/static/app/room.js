@@ -1,7 +1,7 @@
 // The room screen: seats with presence (and room for a clock each), the table's controls
 // (seats, bots, ready, start, leave, rematch), the game's board drawn by its renderer, the game
 // log fed by events, the outcome, and the chat with its history.
-import { h, formatScore, pause, seatName } from "./ui.js";
+import { h, formatScore, moveButton, pause, reducedMotion, seatName } from "./ui.js";
 import mantis from "./games/mantis.js";
 import mandragora from "./games/mandragora.js";
 import mandala from "./games/mandala.js";
@@ -9,6 +9,14 @@ import cardBattle from "./games/card_battle.js";
 import mathCard from "./games/math_card.js";
 
 const RENDERERS = { mantis, mandragora, mandala, card_battle: cardBattle, math_card: mathCard };
+
+/** For a game the page has no renderer for: its state as text and its moves as buttons. */
+const OUTLINE = {
+  render: (view, ctx) => h("div", {},
+    h("div", { class: "actions" }, (view.moves || []).filter((m) => !m.template).map((m) => moveButton(ctx, m, JSON.stringify(m)))),
+    h("pre", { class: "raw" }, JSON.stringify(view.state, null, 1))),
+  describe: (ev) => JSON.stringify(ev),
+};
 
 /** What a refused request means for the person at the page. */
 const REFUSALS = {
@@ -59,7 +67,7 @@ function scoreName(view, i) {
 
 export function showRoom(app, root, room, history) {
   const conn = app.conn;
-  const renderer = () => RENDERERS[(view() || {}).game];
+  const renderer = () => (view() ? RENDERERS[view().game] || OUTLINE : null);
   if (!app.logs.has(room)) app.logs.set(room, []);
   if (!app.memos.has(room)) app.memos.set(room, {});
   const log = app.logs.get(room);
@@ -263,7 +271,7 @@ export function showRoom(app, root, room, history) {
   async function animate(prev, v, events) {
     const r = renderer();
     const token = ++animating;
-    const frames = r && r.frames ? r.frames(prev, v, events) : [];
+    const frames = r && r.frames && !reducedMotion() ? r.frames(prev, v, events) : [];
     for (const frame of frames) {
       if (token !== animating) return;
       drawBoard(frame);

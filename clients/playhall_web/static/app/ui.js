@@ -111,10 +111,13 @@ export function plural(n, word, many = `${word}s`) {
   return `${n} ${n === 1 ? word : many}`;
 }
 
-/** Wait `ms`, shortened to nothing when the user asked for reduced motion. */
+/** True when the user asked for reduced motion: replays are skipped. */
+export function reducedMotion() {
+  return Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
+}
+
 export function pause(ms) {
-  const reduced = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
-  return new Promise((resolve) => setTimeout(resolve, reduced ? 0 : ms));
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Plain number (floats arrive wrapped by the codec; strings stay strings). */

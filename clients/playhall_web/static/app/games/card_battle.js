@@ -1,6 +1,6 @@
 // Card Battle: pick or compose a deck from the template, then watch the paced battle, each
 // turn replayed from its events (draws, attacks, deaths, direct hits).
-import { h, countdown, findMove, movesWhere, moveButton, seatName } from "../ui.js";
+import { h, countdown, movesWhere, moveButton, seatName } from "../ui.js";
 
 const ICON = { goblin: "G", skeleton: "S", archer: "A", wizard: "W", knight: "K" };
 
@@ -126,7 +126,9 @@ function frames(prev, view, events) {
     });
   const find = (seat, id) => players[seat].field.find((c) => c.id === id);
   for (const ev of events) {
-    if (ev.type === "draw") {
+    if (ev.type === "turn_start") {
+      for (const p of players) Object.assign(p, { mana: ev.mana, max_mana: ev.mana });
+    } else if (ev.type === "draw") {
       const deck = view.state.players[ev.seat].deck;
       const base = rules.card_types[ev.name];
       const bonus = (deck && rules.deck_types[deck.deck_type]) || {};
@@ -156,6 +158,13 @@ function frames(prev, view, events) {
   return out;
 }
 
+/** "Bot 1's wizard": a card by its seat and deck position (decks are public in the battle). */
+function cardName(view, seat, id) {
+  const p = view.state && view.state.players[seat];
+  const name = p && p.deck ? p.deck.cards[id] : `card ${id + 1}`;
+  return `${seatName(view, seat)}'s ${name}`;
+}
+
 function describe(ev, view) {
   const who = (s) => seatName(view, s);
   switch (ev.type) {
@@ -170,11 +179,11 @@ function describe(ev, view) {
     case "draw":
       return `${who(ev.seat)} draws ${ev.name}${ev.free ? " (free)" : ""} into slot ${ev.slot + 1}`;
     case "attack":
-      return `${who(ev.seat)}'s card ${ev.card} hits ${who(ev.target_seat)}'s card ${ev.target} for ${ev.damage} (HP ${ev.hp_after})`;
+      return `${cardName(view, ev.seat, ev.card)} hits ${cardName(view, ev.target_seat, ev.target)} for ${ev.damage} (HP left ${ev.hp_after})`;
     case "death":
       return `${who(ev.seat)}'s ${ev.name} is destroyed`;
     case "direct_hit":
-      return `${who(ev.target_seat)} takes ${ev.damage} (HP ${ev.hp_after})`;
+      return `${cardName(view, ev.seat, ev.card)} hits ${who(ev.target_seat)} for ${ev.damage} (HP ${ev.hp_after})`;
     default:
       return null;
   }
