@@ -57,12 +57,12 @@ def shoot_after(
 
 async def test_mantis_to_the_outcome(page: Page, tmp_path: Path) -> None:
     await open_lobby(page, "alice")
-    await create_room(page, "mantis", 3, {"target": 6})
+    await create_room(page, "mantis", 3, {"target": 10})
     await fill_with_bots_and_start(page, 3)
     # Tanks are stacks labelled with a letter; the top card's back is shown.
     await page.locator(".mantis .stack .chip").first.wait_for()
     assert await page.locator(".mantis-pile .back-card .chip").count() == 3
-    clicks = await play_to_outcome(page, on_click=shoot_after(page, "mantis", tmp_path, 2))
+    clicks = await play_to_outcome(page, on_click=shoot_after(page, "mantis", tmp_path, 1))
     assert clicks >= 1
     await check_outcome(page)
     # A rematch: a new room with the same game and seating; the bots are ready, we are not.
