@@ -1,6 +1,6 @@
-"""People at a table in the browser: the live room list, seats and leaving, a private room
-joined through its shared link, two players against each other, a spectator, chat with its
-history, presence."""
+"""People at a table in the browser: the live room list, seats, leaving and starting, a private
+room joined through its shared link and its code, two players against each other, a spectator,
+chat with its history, presence."""
 
 from __future__ import annotations
 
@@ -60,6 +60,9 @@ async def test_live_room_list_filter_join_and_leave(new_page: NewPage) -> None:
     await bob.get_by_role("button", name="Sit in seat 2").click()
     await seat(alice, 1).get_by_text("bob").wait_for()
     assert (await page_view(bob))["you"] == 1
+    # Every seat is taken: the creator may start without waiting for "ready".
+    await alice.get_by_role("button", name="Start now").click()
+    await wait_status(bob, ("playing",))
 
 
 async def test_private_room_by_link_two_players_and_a_spectator(
@@ -82,8 +85,10 @@ async def test_private_room_by_link_two_players_and_a_spectator(
     await bob.locator('[data-testid="chat-lines"]').get_by_text("good luck!").wait_for()
     assert (await page_view(bob))["you"] == 1
     await seat(alice, 1).get_by_text("● here").wait_for()
-    # Carol opens the same link once the seats are taken: she watches.
-    await carol.goto(link)
+    # Carol types the join code in the lobby once the seats are taken: she watches.
+    await open_lobby(carol, "carol")
+    await carol.fill("#join-code", code)
+    await carol.get_by_role("button", name="Join private room").click()
     await carol.locator('[data-testid="room"]').wait_for()
     await carol.get_by_text("watching").wait_for()
     assert (await page_view(carol))["you"] is None
