@@ -27,8 +27,16 @@ const messagesEl = document.getElementById("messages");
 
 /** A short message for the user (refusals, errors); kind "error" is announced as an alert. */
 function message(text, kind = "info") {
-  const line = h("p", { class: `msg ${kind}`, role: kind === "error" ? "alert" : "status", "data-testid": "message" }, text,
-    h("button", { type: "button", class: "quiet", "aria-label": "dismiss", on: { click: () => line.remove() } }, "×"));
+  const line = h(
+    "p",
+    { class: `msg ${kind}`, role: kind === "error" ? "alert" : "status", "data-testid": "message" },
+    text,
+    h(
+      "button",
+      { type: "button", class: "quiet", "aria-label": "dismiss", on: { click: () => line.remove() } },
+      "×",
+    ),
+  );
   messagesEl.append(line);
   while (messagesEl.children.length > 4) messagesEl.firstChild.remove();
   setTimeout(() => line.remove(), 8000);
@@ -37,12 +45,13 @@ function message(text, kind = "info") {
 function setStatus({ state }) {
   const conn = app.conn;
   statusEl.dataset.state = state;
-  const text = {
-    connecting: "connecting…",
-    open: `connected as ${conn.name}`,
-    reconnecting: "reconnecting…",
-    closed: "disconnected (reload the page to connect again)",
-  }[state] || state;
+  const text =
+    {
+      connecting: "connecting…",
+      open: `connected as ${conn.name}`,
+      reconnecting: "reconnecting…",
+      closed: "disconnected (reload the page to connect again)",
+    }[state] || state;
   statusEl.textContent = text;
   document.body.classList.toggle("offline", state !== "open");
 }

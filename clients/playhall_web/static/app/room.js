@@ -12,9 +12,17 @@ const RENDERERS = { mantis, mandragora, mandala, card_battle: cardBattle, math_c
 
 /** For a game the page has no renderer for: its state as text and its moves as buttons. */
 const OUTLINE = {
-  render: (view, ctx) => h("div", {},
-    h("div", { class: "actions" }, (view.moves || []).filter((m) => !m.template).map((m) => moveButton(ctx, m, JSON.stringify(m)))),
-    h("pre", { class: "raw" }, JSON.stringify(view.state, null, 1))),
+  render: (view, ctx) =>
+    h(
+      "div",
+      {},
+      h(
+        "div",
+        { class: "actions" },
+        (view.moves || []).filter((m) => !m.template).map((m) => moveButton(ctx, m, JSON.stringify(m))),
+      ),
+      h("pre", { class: "raw" }, JSON.stringify(view.state, null, 1)),
+    ),
   describe: (ev) => JSON.stringify(ev),
 };
 
@@ -47,14 +55,23 @@ function clone(value) {
 function describeRoomEvent(ev, view) {
   const who = (s) => seatName(view, s);
   switch (ev.type) {
-    case "joined": return `${ev.name} sits down in seat ${ev.seat + 1}`;
-    case "left": return `${ev.name} leaves seat ${ev.seat + 1}`;
-    case "ready": return `${who(ev.seat)} is ${ev.ready ? "ready" : "not ready"}`;
-    case "bot_added": return `a bot takes seat ${ev.seat + 1}`;
-    case "started": return "the game starts";
-    case "rematch": return "a rematch was asked for";
-    case "game_over": case "game_end": return "game over";
-    default: return undefined;
+    case "joined":
+      return `${ev.name} sits down in seat ${ev.seat + 1}`;
+    case "left":
+      return `${ev.name} leaves seat ${ev.seat + 1}`;
+    case "ready":
+      return `${who(ev.seat)} is ${ev.ready ? "ready" : "not ready"}`;
+    case "bot_added":
+      return `a bot takes seat ${ev.seat + 1}`;
+    case "started":
+      return "the game starts";
+    case "rematch":
+      return "a rematch was asked for";
+    case "game_over":
+    case "game_end":
+      return "game over";
+    default:
+      return undefined;
   }
 }
 
@@ -87,7 +104,12 @@ export function showRoom(app, root, room, history) {
   const boardEl = h("div", { class: "board", "data-testid": "board", "aria-live": "off" });
   const logEl = h("ol", { class: "log", "data-testid": "log", "aria-label": "game log" });
   const chatEl = h("ol", { class: "chat-lines", "data-testid": "chat-lines", "aria-live": "polite" });
-  const chatInput = h("input", { type: "text", maxlength: 500, "aria-label": "chat message", placeholder: "say something" });
+  const chatInput = h("input", {
+    type: "text",
+    maxlength: 500,
+    "aria-label": "chat message",
+    placeholder: "say something",
+  });
 
   const ctxFor = (frameView) => ({
     canMove: !frameView && !busy && conn.state === "open" && (view() || {}).status === "playing",
@@ -122,8 +144,18 @@ export function showRoom(app, root, room, history) {
 
   function drawHead(v) {
     const code = v.code;
-    const link = code ? `${location.origin}${location.pathname}#room=${encodeURIComponent(room)}&code=${encodeURIComponent(code)}` : null;
-    const linkInput = link ? h("input", { type: "text", readonly: true, value: link, "data-testid": "share-link", "aria-label": "link to this room" }) : null;
+    const link = code
+      ? `${location.origin}${location.pathname}#room=${encodeURIComponent(room)}&code=${encodeURIComponent(code)}`
+      : null;
+    const linkInput = link
+      ? h("input", {
+          type: "text",
+          readonly: true,
+          value: link,
+          "data-testid": "share-link",
+          "aria-label": "link to this room",
+        })
+      : null;
     const copy = async () => {
       linkInput.select();
       try {
@@ -134,14 +166,33 @@ export function showRoom(app, root, room, history) {
       }
     };
     const title = (app.games.find((g) => g.id === v.game) || {}).title || v.game;
-    const opts = Object.entries(v.options || {}).map(([k, x]) => `${k} ${formatScore(x)}`).join(", ");
-    headEl.replaceChildren(...[
-      h("h2", {}, title, h("span", { class: "muted small", text: ` room ${room} · ${v.status}${opts ? ` · ${opts}` : ""}` })),
-      code ? h("div", { class: "share" }, h("span", {}, "Private room · code ", h("strong", { "data-testid": "join-code", text: code })),
-        linkInput, h("button", { type: "button", on: { click: copy } }, "Copy link")) : null,
-      h("button", { type: "button", class: "quiet", "data-testid": "to-lobby", on: { click: leave } },
-        v.status === "playing" && v.you !== null ? "Lobby (keep my seat)" : "Leave room"),
-    ].filter(Boolean));
+    const opts = Object.entries(v.options || {})
+      .map(([k, x]) => `${k} ${formatScore(x)}`)
+      .join(", ");
+    headEl.replaceChildren(
+      ...[
+        h(
+          "h2",
+          {},
+          title,
+          h("span", { class: "muted small", text: ` room ${room} · ${v.status}${opts ? ` · ${opts}` : ""}` }),
+        ),
+        code
+          ? h(
+              "div",
+              { class: "share" },
+              h("span", {}, "Private room · code ", h("strong", { "data-testid": "join-code", text: code })),
+              linkInput,
+              h("button", { type: "button", on: { click: copy } }, "Copy link"),
+            )
+          : null,
+        h(
+          "button",
+          { type: "button", class: "quiet", "data-testid": "to-lobby", on: { click: leave } },
+          v.status === "playing" && v.you !== null ? "Lobby (keep my seat)" : "Leave room",
+        ),
+      ].filter(Boolean),
+    );
   }
 
   async function leave() {
@@ -151,22 +202,34 @@ export function showRoom(app, root, room, history) {
 
   function drawSeats(v) {
     const presence = (mirror() && mirror().presence) || [];
-    seatsEl.replaceChildren(...v.seats.map((s, i) => {
-      const empty = !s.bot && !s.player;
-      const acting = (v.to_act || []).includes(i);
-      return h(
-        "li",
-        { class: `seat${acting ? " acting" : ""}${i === v.you ? " mine" : ""}${empty ? " empty" : ""}`, data: { seat: i } },
-        h("span", { class: "turn-mark", text: acting ? "▶" : "", title: acting ? "to act" : null }),
-        h("span", { class: "seat-n", text: `${i + 1}` }),
-        h("span", { class: "seat-name", text: empty ? "empty seat" : s.name }),
-        i === v.you ? h("span", { class: "tag you", text: "you" }) : null,
-        s.bot ? h("span", { class: "tag", text: "bot" }) : null,
-        !empty && v.status === "waiting" ? h("span", { class: `tag${s.ready ? " ok" : ""}`, text: s.ready ? "✓ ready" : "not ready" }) : null,
-        !empty && !s.bot ? h("span", { class: `presence ${presence[i] ? "on" : "off"}`, text: presence[i] ? "● here" : "○ away" }) : null,
-        h("span", { class: "clock", "data-clock": i, "aria-hidden": "true" }),
-      );
-    }));
+    seatsEl.replaceChildren(
+      ...v.seats.map((s, i) => {
+        const empty = !s.bot && !s.player;
+        const acting = (v.to_act || []).includes(i);
+        return h(
+          "li",
+          {
+            class: `seat${acting ? " acting" : ""}${i === v.you ? " mine" : ""}${empty ? " empty" : ""}`,
+            data: { seat: i },
+          },
+          h("span", { class: "turn-mark", text: acting ? "▶" : "", title: acting ? "to act" : null }),
+          h("span", { class: "seat-n", text: `${i + 1}` }),
+          h("span", { class: "seat-name", text: empty ? "empty seat" : s.name }),
+          i === v.you ? h("span", { class: "tag you", text: "you" }) : null,
+          s.bot ? h("span", { class: "tag", text: "bot" }) : null,
+          !empty && v.status === "waiting"
+            ? h("span", { class: `tag${s.ready ? " ok" : ""}`, text: s.ready ? "✓ ready" : "not ready" })
+            : null,
+          !empty && !s.bot
+            ? h("span", {
+                class: `presence ${presence[i] ? "on" : "off"}`,
+                text: presence[i] ? "● here" : "○ away",
+              })
+            : null,
+          h("span", { class: "clock", "data-clock": i, "aria-hidden": "true" }),
+        );
+      }),
+    );
   }
 
   function drawControls(v) {
@@ -175,20 +238,70 @@ export function showRoom(app, root, room, history) {
     const items = [];
     if (v.status === "waiting") {
       if (!seated) {
-        for (const i of empties) items.push(h("button", { type: "button", on: { click: () => app.openRoom(room, { seat: i }) } }, `Sit in seat ${i + 1}`));
+        for (const i of empties)
+          items.push(
+            h(
+              "button",
+              { type: "button", on: { click: () => app.openRoom(room, { seat: i }) } },
+              `Sit in seat ${i + 1}`,
+            ),
+          );
       } else {
-        for (const i of empties) items.push(h("button", { type: "button", on: { click: () => act("bot", { seat: i }) } }, `Bot in seat ${i + 1}`));
+        for (const i of empties)
+          items.push(
+            h(
+              "button",
+              { type: "button", on: { click: () => act("bot", { seat: i }) } },
+              `Bot in seat ${i + 1}`,
+            ),
+          );
         const ready = v.seats[v.you].ready;
-        items.push(h("button", { type: "button", class: ready ? "" : "primary", on: { click: () => act("ready", { ready: !ready }) } }, ready ? "Not ready" : "Ready"));
-        if (v.creator === conn.player && !empties.length) items.push(h("button", { type: "button", on: { click: () => act("start") } }, "Start now"));
+        items.push(
+          h(
+            "button",
+            {
+              type: "button",
+              class: ready ? "" : "primary",
+              on: { click: () => act("ready", { ready: !ready }) },
+            },
+            ready ? "Not ready" : "Ready",
+          ),
+        );
+        if (v.creator === conn.player && !empties.length)
+          items.push(h("button", { type: "button", on: { click: () => act("start") } }, "Start now"));
       }
     }
     if (v.status === "finished" && seated) {
-      items.push(v.rematch
-        ? h("button", { type: "button", class: "primary", on: { click: () => app.openRoom(v.rematch) } }, "Go to the rematch")
-        : h("button", { type: "button", class: "primary", on: { click: async () => { const r = await act("rematch"); if (r) app.openRoom(r.room); } } }, "Rematch"));
+      items.push(
+        v.rematch
+          ? h(
+              "button",
+              { type: "button", class: "primary", on: { click: () => app.openRoom(v.rematch) } },
+              "Go to the rematch",
+            )
+          : h(
+              "button",
+              {
+                type: "button",
+                class: "primary",
+                on: {
+                  click: async () => {
+                    const r = await act("rematch");
+                    if (r) app.openRoom(r.room);
+                  },
+                },
+              },
+              "Rematch",
+            ),
+      );
     } else if (v.status === "finished" && v.rematch) {
-      items.push(h("button", { type: "button", on: { click: () => app.openRoom(v.rematch, { watch: true }) } }, "Watch the rematch"));
+      items.push(
+        h(
+          "button",
+          { type: "button", on: { click: () => app.openRoom(v.rematch, { watch: true }) } },
+          "Watch the rematch",
+        ),
+      );
     }
     if (!seated) items.push(h("span", { class: "tag", text: "watching" }));
     controlsEl.replaceChildren(...items.filter(Boolean));
@@ -200,18 +313,34 @@ export function showRoom(app, root, room, history) {
     const winners = new Set(o.winners);
     const verdict = o.winners.length
       ? `${o.winners.map((i) => scoreName(v, i)).join(" and ")} ${o.winners.length > 1 ? "win" : "wins"}`
-      : v.seats.length === 1 ? "Master Yoga wins" : "a draw";
-    outcomeEl.replaceChildren(h(
-      "section",
-      { class: "panel outcome", "data-testid": "outcome", role: "status" },
-      h("h3", { text: `Game over: ${verdict}` }),
-      h("p", { class: "small", text: `(${String(o.reason).replaceAll("_", " ")})` }),
-      h("table", {}, h("tbody", {}, (o.scores || []).map((score, i) =>
-        h("tr", { class: winners.has(i) ? "winner" : "" },
-          h("th", { text: scoreName(v, i) }),
-          h("td", { text: formatScore(score) }),
-          h("td", { text: winners.has(i) ? "★ winner" : "" }))))),
-    ));
+      : v.seats.length === 1
+        ? "Master Yoga wins"
+        : "a draw";
+    outcomeEl.replaceChildren(
+      h(
+        "section",
+        { class: "panel outcome", "data-testid": "outcome", role: "status" },
+        h("h3", { text: `Game over: ${verdict}` }),
+        h("p", { class: "small", text: `(${String(o.reason).replaceAll("_", " ")})` }),
+        h(
+          "table",
+          {},
+          h(
+            "tbody",
+            {},
+            (o.scores || []).map((score, i) =>
+              h(
+                "tr",
+                { class: winners.has(i) ? "winner" : "" },
+                h("th", { text: scoreName(v, i) }),
+                h("td", { text: formatScore(score) }),
+                h("td", { text: winners.has(i) ? "★ winner" : "" }),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
   }
 
   function drawBoard(frame) {
@@ -219,7 +348,12 @@ export function showRoom(app, root, room, history) {
     const r = renderer();
     if (!v || !r) return boardEl.replaceChildren(h("p", { class: "muted", text: "loading…" }));
     if (!v.state) {
-      boardEl.replaceChildren(h("p", { class: "muted", text: v.status === "waiting" ? "Waiting for every seat to be filled and ready." : "" }));
+      boardEl.replaceChildren(
+        h("p", {
+          class: "muted",
+          text: v.status === "waiting" ? "Waiting for every seat to be filled and ready." : "",
+        }),
+      );
       return;
     }
     const focused = document.activeElement;
@@ -234,7 +368,9 @@ export function showRoom(app, root, room, history) {
     boardEl.replaceChildren(node);
     boardEl.dataset.frame = frame ? "animating" : "final";
     if (key) {
-      const again = [...boardEl.querySelectorAll("[data-move], [id]")].find((el) => (el.dataset.move || el.id) === key);
+      const again = [...boardEl.querySelectorAll("[data-move], [id]")].find(
+        (el) => (el.dataset.move || el.id) === key,
+      );
       if (again && !again.disabled) again.focus();
     }
   }
@@ -285,7 +421,9 @@ export function showRoom(app, root, room, history) {
     const v = view();
     if (!v) return draw();
     const r = renderer();
-    const lines = (events || []).map((ev) => describeRoomEvent(ev, v) ?? (r ? r.describe(ev, v) : null)).filter(Boolean);
+    const lines = (events || [])
+      .map((ev) => describeRoomEvent(ev, v) ?? (r ? r.describe(ev, v) : null))
+      .filter(Boolean);
     addLog(lines);
     const prev = lastView;
     if (kind === "update" && events && events.length && r && r.frames && prev && prev.state) {
@@ -316,24 +454,58 @@ export function showRoom(app, root, room, history) {
       el.textContent = `${left.toFixed(1)} s`;
     }
   }, 200);
-  conn.request("ping").then((reply) => { clockOffset = Number(reply.time) - Date.now() / 1000; }).catch(() => {});
+  conn
+    .request("ping")
+    .then((reply) => {
+      clockOffset = Number(reply.time) - Date.now() / 1000;
+    })
+    .catch(() => {});
 
-  root.append(h(
-    "div",
-    { class: "room", "data-testid": "room", data: { room } },
-    headEl,
-    h("div", { class: "room-grid" },
-      h("div", { class: "room-main" }, h("div", { class: "table-bar" }, seatsEl, controlsEl), outcomeEl, boardEl),
-      h("aside", { class: "room-side" },
-        h("section", { class: "panel" }, h("h3", { text: "Game log" }), logEl),
-        h("section", { class: "panel chat" }, h("h3", { text: "Chat" }), chatEl,
-          h("form", { class: "inline", on: { submit: async (e) => {
-            e.preventDefault();
-            const text = chatInput.value.trim();
-            if (!text) return;
-            if (await act("chat", { text })) chatInput.value = "";
-          } } }, chatInput, h("button", { type: "submit" }, "Send"))))),
-  ));
+  root.append(
+    h(
+      "div",
+      { class: "room", "data-testid": "room", data: { room } },
+      headEl,
+      h(
+        "div",
+        { class: "room-grid" },
+        h(
+          "div",
+          { class: "room-main" },
+          h("div", { class: "table-bar" }, seatsEl, controlsEl),
+          outcomeEl,
+          boardEl,
+        ),
+        h(
+          "aside",
+          { class: "room-side" },
+          h("section", { class: "panel" }, h("h3", { text: "Game log" }), logEl),
+          h(
+            "section",
+            { class: "panel chat" },
+            h("h3", { text: "Chat" }),
+            chatEl,
+            h(
+              "form",
+              {
+                class: "inline",
+                on: {
+                  submit: async (e) => {
+                    e.preventDefault();
+                    const text = chatInput.value.trim();
+                    if (!text) return;
+                    if (await act("chat", { text })) chatInput.value = "";
+                  },
+                },
+              },
+              chatInput,
+              h("button", { type: "submit" }, "Send"),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
   for (const text of log) logEl.append(h("li", { text }));
   for (const line of history) addChat(line);
   draw();

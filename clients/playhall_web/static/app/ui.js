@@ -29,7 +29,13 @@ function append(el, children) {
 
 /** Colour names to a short label, so a colour is never shown by its hue alone. */
 const COLOUR_LABELS = {
-  red: "R", orange: "O", yellow: "Y", green: "G", blue: "B", purple: "Pu", pink: "Pk",
+  red: "R",
+  orange: "O",
+  yellow: "Y",
+  green: "G",
+  blue: "B",
+  purple: "Pu",
+  pink: "Pk",
 };
 
 export function colourLabel(colour) {
@@ -136,4 +142,29 @@ export function formatScore(value) {
 export function countdown(ctx, deadline) {
   const left = Math.max(0, ctx.secondsTo(deadline));
   return h("span", { class: "secs", data: { deadline: String(num(deadline)) } }, `${left.toFixed(1)} s`);
+}
+
+/** A folding "compose your own deck" form around `body`: `intro` says what a deck needs,
+ * `deck()` builds the move to send. `ctx.memo.open` keeps it open across redraws. */
+export function deckComposer(ctx, intro, body, deck) {
+  const toggle = () => {
+    ctx.memo.open = !ctx.memo.open;
+  };
+  return h(
+    "details",
+    { class: "panel composer", open: ctx.memo.open },
+    h("summary", { on: { click: toggle } }, "Compose your own deck"),
+    h("p", { class: "small", text: intro }),
+    body,
+    h(
+      "button",
+      {
+        type: "button",
+        class: "move primary",
+        disabled: !ctx.canMove,
+        on: { click: () => ctx.play(deck()) },
+      },
+      "Submit this deck",
+    ),
+  );
 }

@@ -11,7 +11,9 @@ function playerName(view, i) {
 
 function counts(dict, colours) {
   const shown = colours.filter((c) => dict[c] > 0);
-  return shown.length ? shown.map((c) => chip(c, { count: dict[c] })) : h("span", { class: "muted", text: "none" });
+  return shown.length
+    ? shown.map((c) => chip(c, { count: dict[c] }))
+    : h("span", { class: "muted", text: "none" });
 }
 
 function river(p) {
@@ -19,7 +21,12 @@ function river(p) {
     "ol",
     { class: "river", "aria-label": "river" },
     [0, 1, 2, 3, 4, 5].map((i) =>
-      h("li", { class: "space" }, h("span", { class: "space-n", text: i + 1 }), p.river[i] ? chip(p.river[i]) : "·"),
+      h(
+        "li",
+        { class: "space" },
+        h("span", { class: "space-n", text: i + 1 }),
+        p.river[i] ? chip(p.river[i]) : "·",
+      ),
     ),
   );
 }
@@ -30,7 +37,10 @@ function playerPanel(view, i) {
   const mine = st.you === i;
   return h(
     "section",
-    { class: `panel mandala-player${st.turn === i ? " turn" : ""}${mine ? " mine" : ""}`, data: { player: i } },
+    {
+      class: `panel mandala-player${st.turn === i ? " turn" : ""}${mine ? " mine" : ""}`,
+      data: { player: i },
+    },
     h("h3", {}, st.turn === i ? h("span", { class: "turn-mark", text: "▶ " }) : null, playerName(view, i)),
     river(p),
     h(
@@ -49,22 +59,30 @@ function mandalaBox(view, ctx, m) {
   const resolving = st.resolution && st.resolution.mandala === m;
   const me = st.you === null || st.you === undefined ? 0 : st.you;
   const field = (i) =>
-    h("div", { class: "field", data: { player: i } },
+    h(
+      "div",
+      { class: "field", data: { player: i } },
       h("span", { class: "label", text: `${playerName(view, i)}'s field (${md.field_sizes[i]})` }),
-      counts(md.fields[i], st.colours));
+      counts(md.fields[i], st.colours),
+    );
   const pile = ({ colour, count }) => {
     const take = movesWhere(view, (x) => x.type === "choose" && x.colour === colour && resolving)[0];
     const body = [chip(colour, { count, big: true })];
-    return take ? moveButton(ctx, take, body, { cls: "take", title: `take the ${colour} cards` }) : h("span", { class: "pile" }, body);
+    return take
+      ? moveButton(ctx, take, body, { cls: "take", title: `take the ${colour} cards` })
+      : h("span", { class: "pile" }, body);
   };
   return h(
     "section",
     { class: `panel mandala-board${resolving ? " resolving" : ""}`, data: { mandala: m } },
     h("h3", { text: `${SIDES[m]} mandala${resolving ? " — resolving" : ""}` }),
     field(1 - me),
-    h("div", { class: "mountain", "aria-label": "mountain" },
+    h(
+      "div",
+      { class: "mountain", "aria-label": "mountain" },
       h("span", { class: "label", text: "mountain" }),
-      md.mountain.length ? md.mountain.map(pile) : h("span", { class: "muted", text: "empty" })),
+      md.mountain.length ? md.mountain.map(pile) : h("span", { class: "muted", text: "empty" }),
+    ),
     field(me),
   );
 }
@@ -74,31 +92,64 @@ function handPanel(view, ctx) {
   const st = view.state;
   const p = st.players[st.you];
   if (!p || !p.hand) return null;
-  const rows = st.colours.filter((c) => p.hand[c] > 0).map((colour) => {
-    const of = (pred) => movesWhere(view, (m) => m.colour === colour && pred(m));
-    const group = (label, moves, text) =>
-      moves.length ? h("span", { class: "group" }, h("span", { class: "label", text: label }), moves.map((m) => moveButton(ctx, m, text(m)))) : null;
-    return h(
-      "li",
-      { class: "hand-row", data: { colour } },
-      chip(colour, { count: p.hand[colour], big: true }),
-      group("mountain:", of((m) => m.type === "mountain"), (m) => SIDES[m.mandala]),
-      SIDES.map((side, k) => group(`${side} field:`, of((m) => m.type === "field" && m.mandala === k), (m) => `${m.count}`)),
-      group("discard:", of((m) => m.type === "discard"), (m) => `${m.count}`),
-    );
-  });
-  return h("section", { class: "panel hand" }, h("h3", { text: "Your hand" }), h("ul", { class: "hand-rows" }, rows));
+  const rows = st.colours
+    .filter((c) => p.hand[c] > 0)
+    .map((colour) => {
+      const of = (pred) => movesWhere(view, (m) => m.colour === colour && pred(m));
+      const group = (label, moves, text) =>
+        moves.length
+          ? h(
+              "span",
+              { class: "group" },
+              h("span", { class: "label", text: label }),
+              moves.map((m) => moveButton(ctx, m, text(m))),
+            )
+          : null;
+      return h(
+        "li",
+        { class: "hand-row", data: { colour } },
+        chip(colour, { count: p.hand[colour], big: true }),
+        group(
+          "mountain:",
+          of((m) => m.type === "mountain"),
+          (m) => SIDES[m.mandala],
+        ),
+        SIDES.map((side, k) =>
+          group(
+            `${side} field:`,
+            of((m) => m.type === "field" && m.mandala === k),
+            (m) => `${m.count}`,
+          ),
+        ),
+        group(
+          "discard:",
+          of((m) => m.type === "discard"),
+          (m) => `${m.count}`,
+        ),
+      );
+    });
+  return h(
+    "section",
+    { class: "panel hand" },
+    h("h3", { text: "Your hand" }),
+    h("ul", { class: "hand-rows" }, rows),
+  );
 }
 
 function phaseLine(view, ctx) {
   const st = view.state;
   if (st.phase === "over") return "game over";
   if (st.phase === "yoga") {
-    return h("span", { class: "countdown" }, `Master Yoga plays the ${st.yoga_next} mandala`,
-      view.deadline ? [" in ", countdown(ctx, view.deadline)] : "");
+    return h(
+      "span",
+      { class: "countdown" },
+      `Master Yoga plays the ${st.yoga_next} mandala`,
+      view.deadline ? [" in ", countdown(ctx, view.deadline)] : "",
+    );
   }
   const who = playerName(view, st.turn);
-  if (st.phase === "resolve") return `${SIDES[st.resolution.mandala]} mandala resolving: ${who} chooses a colour`;
+  if (st.phase === "resolve")
+    return `${SIDES[st.resolution.mandala]} mandala resolving: ${who} chooses a colour`;
   return `${who}'s action`;
 }
 
@@ -107,11 +158,23 @@ function render(view, ctx) {
   return h(
     "div",
     { class: "mandala" },
-    h("p", { class: "status-line" }, phaseLine(view, ctx),
-      ` · deck ${st.deck_count} · discard ${st.discard_count}${st.reshuffled ? " · reshuffled: the next completed mandala is the last" : ""}`),
-    h("div", { class: "mandala-boards" }, [0, 1].map((m) => mandalaBox(view, ctx, m))),
+    h(
+      "p",
+      { class: "status-line" },
+      phaseLine(view, ctx),
+      ` · deck ${st.deck_count} · discard ${st.discard_count}${st.reshuffled ? " · reshuffled: the next completed mandala is the last" : ""}`,
+    ),
+    h(
+      "div",
+      { class: "mandala-boards" },
+      [0, 1].map((m) => mandalaBox(view, ctx, m)),
+    ),
     handPanel(view, ctx),
-    h("div", { class: "mandala-players" }, st.players.map((_, i) => playerPanel(view, i))),
+    h(
+      "div",
+      { class: "mandala-players" },
+      st.players.map((_, i) => playerPanel(view, i)),
+    ),
   );
 }
 

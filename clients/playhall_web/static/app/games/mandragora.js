@@ -4,9 +4,16 @@ import { h, findMove, maybeButton, seatName } from "../ui.js";
 // Where each area sits on the board (grid row, first column of two), as in the rules' drawing:
 // bases 9 (top left) and 0 (bottom right), 8 7 6 on top, 2 4 in the middle, 1 3 5 below.
 const PLACE = {
-  9: [1, 1], 8: [1, 3], 7: [1, 5], 6: [1, 7],
-  2: [2, 4], 4: [2, 6],
-  1: [3, 3], 3: [3, 5], 5: [3, 7], 0: [3, 9],
+  9: [1, 1],
+  8: [1, 3],
+  7: [1, 5],
+  6: [1, 7],
+  2: [2, 4],
+  4: [2, 6],
+  1: [3, 3],
+  3: [3, 5],
+  5: [3, 7],
+  0: [3, 9],
 };
 
 function owner(view, area) {
@@ -40,7 +47,11 @@ function areaBox(view, ctx, area, highlight) {
     },
     h("span", { class: "area-name", text: `${isBase ? "Base " : ""}${area}` }),
     h("span", { class: "area-owner", text: owner(view, area) }),
-    h("span", { class: "stack-pieces" }, stack.map((code) => piece(code, st))),
+    h(
+      "span",
+      { class: "stack-pieces" },
+      stack.map((code) => piece(code, st)),
+    ),
     h("span", { class: "count", text: `${stack.length}` }),
   );
 }
@@ -48,7 +59,9 @@ function areaBox(view, ctx, area, highlight) {
 function render(view, ctx, frame = {}) {
   const st = view.state;
   const values = (seat) =>
-    Object.entries(st.values[seat]).map(([code, pts]) => `${code} ${st.piece_names[code]} ${pts}`).join(" · ");
+    Object.entries(st.values[seat])
+      .map(([code, pts]) => `${code} ${st.piece_names[code]} ${pts}`)
+      .join(" · ");
   const status =
     st.turn === null
       ? "game over"
@@ -61,8 +74,11 @@ function render(view, ctx, frame = {}) {
       { class: "status-line" },
       `${status} · scores: ${seatName(view, 0)} ${st.scores[0]}, ${seatName(view, 1)} ${st.scores[1]} · pattern ${st.pattern}`,
     ),
-    h("div", { class: "mg-board", role: "group", "aria-label": "board" },
-      Object.keys(PLACE).map((a) => areaBox(view, ctx, Number(a), frame.highlight))),
+    h(
+      "div",
+      { class: "mg-board", role: "group", "aria-label": "board" },
+      Object.keys(PLACE).map((a) => areaBox(view, ctx, Number(a), frame.highlight)),
+    ),
     h(
       "p",
       { class: "muted small" },
@@ -79,7 +95,14 @@ function frames(prev, view, events) {
   const scores = [...prev.state.scores];
   const out = [];
   const snap = (highlight) =>
-    out.push({ view: { ...view, moves: [], state: { ...view.state, areas: areas.map((s) => [...s]), scores: [...scores] } }, highlight });
+    out.push({
+      view: {
+        ...view,
+        moves: [],
+        state: { ...view.state, areas: areas.map((s) => [...s]), scores: [...scores] },
+      },
+      highlight,
+    });
   for (const ev of events) {
     if (ev.type === "sow") {
       areas[ev.area] = [];

@@ -7,7 +7,11 @@ function parseCard(card) {
 }
 
 function backChips(colours) {
-  return h("span", { class: "back", title: `back: ${colours.join(", ")}` }, colours.map((c) => chip(c)));
+  return h(
+    "span",
+    { class: "back", title: `back: ${colours.join(", ")}` },
+    colours.map((c) => chip(c)),
+  );
 }
 
 /** A tank: one stack per face colour, its count, and the card backs inside it. */
@@ -58,10 +62,20 @@ function render(view, ctx) {
     { class: "mantis-pile panel" },
     h("h3", { text: "Draw pile" }),
     top.length
-      ? h("div", { class: "card back-card" }, h("span", { class: "muted", text: "top card's back" }), backChips(top))
+      ? h(
+          "div",
+          { class: "card back-card" },
+          h("span", { class: "muted", text: "top card's back" }),
+          backChips(top),
+        )
       : h("p", { text: "empty" }),
     h("p", { text: `${plural(st.cards_left, "card")} left · target ${st.target}` }),
-    top.length ? h("p", { class: "small muted", text: "Dashed stacks have a colour of the top card's back: they may match." }) : null,
+    top.length
+      ? h("p", {
+          class: "small muted",
+          text: "Dashed stacks have a colour of the top card's back: they may match.",
+        })
+      : null,
     scoreMove ? moveButton(ctx, scoreMove, "Score: flip for my tank", { cls: "primary" }) : null,
     st.last
       ? h(
