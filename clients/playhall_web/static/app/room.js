@@ -362,7 +362,7 @@ export function showRoom(app, root, room, history) {
     try {
       node = r.render(v, ctxFor(frame), frame || {});
     } catch (err) {
-      console.warn("renderer failed", err);
+      console.error("renderer failed", err);
       node = h("pre", { class: "raw" }, JSON.stringify(v.state, null, 1));
     }
     boardEl.replaceChildren(node);
