@@ -69,7 +69,7 @@ function mandalaBox(view, ctx, m) {
     const take = movesWhere(view, (x) => x.type === "choose" && x.colour === colour && resolving)[0];
     const body = [chip(colour, { count, big: true })];
     return take
-      ? moveButton(ctx, take, body, { cls: "take", title: `take the ${colour} cards` })
+      ? moveButton(ctx, take, [...body, " take"], { cls: "take", title: `take the ${colour} cards` })
       : h("span", { class: "pile" }, body);
   };
   return h(
