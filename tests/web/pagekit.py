@@ -93,12 +93,14 @@ async def wait_status(page: Page, statuses: tuple[str, ...]) -> None:
 
 async def click_offered(page: Page, timeout_ms: int = 15_000) -> bool:
     """Wait for a move to be offered (or the outcome) and click the first one. False at the end."""
+    from playwright.async_api import Error as PlaywrightError
+
     await page.wait_for_selector(f"{OFFERED}, {OUTCOME}", timeout=timeout_ms)
     if await page.locator(OUTCOME).count():
         return False
     try:
         await page.locator(OFFERED).first.click(timeout=2_000)
-    except Exception:  # redrawn between finding and clicking (the next update came): look again
+    except PlaywrightError:  # redrawn between finding and clicking (an update came): look again
         pass
     return True
 

@@ -7,8 +7,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from playwright.async_api import TimeoutError as PlaywrightTimeout
-
 from .pagekit import (
     OFFERED,
     OUTCOME,
@@ -126,6 +124,8 @@ async def test_mandala_solo_to_the_outcome(page: Page, tmp_path: Path) -> None:
     seen_countdown = False
 
     async def on_click(clicks: int) -> None:
+        from playwright.async_api import TimeoutError as PlaywrightTimeout
+
         nonlocal seen_countdown
         if seen_countdown:
             return
