@@ -91,6 +91,14 @@ async def test_a_game_played_from_the_keyboard(page: Page) -> None:
     assert outline != "none"
     await page.keyboard.press("Enter")
     await at_version(page, room, version + 1)
+    # The board is redrawn after each move; the focus comes back to a move on our next turn,
+    # so Enter plays again without reaching for Tab.
+    await page.wait_for_function(
+        "() => Boolean(document.activeElement.dataset.move) && !document.activeElement.disabled"
+    )
+    played = await page_version(page)
+    await page.keyboard.press("Enter")
+    await at_version(page, room, played + 1)
 
 
 async def test_mandragora_to_the_outcome(page: Page, tmp_path: Path) -> None:

@@ -356,8 +356,6 @@ export function showRoom(app, root, room, history) {
       );
       return;
     }
-    const focused = document.activeElement;
-    const key = focused && boardEl.contains(focused) ? focused.dataset.move || focused.id : null;
     let node;
     try {
       node = r.render(v, ctxFor(frame), frame || {});
@@ -367,12 +365,22 @@ export function showRoom(app, root, room, history) {
     }
     boardEl.replaceChildren(node);
     boardEl.dataset.frame = frame ? "animating" : "final";
-    if (key) {
-      const again = [...boardEl.querySelectorAll("[data-move], [id]")].find(
-        (el) => (el.dataset.move || el.id) === key,
-      );
-      if (again && !again.disabled) again.focus();
-    }
+    restoreFocus();
+  }
+
+  // Keyboard play: the board is redrawn after every change, so the control that had the focus is
+  // remembered by its move and focused again once it is back and enabled; if that move is gone,
+  // the first move offered takes the focus. Focusing anything outside the board forgets it.
+  let focusKey = null;
+  const keyOf = (el) => el.dataset.move || el.id || null;
+  const onFocusIn = (e) => {
+    focusKey = boardEl.contains(e.target) ? keyOf(e.target) : null;
+  };
+  function restoreFocus() {
+    if (!focusKey || boardEl.contains(document.activeElement)) return;
+    const controls = [...boardEl.querySelectorAll("[data-move], [id]")].filter((el) => !el.disabled);
+    const again = controls.find((el) => keyOf(el) === focusKey) || controls.find((el) => el.dataset.move);
+    if (again) again.focus();
   }
 
   function draw() {
@@ -447,6 +455,7 @@ export function showRoom(app, root, room, history) {
   conn.on("chat", onChat);
   conn.on("status", onStatus);
   conn.on("left", onLeft);
+  document.addEventListener("focusin", onFocusIn);
 
   const tick = setInterval(() => {
     for (const el of boardEl.querySelectorAll(".secs[data-deadline]")) {
@@ -525,6 +534,7 @@ export function showRoom(app, root, room, history) {
       conn.off("chat", onChat);
       conn.off("status", onStatus);
       conn.off("left", onLeft);
+      document.removeEventListener("focusin", onFocusIn);
     },
   };
 }
