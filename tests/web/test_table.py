@@ -10,6 +10,7 @@ from playhall_client.client import Client
 
 from .conftest import NewPage, WebServer
 from .pagekit import (
+    MIRROR,
     OFFERED,
     OUTCOME,
     as_json,
@@ -59,7 +60,7 @@ async def test_live_room_list_filter_join_and_leave(new_page: NewPage) -> None:
     assert (await page_view(bob))["you"] is None
     await bob.get_by_role("button", name="Sit in seat 2").click()
     await seat(alice, 1).get_by_text("bob").wait_for()
-    assert (await page_view(bob))["you"] == 1
+    await bob.wait_for_function(f"() => {MIRROR}.view.you === 1")
     # Every seat is taken: the creator may start without waiting for "ready".
     await alice.get_by_role("button", name="Start now").click()
     await wait_status(bob, ("playing",))
