@@ -113,6 +113,8 @@ async def test_refused_moves_show_a_message_and_the_page_keeps_working(
     room = await create_room(page, "mantis", 3, {"target": 40})
     await fill_with_bots_and_start(page, 3)
     await my_turn(page)
+    your_turn = page.locator('[data-testid="your-turn"]')
+    await your_turn.wait_for()
     me = (await page_view(page))["you"]
     messages = page.locator('[data-testid="message"]')
     # A steal from oneself is never offered; sent anyway through the page, it is refused.
@@ -122,6 +124,7 @@ async def test_refused_moves_show_a_message_and_the_page_keeps_working(
     await click_offered(page)
     await at_version(page, room, version + 1)
     # Out of turn: the bots are to move now.
+    await your_turn.wait_for(state="detached")
     await page.evaluate("window.playhallPage.screen.play({type: 'score'})")
     await messages.filter(has_text="not your turn").wait_for()
     await my_turn(page)

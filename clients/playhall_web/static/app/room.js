@@ -98,6 +98,8 @@ export function showRoom(app, root, room, history) {
   const view = () => (mirror() ? mirror().view : null);
 
   const headEl = h("header", { class: "room-head" });
+  const announceEl = h("p", { class: "sr-only", "aria-live": "polite" });
+  let wasMyTurn = false;
   const seatsEl = h("ul", { class: "seats", "data-testid": "seats", "aria-label": "seats" });
   const controlsEl = h("div", { class: "controls", "data-testid": "controls" });
   const outcomeEl = h("div", { "data-testid": "outcome-slot" });
@@ -304,6 +306,12 @@ export function showRoom(app, root, room, history) {
       );
     }
     if (!seated) items.push(h("span", { class: "tag", text: "watching" }));
+    const myTurn = seated && v.status === "playing" && (v.to_act || []).includes(v.you);
+    if (myTurn)
+      items.unshift(h("span", { class: "tag turn", "data-testid": "your-turn", text: "▶ your turn" }));
+    // Announced to screen readers when it becomes this seat's turn (not on every redraw).
+    if (myTurn !== wasMyTurn) announceEl.textContent = myTurn ? "Your turn" : "";
+    wasMyTurn = myTurn;
     controlsEl.replaceChildren(...items.filter(Boolean));
   }
 
@@ -475,6 +483,7 @@ export function showRoom(app, root, room, history) {
       "div",
       { class: "room", "data-testid": "room", data: { room } },
       headEl,
+      announceEl,
       h(
         "div",
         { class: "room-grid" },
