@@ -458,11 +458,8 @@ export function showRoom(app, root, room, history) {
   const onChat = (line) => line.room === room && addChat(line);
   const onStatus = () => draw();
   const onLeft = ({ room: id }) => id === room && app.screen && app.screen.room === room && draw();
-  conn.on("view", onView);
-  conn.on("presence", onPresence);
-  conn.on("chat", onChat);
-  conn.on("status", onStatus);
-  conn.on("left", onLeft);
+  const listeners = { view: onView, presence: onPresence, chat: onChat, status: onStatus, left: onLeft };
+  for (const [name, fn] of Object.entries(listeners)) conn.on(name, fn);
   document.addEventListener("focusin", onFocusIn);
 
   const tick = setInterval(() => {
@@ -538,11 +535,7 @@ export function showRoom(app, root, room, history) {
     stop: () => {
       clearInterval(tick);
       animating++;
-      conn.off("view", onView);
-      conn.off("presence", onPresence);
-      conn.off("chat", onChat);
-      conn.off("status", onStatus);
-      conn.off("left", onLeft);
+      for (const [name, fn] of Object.entries(listeners)) conn.off(name, fn);
       document.removeEventListener("focusin", onFocusIn);
     },
   };
