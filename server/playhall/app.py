@@ -101,6 +101,8 @@ async def start(config: Config) -> Running:
     logger.info(
         "listening",
         url=f"ws://{config.host}:{running.port}/",
+        # The web client for browsers, on the same port (playhall.net.web); none if not installed.
+        web=f"http://{config.host}:{running.port}/" if endpoint.web.files else None,
         redis=url,
         embedded=embedded is not None,
         restored_rooms=restored,

@@ -55,8 +55,9 @@ class Handler(Protocol):
     def closed(self) -> None: ...
 
 
-#: Answers a handshake request with a plain HTTP response (status, body), or None to accept it.
-RequestHook = Callable[[Request], tuple[HTTPStatus, str] | None]
+#: Answers a handshake request with a plain HTTP response (a whole ``Response``, or a status and
+#: a text body), or None to accept it.
+RequestHook = Callable[[Request], Response | tuple[HTTPStatus, str] | None]
 #: Makes the handler of a connection whose handshake was accepted.
 OpenHook = Callable[["WebSocket"], Handler]
 
@@ -232,8 +233,10 @@ class WebSocket(asyncio.Protocol):
 
     def _handshake(self, request: Request) -> None:
         answer = self._on_request(request)
-        if answer is not None:
-            response: Response = self.protocol.reject(*answer)
+        if isinstance(answer, Response):
+            response: Response = answer
+        elif answer is not None:
+            response = self.protocol.reject(answer[0], answer[1])
         else:
             response = self.protocol.accept(request)
         self.protocol.send_response(response)
