@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 from playhall_protocol import ProtocolError, _speedups, codec, errors, make_diff, packed_diff
 from tests.protocol.test_codec import _VALUES
 from tests.protocol.test_diff_properties import SETTINGS, edited, json_like
-from tests.protocol.test_diff_shared import seat_views
 from tests.protocol.vectors import exact
 
 REFERENCE = codec._PACKER.pack
@@ -132,6 +131,15 @@ def test_a_fallback_that_packs_reenters_safely() -> None:
 
 
 # -- packed_diff ----------------------------------------------------------------------------
+
+
+def seat_views(public: dict[str, Any], seat: int, own: Any) -> dict[str, Any]:
+    """A viewer's view: its own parts, and the public part's values shared by identity, once
+    where every viewer has them and, for seat 2, once more at another path."""
+    view: dict[str, Any] = {"you": seat, "moves": own, "state": {"you": seat, **public}}
+    if seat == 2:
+        view["elsewhere"] = {**public}
+    return view
 
 
 def _reference(old: Any, new: Any) -> bytes:
