@@ -1,8 +1,8 @@
 """Frames on the wire: one msgpack map per binary websocket message.
 
-Strings are msgpack str (UTF-8); raw bytes are msgpack bin; maps have string keys. Decoding
-refuses anything else with a :class:`ProtocolError` carrying an error code, so a bad frame is
-always answered, never crashes the reader.
+Strings are msgpack str (UTF-8); raw bytes are msgpack bin; maps have string keys, none twice.
+Decoding refuses anything else with a :class:`ProtocolError` carrying an error code, so a bad
+frame is always answered, never crashes the reader.
 """
 
 from __future__ import annotations
@@ -56,40 +56,39 @@ _PACKER: Final = msgpack.Packer(use_bin_type=True, strict_types=True, default=_a
 
 
 #: Whether the C speedups are to be used where built: ``PLAYHALL_SPEEDUPS=0`` asks for the
-#: Python references instead (here and in the server's other C twins).
-SPEEDUPS_WANTED = os.environ.get("PLAYHALL_SPEEDUPS", "1") != "0"
+#: Python references instead. The one place the setting is read.
+SPEEDUPS_WANTED: Final = os.environ.get("PLAYHALL_SPEEDUPS", "1") != "0"
 
 
 def _load_speedups() -> ModuleType | None:
-    """The C twins of this packer, of the decoder and of packing a diff (``_speedups.c``, built
-    by the install where a C compiler is at hand), unless :data:`SPEEDUPS_WANTED` says no."""
+    """The C twin of packing a view diff (``_speedups.c``, built by the install where a C
+    compiler is at hand), unless :data:`SPEEDUPS_WANTED` says no."""
     if not SPEEDUPS_WANTED:
         return None
     try:
         from playhall_protocol import _speedups
     except ImportError:
         return None
-    # What the C packer does not handle itself (enums, subclasses, ...) it hands to this one.
+    # What its packer does not handle itself (enums, subclasses, ...) it hands to this one.
     _speedups.set_fallback(_PACKER.pack, msgpack.fallback.DEFAULT_RECURSE_LIMIT)
     return _speedups
 
 
 #: The C speedups in use, or None: the pure Python reference is used.
 SPEEDUPS = _load_speedups()
-_pack: Final[Any] = SPEEDUPS.pack if SPEEDUPS is not None else _PACKER.pack
 
 
 def encode(message: dict[str, Any]) -> bytes:
     """Encode a message. Raises ``TypeError`` for anything that is not plain data (a bug on the
     sending side, not bad input)."""
-    packed: bytes = _pack(message)
+    packed: bytes = _PACKER.pack(message)
     return packed
 
 
 def pack(value: Any) -> bytes:
     """Any plain value packed as messages are (what the server stores: records, log fields),
     by the same packer."""
-    packed: bytes = _pack(value)
+    packed: bytes = _PACKER.pack(value)
     return packed
 
 
@@ -113,27 +112,25 @@ _FIXMAP_HEADS: Final = [bytes((0x80 | size,)) for size in range(16)]
 def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
     """Decode one frame into a message map, or raise :class:`ProtocolError` (``bad_frame``).
 
-    A frame is one msgpack map with string keys, nested at most ``max_depth`` levels (the map
-    itself is 1), without extension types."""
+    A frame is one msgpack map with string keys, no key twice in any map, nested at most
+    ``max_depth`` levels (the map itself is 1), without extension types. msgpack's own
+    unpacker reads it; the checks it does not make are made here."""
     if isinstance(frame, str):
         raise ProtocolError(BAD_FRAME, "text frames are not accepted; send binary msgpack")
-    if _C_DECODE is not None and type(frame) is bytes:
-        try:
-            message: dict[str, Any] = _C_DECODE(frame, max_depth)
-        except ValueError as exc:
-            raise ProtocolError(BAD_FRAME, str(exc)) from None
-        return message
-    return decode_reference(frame, max_depth)
-
-
-def decode_reference(frame: bytes, max_depth: int = 32) -> dict[str, Any]:
-    """:func:`decode` in Python, on msgpack's unpacker: the specification of the C one."""
     try:
         message = msgpack.unpackb(
-            frame, raw=False, strict_map_key=True, use_list=True, ext_hook=_refuse_ext, timestamp=0
+            frame,
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            object_pairs_hook=_map,
+            ext_hook=_refuse_ext,
+            timestamp=0,
         )
     except _ExtRefused:
         raise ProtocolError(BAD_FRAME, _NO_EXT) from None
+    except _DuplicateKey:
+        raise ProtocolError(BAD_FRAME, "a map has the same key twice") from None
     except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
         raise ProtocolError(BAD_FRAME, f"not a single msgpack value: {exc}") from None
     if not isinstance(message, dict):
@@ -148,8 +145,21 @@ def decode_reference(frame: bytes, max_depth: int = 32) -> dict[str, Any]:
     return message
 
 
-_C_DECODE: Final[Any] = SPEEDUPS.decode_frame if SPEEDUPS is not None else None
-_NO_EXT = "msgpack extension types are not part of the protocol"
+_NO_EXT: Final = "msgpack extension types are not part of the protocol"
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _map(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    """Each map of a frame, from its key-value pairs as they came: a key that comes twice
+    would leave only its last value, so the frame is refused instead (``dict`` alone would
+    keep the last one silently, and a check of the first value would be bypassed)."""
+    built = dict(pairs)
+    if len(built) != len(pairs):
+        raise _DuplicateKey
+    return built
 
 
 class _ExtRefused(Exception):
