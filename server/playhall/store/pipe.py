@@ -25,7 +25,6 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
 from playhall.eventloop import Transport
-from playhall_protocol import codec
 
 
 class CommandPipe(Protocol):
@@ -47,10 +46,9 @@ def encode_command(args: list[bytes]) -> bytes:
     return b"*%d\r\n" % len(args) + encode_bulk(args)
 
 
-def encode_bulk_reference(args: list[bytes]) -> bytes:
+def encode_bulk(args: list[bytes]) -> bytes:
     """Bulk strings, the elements of a command's array (its header is the caller's): a command
-    whose first arguments never change can keep them encoded. (``encode_bulk`` is this, or its
-    C twin in ``_resp.c`` where that is built.)"""
+    whose first arguments never change can keep them encoded."""
     parts = []
     for arg in args:
         size = len(arg)
@@ -64,21 +62,6 @@ def encode_bulk_reference(args: list[bytes]) -> bytes:
 #: arguments, nearly all short, and formatting each header was a third of encoding them.
 _SHORT: Final = 512
 _BULK_HEADS: Final = [b"$%d\r\n" % size for size in range(_SHORT)]
-
-
-def _c_encode_bulk() -> Callable[[list[bytes]], bytes] | None:
-    """The C twin, unless the speedups are switched off (``PLAYHALL_SPEEDUPS=0``, as for the
-    protocol's) or it was not built."""
-    if not codec.SPEEDUPS_WANTED:
-        return None
-    try:
-        from playhall.store._resp import encode_bulk
-    except ImportError:
-        return None
-    return encode_bulk
-
-
-encode_bulk: Final = _c_encode_bulk() or encode_bulk_reference
 
 
 class _Connection(asyncio.Protocol):
