@@ -1,6 +1,5 @@
 """The game RNG: reproducible from its one-integer state, uniform enough, unbiased bounds."""
 
-import os
 from collections import Counter
 
 from hypothesis import given, settings
@@ -44,14 +43,11 @@ _MASK = (1 << 64) - 1
 _GAMMA = 0x9E3779B97F4A7C15
 
 
-def test_lists_are_shuffled_by_the_c_twin_unless_the_speedups_are_off() -> None:
-    # CI and the README's install build it; PLAYHALL_SPEEDUPS=0 runs the suite without it.
-    if os.environ.get("PLAYHALL_SPEEDUPS") == "0":
-        assert rng._C_SHUFFLE is None
-    else:
-        from playhall.games import _splitmix
+def test_lists_are_shuffled_by_the_c_twin() -> None:
+    # CI and the README's install build it.
+    from playhall.games import _splitmix
 
-        assert rng._C_SHUFFLE is _splitmix.shuffle
+    assert rng._C_SHUFFLE is _splitmix.shuffle
 
 
 @settings(max_examples=300)
