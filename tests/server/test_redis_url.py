@@ -17,7 +17,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,10 +25,13 @@ import redis.asyncio as aioredis
 from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from playhall import app
 from playhall.store.embedded import redis_server_binary
 from playhall.store.pipe import CommandTimeout, RedisPipe
+from playhall_client.client import ServerError
 
-from .conftest import free_port
+from .conftest import free_port, server_config
+from .helpers import started_table
 
 #: How long a test waits for anything it expects; a deadline here is 0.5 s.
 PATIENCE = 20.0
@@ -220,3 +223,28 @@ async def test_a_redis_that_stops_answering_fails_every_command_at_its_deadline(
         assert await asyncio.wait_for(pipe.call(b"ECHO", b"mine"), PATIENCE) == b"mine"
     finally:
         pipe.close()
+
+
+@pytest.fixture
+async def server_on_stoppable(stoppable: RedisProcess) -> AsyncIterator[app.Running]:
+    config = server_config(f"redis://127.0.0.1:{stoppable.port}/0", redis_timeout=0.5)
+    running = await app.start(config)
+    yield running
+    stoppable.process.send_signal(signal.SIGCONT)
+    await running.drain()
+
+
+async def test_the_room_answers_store_failed_when_redis_stops_answering(
+    stoppable: RedisProcess, server_on_stoppable: app.Running
+) -> None:
+    table = await started_table(f"ws://127.0.0.1:{server_on_stoppable.port}/")
+    try:
+        seat = table.mover()
+        move = table.mirrors[seat].view["moves"][0]
+        stoppable.process.send_signal(signal.SIGSTOP)
+        with pytest.raises(ServerError) as refused:
+            await asyncio.wait_for(table.clients[seat].move(table.room, move), PATIENCE)
+        assert refused.value.code == "store_failed"
+    finally:
+        stoppable.process.send_signal(signal.SIGCONT)
+        await table.close()
