@@ -117,13 +117,29 @@ def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
     unpacker reads it; the checks it does not make are made here."""
     if isinstance(frame, str):
         raise ProtocolError(BAD_FRAME, "text frames are not accepted; send binary msgpack")
+    message = _unpack(frame, None)
+    if type(message) is not dict:
+        raise ProtocolError(BAD_FRAME, "a frame must be a msgpack map")
+    problem = _check(message, 1, max_depth)
+    if problem is not None:
+        raise ProtocolError(BAD_FRAME, problem)
+    # A map that had a key twice decodes to fewer entries, so the frame is then not what
+    # packing the message gives. Nearly every frame is packed as this packer packs (the
+    # smallest form of each value), and that comparison clears it; any other is unpacked again,
+    # map by map, to look for the key.
+    if _PACKER.pack(message) != frame:
+        _unpack(frame, _map)
+    return message
+
+
+def _unpack(frame: bytes, pairs_hook: Any) -> Any:
     try:
-        message = msgpack.unpackb(
+        return msgpack.unpackb(
             frame,
             raw=False,
             strict_map_key=True,
             use_list=True,
-            object_pairs_hook=_map,
+            object_pairs_hook=pairs_hook,
             ext_hook=_refuse_ext,
             timestamp=0,
         )
@@ -133,33 +149,9 @@ def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
         raise ProtocolError(BAD_FRAME, "a map has the same key twice") from None
     except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
         raise ProtocolError(BAD_FRAME, f"not a single msgpack value: {exc}") from None
-    if not isinstance(message, dict):
-        raise ProtocolError(BAD_FRAME, "a frame must be a msgpack map")
-    depth = _depth(message, max_depth)
-    if depth == _NOT_STR_KEY:
-        raise ProtocolError(BAD_FRAME, "map keys must be strings")
-    if depth == _TIMESTAMP:
-        raise ProtocolError(BAD_FRAME, _NO_EXT)
-    if depth > max_depth:
-        raise ProtocolError(BAD_FRAME, f"nested deeper than {max_depth} levels")
-    return message
 
 
 _NO_EXT: Final = "msgpack extension types are not part of the protocol"
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
-def _map(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
-    """Each map of a frame, from its key-value pairs as they came: a key that comes twice
-    would leave only its last value, so the frame is refused instead (``dict`` alone would
-    keep the last one silently, and a check of the first value would be bypassed)."""
-    built = dict(pairs)
-    if len(built) != len(pairs):
-        raise _DuplicateKey
-    return built
 
 
 class _ExtRefused(Exception):
@@ -168,41 +160,49 @@ class _ExtRefused(Exception):
 
 def _refuse_ext(code: int, data: bytes) -> Any:
     # Extension types would reach engines and Redis as foreign objects. (msgpack decodes the
-    # timestamp type itself, without asking this hook: _depth refuses those.)
+    # timestamp type itself, without asking this hook: _check refuses those.)
     raise _ExtRefused
 
 
-_NOT_STR_KEY: Final = -1
-_TIMESTAMP: Final = -2
+class _DuplicateKey(Exception):
+    pass
 
 
-def _depth(data: Any, limit: int) -> int:
-    """Nesting depth (maps and arrays), stopping as soon as it passes ``limit`` (deep frames
-    are cheap to make and expensive to walk later); ``_NOT_STR_KEY`` if a map has a key that is
-    not a string (msgpack's strict_map_key still lets bin keys through), ``_TIMESTAMP`` if a
-    value is a msgpack timestamp. Iterative: no recursion for an attacker to exhaust."""
-    deepest = 1
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        node, level = stack.pop()
-        if level > deepest:
-            deepest = level
-            if deepest > limit:
-                return deepest
-        # Plain loops and exact types (msgpack makes exact dicts and lists): generator
-        # expressions made this check cost three times the decoding itself.
-        if type(node) is dict:
-            for key, value in node.items():
-                if type(key) is not str:
-                    return _NOT_STR_KEY
-                if type(value) is dict or type(value) is list:
-                    stack.append((value, level + 1))
-                elif type(value) is msgpack.Timestamp:
-                    return _TIMESTAMP
-        else:
-            for value in node:
-                if type(value) is dict or type(value) is list:
-                    stack.append((value, level + 1))
-                elif type(value) is msgpack.Timestamp:
-                    return _TIMESTAMP
-    return deepest
+def _map(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    """A map of the frame from its key-value pairs as they came, refusing a key that comes
+    twice (``dict`` alone would keep the last value silently, and a check of the first value
+    would be bypassed)."""
+    built = dict(pairs)
+    if len(built) != len(pairs):
+        raise _DuplicateKey
+    return built
+
+
+def _check(node: dict[Any, Any] | list[Any], level: int, limit: int) -> str | None:
+    """Why the map or array ``node``, at nesting ``level``, breaks the protocol (a key that is
+    not a string: msgpack's strict_map_key still lets bin keys through; a msgpack timestamp;
+    nesting past ``limit``), or None. The recursion stops at ``limit``, so its depth is
+    bounded whatever the frame."""
+    if level > limit:
+        return f"nested deeper than {limit} levels"
+    # Plain loops and exact types (msgpack makes exact dicts and lists): generator
+    # expressions made this check cost three times the decoding itself.
+    if type(node) is dict:
+        for key, value in node.items():
+            if type(key) is not str:
+                return "map keys must be strings"
+            if type(value) is dict or type(value) is list:
+                problem = _check(value, level + 1, limit)
+                if problem is not None:
+                    return problem
+            elif type(value) is msgpack.Timestamp:
+                return _NO_EXT
+    else:
+        for value in node:
+            if type(value) is dict or type(value) is list:
+                problem = _check(value, level + 1, limit)
+                if problem is not None:
+                    return problem
+            elif type(value) is msgpack.Timestamp:
+                return _NO_EXT
+    return None
