@@ -1,8 +1,9 @@
-"""Types of the C speedups (_speedups.c); the Python reference of packed_diff is
-codec.pack(diff.make_diff(old, new))."""
+"""Types of the C speedups (_speedups.c); their Python references are codec's msgpack Packer
+and pack(diff.make_diff(old, new))."""
 
 from collections.abc import Callable
 from typing import Any
 
+def pack(value: Any) -> bytes: ...
 def packed_diff(old: Any, new: Any, memo: dict[Any, Any] | None = None) -> bytes: ...
 def set_fallback(packer: Callable[[Any], bytes], nest_limit: int) -> None: ...

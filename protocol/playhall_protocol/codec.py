@@ -61,8 +61,8 @@ SPEEDUPS_WANTED: Final = os.environ.get("PLAYHALL_SPEEDUPS", "1") != "0"
 
 
 def _load_speedups() -> ModuleType | None:
-    """The C twin of packing a view diff (``_speedups.c``, built by the install where a C
-    compiler is at hand), unless :data:`SPEEDUPS_WANTED` says no."""
+    """The C twins of this packer and of packing a view diff (``_speedups.c``, built by the
+    install where a C compiler is at hand), unless :data:`SPEEDUPS_WANTED` says no."""
     if not SPEEDUPS_WANTED:
         return None
     try:
@@ -76,19 +76,20 @@ def _load_speedups() -> ModuleType | None:
 
 #: The C speedups in use, or None: the pure Python reference is used.
 SPEEDUPS = _load_speedups()
+_pack: Final[Any] = SPEEDUPS.pack if SPEEDUPS is not None else _PACKER.pack
 
 
 def encode(message: dict[str, Any]) -> bytes:
     """Encode a message. Raises ``TypeError`` for anything that is not plain data (a bug on the
     sending side, not bad input)."""
-    packed: bytes = _PACKER.pack(message)
+    packed: bytes = _pack(message)
     return packed
 
 
 def pack(value: Any) -> bytes:
     """Any plain value packed as messages are (what the server stores: records, log fields),
     by the same packer."""
-    packed: bytes = _PACKER.pack(value)
+    packed: bytes = _pack(value)
     return packed
 
 
@@ -127,7 +128,7 @@ def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
     # packing the message gives. Nearly every frame is packed as this packer packs (the
     # smallest form of each value), and that comparison clears it; any other is unpacked again,
     # map by map, to look for the key.
-    if _PACKER.pack(message) != frame:
+    if _pack(message) != frame:
         _unpack(frame, _map)
     return message
 
