@@ -5,8 +5,9 @@ one with a plain password), and a Redis that stops answering (SIGSTOP) makes eve
 with :class:`CommandTimeout` at its deadline, the room answering ``store_failed``, instead of
 hanging.
 
-TLS needs a redis-server built with it (Debian's is; .ci/run installs it). Without one these
-tests are skipped, except in CI (``CI`` set), where that is a failure."""
+TLS needs a redis-server built with it (Debian's is) and the openssl command; .ci/run installs
+both. Without them these tests are skipped, unless ``PLAYHALL_TEST_REQUIRE_TLS`` is set (as
+.ci/run sets it): then they fail."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,8 @@ from playhall_client.client import ServerError
 from .conftest import free_port, server_config
 from .helpers import started_table
 
+#: Starts a redis-server of the test's own: options, ``tls=``, ``binary=``.
+StartRedis = Callable[..., "RedisProcess"]
 #: How long a test waits for anything it expects; a deadline here is 0.5 s.
 PATIENCE = 20.0
 
@@ -71,7 +74,7 @@ class RedisProcess:
 
 
 @pytest.fixture
-def redis_process(tmp_path: Path) -> Iterator[type[RedisProcess]]:
+def redis_process(tmp_path: Path) -> Iterator[StartRedis]:
     started: list[RedisProcess] = []
 
     def start(*options: str, tls: bool = False, binary: str | None = None) -> RedisProcess:
@@ -79,7 +82,7 @@ def redis_process(tmp_path: Path) -> Iterator[type[RedisProcess]]:
         started.append(process)
         return process
 
-    yield start  # type: ignore[misc]
+    yield start
     for process in started:
         process.stop()
 
@@ -109,7 +112,7 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _missing(what: str) -> None:
-    if os.environ.get("CI"):
+    if os.environ.get("PLAYHALL_TEST_REQUIRE_TLS"):
         pytest.fail(f"{what} is needed for the TLS tests (.ci/run installs it)")
     pytest.skip(f"{what} is not installed")
 
@@ -124,7 +127,7 @@ def _tls_binary() -> str:
 
 
 @pytest.fixture
-def tls_redis(redis_process: type[RedisProcess], certificates: Path) -> RedisProcess:
+def tls_redis(redis_process: StartRedis, certificates: Path) -> RedisProcess:
     return redis_process(
         "--tls-cert-file", str(certificates / "server.crt"),
         "--tls-key-file", str(certificates / "server.key"),
@@ -166,7 +169,7 @@ async def test_plain_redis_to_a_tls_port_gets_no_answer(tls_redis: RedisProcess)
 # -- user and password ----------------------------------------------------------------------
 
 
-async def test_the_urls_user_and_password_are_used(redis_process: type[RedisProcess]) -> None:
+async def test_the_urls_user_and_password_are_used(redis_process: StartRedis) -> None:
     redis = redis_process("--user", "default", "off",
                           "--user", "ann", "on", ">s3cret", "~*", "&*", "+@all")  # fmt: skip
     pipe = RedisPipe(f"redis://ann:s3cret@127.0.0.1:{redis.port}/0", timeout=PATIENCE)
@@ -183,7 +186,7 @@ async def test_the_urls_user_and_password_are_used(redis_process: type[RedisProc
             each.close()
 
 
-async def test_a_password_without_a_user(redis_process: type[RedisProcess]) -> None:
+async def test_a_password_without_a_user(redis_process: StartRedis) -> None:
     redis = redis_process("--requirepass", "s3cret")
     pipe = RedisPipe(f"redis://:s3cret@127.0.0.1:{redis.port}/0", timeout=PATIENCE)
     try:
@@ -196,7 +199,7 @@ async def test_a_password_without_a_user(redis_process: type[RedisProcess]) -> N
 
 
 @pytest.fixture
-def stoppable(redis_process: type[RedisProcess]) -> Iterator[RedisProcess]:
+def stoppable(redis_process: StartRedis) -> Iterator[RedisProcess]:
     redis = redis_process()
     yield redis
     redis.process.send_signal(signal.SIGCONT)
