@@ -200,6 +200,10 @@ def _check(node: dict[Any, Any] | list[Any], level: int, limit: int) -> str | No
             problem = _check(value, level + 1, limit)
             if problem is not None:
                 return problem
-        elif type(value) is msgpack.Timestamp:
+        elif type(value) is _TIMESTAMP:
             return _NO_EXT
     return None
+
+
+#: Read once: compiled, ``msgpack.Timestamp`` in the loop is a module lookup per value.
+_TIMESTAMP: Final = msgpack.Timestamp
