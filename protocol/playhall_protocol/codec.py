@@ -189,6 +189,7 @@ def _check(node: dict[Any, Any] | list[Any], level: int, limit: int) -> str | No
         return f"nested deeper than {limit} levels"
     # Plain loops and exact types (msgpack makes exact dicts and lists): generator
     # expressions made this check cost three times the decoding itself.
+    timestamp = _TIMESTAMP  # a local: compiled, a module global is a dict lookup per use
     values: Iterable[Any] = node
     if type(node) is dict:
         for key in node:
@@ -200,10 +201,9 @@ def _check(node: dict[Any, Any] | list[Any], level: int, limit: int) -> str | No
             problem = _check(value, level + 1, limit)
             if problem is not None:
                 return problem
-        elif type(value) is _TIMESTAMP:
+        elif type(value) is timestamp:
             return _NO_EXT
     return None
 
 
-#: Read once: compiled, ``msgpack.Timestamp`` in the loop is a module lookup per value.
 _TIMESTAMP: Final = msgpack.Timestamp
