@@ -9,6 +9,8 @@ import uuid
 
 import pytest
 import redis.asyncio as aioredis
+from hypothesis import given
+from hypothesis import strategies as st
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
@@ -26,6 +28,11 @@ def test_bulk_string_headers_give_the_length_at_every_size(size: int) -> None:
     # Short lengths take a header made once; longer ones are formatted as they come.
     value = b"x" * size
     assert encode_bulk([value]) == b"$" + str(size).encode() + b"\r\n" + value + b"\r\n"
+
+
+@given(st.lists(st.binary(max_size=1200), max_size=30))
+def test_any_arguments_are_encoded_as_the_protocol_says(args: list[bytes]) -> None:
+    assert encode_bulk(args) == b"".join(b"$%d\r\n%b\r\n" % (len(arg), arg) for arg in args)
 
 
 async def test_concurrent_calls_get_their_own_replies_in_order(redis_url: str) -> None:

@@ -61,10 +61,10 @@ def encode_bulk(args: list[bytes]) -> bytes:
     parts = []
     for arg in args:
         size = len(arg)
-        parts.append(heads[size] if size < len(heads) else b"$%d\r\n" % size)
-        parts.append(arg)
-        parts.append(b"\r\n")
-    return b"".join(parts)
+        parts.append((heads[size] if size < len(heads) else b"$%d\r\n" % size) + arg)
+    # One part per argument, the CRLFs put in by join: joining costs per part.
+    parts.append(b"")
+    return b"\r\n".join(parts)
 
 
 #: The header of a bulk string of each short length, made once: a commit has some twenty
