@@ -27,7 +27,6 @@ from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from playhall import app
-from playhall.rooms import actor
 from playhall.store.embedded import redis_server_binary
 from playhall.store.pipe import CommandTimeout, RedisPipe
 from playhall_client.client import ServerError
@@ -238,16 +237,6 @@ async def server_on_stoppable(stoppable: RedisProcess) -> AsyncIterator[app.Runn
     await running.drain()
 
 
-#: Whether this run is against the opt-in compiled build (.ci/compiled).
-COMPILED = (actor.__file__ or "").endswith(".so")
-
-
-@pytest.mark.xfail(
-    COMPILED,
-    strict=True,
-    reason="in the compiled build the move gets no answer at all while Redis is stopped (the "
-    "commit connection's own commands do time out): not understood yet",
-)
 async def test_the_room_answers_store_failed_when_redis_stops_answering(
     stoppable: RedisProcess, server_on_stoppable: app.Running
 ) -> None:

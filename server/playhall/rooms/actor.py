@@ -264,8 +264,10 @@ class Room:
             handler = _HANDLERS[command.kind]
             try:
                 result = await handler(self, command)
-            except RoomError as exc:
-                command.finish(None, exc)
+            except RoomError as refusal:
+                # (A name of its own: compiled, one name bound in two except clauses has the
+                # first clause's type, and any other exception then fails the assignment.)
+                command.finish(None, refusal)
                 continue
             except Fenced:
                 self.log.warning("room_fenced", command=command.kind)
