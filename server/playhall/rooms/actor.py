@@ -35,6 +35,7 @@ from playhall.rooms.ids import new_room_id
 from playhall.rooms.inbox import Inbox
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.rooms.replay import STEPS, game_fields, played, step_entry
+from playhall.store.pipe import CommandTimeout
 from playhall.store.redis_store import Commit, Fenced, Store
 from playhall_protocol import encode, errors, packed_diff
 from playhall_protocol.codec import frame_head, pack
@@ -272,8 +273,10 @@ class Room:
                 if self.record.private:
                     self._hide_from_outsiders(command)
                 result = await handler(self, command)
-            except RoomError as exc:
-                command.finish(None, exc)
+            except RoomError as refusal:
+                # (A name of its own: compiled, one name bound in two except clauses has the
+                # first clause's type, and any other exception then fails the assignment.)
+                command.finish(None, refusal)
                 continue
             except Fenced:
                 self.log.warning("room_fenced", command=command.kind)
@@ -930,7 +933,8 @@ def _needs_server(record: RoomRecord, game: Game) -> bool:
 
 
 def _is_store_error(exc: BaseException) -> bool:
-    return type(exc).__module__.startswith("redis")
+    # A command past its deadline on the commit connection: the change's outcome is not known.
+    return isinstance(exc, CommandTimeout) or type(exc).__module__.startswith("redis")
 
 
 def new_seed() -> int:
