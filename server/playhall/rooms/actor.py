@@ -33,6 +33,7 @@ from playhall.rooms.inbox import Command, Done, Inbox, settle
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
 from playhall.rooms.replay import STEPS, step_entry
 from playhall.rooms.table import RoomError
+from playhall.store.pipe import CommandTimeout
 from playhall.store.redis_store import Commit, Fenced, Store
 from playhall_protocol import errors
 
@@ -133,8 +134,8 @@ class Room:
                 if self.record.private:
                     hide_from_outsiders(self, command)
                 result = await handler(self, command)
-            except RoomError as exc:
-                command.finish(None, exc)
+            except RoomError as refusal:  # (named apart: docs/operations.md, "The compiled build")
+                command.finish(None, refusal)
                 continue
             except Fenced:
                 self.log.warning("room_fenced", command=command.kind)
@@ -275,4 +276,5 @@ class Room:
 
 
 def _is_store_error(exc: BaseException) -> bool:
-    return type(exc).__module__.startswith("redis")
+    # A command past its deadline on the commit connection: the change's outcome is not known.
+    return isinstance(exc, CommandTimeout) or type(exc).__module__.startswith("redis")
