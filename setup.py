@@ -57,6 +57,7 @@ COMPILED = {
         "server/playhall/rooms/commands.py",
         "server/playhall/rooms/history.py",
         "server/playhall/rooms/inbox.py",
+        "server/playhall/rooms/listing.py",
         "server/playhall/rooms/record.py",
         "server/playhall/rooms/replay.py",
         "server/playhall/rooms/table.py",
