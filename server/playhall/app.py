@@ -85,7 +85,7 @@ async def start(config: Config) -> Running:
     pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=64, timeout=20)
     client = aioredis.Redis(connection_pool=pool)
     await client.ping()
-    store = Store(client, RedisPipe(url), config.key_prefix)
+    store = Store(client, RedisPipe(url, timeout=config.redis_timeout), config.key_prefix)
     lobby = Lobby(store, config.lobby_page, config.lobby_interval)
     rooms = RoomManager(store, config, lobby)
     endpoint = Endpoint(config, store, rooms, lobby)
@@ -102,6 +102,8 @@ async def start(config: Config) -> Running:
     logger.info(
         "listening",
         url=f"ws://{config.host}:{running.port}/",
+        # The web client for browsers, on the same port (playhall.net.web); none if not installed.
+        web=f"http://{config.host}:{running.port}/" if endpoint.web.files else None,
         redis=url,
         embedded=embedded is not None,
         restored_rooms=restored,

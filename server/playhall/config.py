@@ -40,6 +40,11 @@ class Config:
         "most a second on power loss (a killed server process loses nothing either way)",
         choices=("always", "everysec"),
     )
+    redis_timeout: float = setting(
+        5.0,
+        "seconds Redis may take to answer a room change (connecting included); past that the "
+        "change fails with store_failed and the connection is made again",
+    )
     key_prefix: str = setting("ph:", "prefix of every Redis key (several deployments, one Redis)")
     instance: str = setting(
         None,

@@ -19,6 +19,7 @@ from http import HTTPStatus
 from typing import Any
 
 from websockets.http11 import Request as HttpRequest
+from websockets.http11 import Response
 
 from playhall import __version__, log
 from playhall.catalog import all_games, describe
@@ -28,6 +29,7 @@ from playhall.lobby import Lobby
 from playhall.net.admission import Admission
 from playhall.net.guesses import GuessLimiter
 from playhall.net.session import Request, Session, error_frame, ok_frame
+from playhall.net.web import WebFiles, is_websocket_upgrade, load_files
 from playhall.net.websocket import WebSocket, WriteBatch
 from playhall.players import Players
 from playhall.rooms.actor import Room
@@ -54,13 +56,15 @@ class Endpoint:
         self._writes = WriteBatch()  # every connection's frames of a loop pass, one callback
         self.admission = Admission(config.connections_per_address, config.forwarded_header)
         self.guesses = GuessLimiter(config.code_tries, config.code_backoff, config.code_backoff_max)
+        self.web = WebFiles(load_files())  # the web client, for browsers' plain GETs
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
-    def process_request(self, request: HttpRequest) -> tuple[HTTPStatus, str] | None:
-        """Plain HTTP answers on the websocket port: ``/healthz``, and 503 to handshakes while
-        draining (reconnecting clients then go to the next process instead of being closed
-        again). None accepts the handshake."""
+    def process_request(self, request: HttpRequest) -> Response | tuple[HTTPStatus, str] | None:
+        """Plain HTTP answers on the websocket port: ``/healthz``, the web client's files for
+        any other request that is not a websocket handshake (playhall.net.web), and 503 to
+        handshakes while draining (reconnecting clients then go to the next process instead of
+        being closed again). None accepts the handshake."""
         if request.path == "/healthz":
             if self.draining:
                 return HTTPStatus.SERVICE_UNAVAILABLE, "draining\n"
@@ -68,13 +72,17 @@ class Endpoint:
             if silent > self.config.lease_ms / 1000:
                 return HTTPStatus.SERVICE_UNAVAILABLE, f"redis silent for {silent:.0f}s\n"
             return HTTPStatus.OK, "ok\n"
+        if not is_websocket_upgrade(request):
+            return self.web.answer(request)
         if self.draining:
             return HTTPStatus.SERVICE_UNAVAILABLE, "server restarting\n"
         return None
 
     # -- one connection ------------------------------------------------------------------------
 
-    def _admit(self, ws: WebSocket, request: HttpRequest) -> tuple[HTTPStatus, str] | None:
+    def _admit(
+        self, ws: WebSocket, request: HttpRequest
+    ) -> Response | tuple[HTTPStatus, str] | None:
         """The handshake's answer: :meth:`process_request`'s, else 429 to an address that
         holds ``connections_per_address`` connections already; None accepts it."""
         answer = self.process_request(request)

@@ -21,18 +21,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
-import msgpack
-
 from playhall import log
 from playhall.config import Config
 from playhall.games.contract import Event, Game
-from playhall.rooms import table, views
+from playhall.rooms import table
 from playhall.rooms.audience import Audience, Viewer
 from playhall.rooms.commands import HANDLERS, hide_from_outsiders
 from playhall.rooms.inbox import Command, Done, Inbox, settle
+from playhall.rooms.listing import Listing
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
 from playhall.rooms.replay import STEPS, step_entry
 from playhall.rooms.table import RoomError
+from playhall.store.pipe import CommandTimeout
 from playhall.store.redis_store import Commit, Fenced, Store
 from playhall_protocol import errors
 
@@ -69,9 +69,7 @@ class Room:
         self._on_idle = on_idle
         self.inbox: Inbox[Command] = Inbox(config.room_inbox)
         self.audience = Audience(record.id, game, config)
-        # The lobby summary Redis holds for this room (None: not listed). A room starts
-        # unlisted: a new one is stored unlisted, a loaded one lists itself again (relist).
-        self._listed: dict[str, Any] | None = None
+        self.listing = Listing(game.title, store, lobby)
         self._timer: asyncio.TimerHandle | None = None
         #: The timer of the next clock to run out, or of a seat's player away too long.
         self._clock_timer: asyncio.TimerHandle | None = None
@@ -142,8 +140,8 @@ class Room:
                 if self.record.private:
                     hide_from_outsiders(self, command)
                 result = await handler(self, command)
-            except RoomError as exc:
-                command.finish(None, exc)
+            except RoomError as refusal:  # (named apart: docs/operations.md, "The compiled build")
+                command.finish(None, refusal)
                 continue
             except Fenced:
                 self.log.warning("room_fenced", command=command.kind)
@@ -181,17 +179,8 @@ class Room:
         the record was last stored whole: loading the room replays the steps since (see
         ``replay``)."""
         old = self.record
-        # The lobby's summary follows from the seats and the status only: most changes (every
-        # move) leave it as it was, and then neither Redis nor lobby watchers hear of it. (A
-        # dict compares entry by entry even with itself: the identity test spares every move.)
-        seats_changed = new.seats is not old.seats
-        previous = self._listed
-        summary = previous
-        if seats_changed or new.status != old.status:
-            summary = views.lobby_entry(new, self.game.title)
-        lobby_changed = summary is not previous and summary != previous
-        unlist = summary is None and previous is not None
-        listed = previous if unlist else summary
+        summary = self.listing.after(old, new)
+        lobby, unlist, order = self.listing.commit_fields(summary)
         checkpoint = (
             kind not in STEPS
             or seats_changed  # a player's move that took their seat back from a stand-in
@@ -205,14 +194,15 @@ class Room:
             version=new.version,
             record=new.pack() if checkpoint else b"",
             log=step_entry(new, kind, seat, player, move, mid),
-            lobby=msgpack.packb(summary) if summary is not None and lobby_changed else None,
+            lobby=lobby,
             unlist=unlist,
             active=table.needs_server(new, self.game),
             expire=self.config.finished_ttl if new.status == FINISHED else 0,
             code=new.code,
             game=new.game,
-            order=views.lobby_order(listed) if lobby_changed and listed is not None else "",
+            order=order,
         ))
+        seats_changed = new.seats is not old.seats
         self.record = new
         if not self.audience.viewers:  # with viewers, the room is not alone: their leaving is
             self.active_at = time.time()  # when it starts to be (see _run)
@@ -220,11 +210,9 @@ class Room:
             await self._expiry_due(new)
         if checkpoint:
             self._checkpoint = new.version
-        self._listed = summary
+        self.listing.adopt(new, summary)
         if self._debug:
             self.log.debug("committed", kind=kind, seat=seat, player=player, version=new.version)
-        if lobby_changed:
-            self.lobby.changed(new.id, summary, new.game)
         self.audience.broadcast(new, events or [])
         if seats_changed:  # a seat taken, left or given to a bot; viewers coming and going
             self.audience.push_presence(new)  # push presence themselves
@@ -241,22 +229,8 @@ class Room:
         """Leave the listing, once the room's task has stopped (it is evicted: nobody viewed
         it for idle_evict, or the process is draining). A waiting room whose people all went
         away does not stay listed; loading it again lists it again."""
-        if self._listed is not None:
-            await self.write_listing(None)
-
-    async def write_listing(self, summary: dict[str, Any] | None) -> None:
-        """Make the lobby's listing of the room ``summary`` (None: unlisted)."""
-        entry = summary if summary is not None else views.lobby_summary(self.record, "")
-        written = await self.store.set_listing(
-            self.record.id,
-            self.record.game,
-            self.lease,
-            msgpack.packb(summary) if summary is not None else None,
-            views.lobby_order(entry),
-        )
-        if written and summary != self._listed:
-            self.lobby.changed(self.record.id, summary, self.record.game)
-        self._listed = summary
+        if self.listing.summary is not None:
+            await self.listing.write(self.record, self.lease, None)
 
     # -- expiry --------------------------------------------------------------------------------
 
@@ -378,4 +352,5 @@ _COMINGS_AND_GOINGS: Final = frozenset({"join", "sync", "detach", "leave"})
 
 
 def _is_store_error(exc: BaseException) -> bool:
-    return type(exc).__module__.startswith("redis")
+    # A command past its deadline on the commit connection: the change's outcome is not known.
+    return isinstance(exc, CommandTimeout) or type(exc).__module__.startswith("redis")

@@ -144,7 +144,8 @@ async def rematch(room: Room, command: Command) -> dict[str, Any]:
 
 async def relist(room: Room, command: Command) -> dict[str, Any]:
     """List the room again as it is now (see ``Room.relist``)."""
-    await room.write_listing(views.lobby_entry(room.record, room.game.title))
+    summary = views.lobby_entry(room.record, room.game.title)
+    await room.listing.write(room.record, room.lease, summary)
     return {}
 
 

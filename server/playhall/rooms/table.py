@@ -3,9 +3,10 @@
 Each function takes the room record (and the game, where the game decides) and returns the
 record of the next version with the events it caused, or raises :class:`RoomError` with the
 refusal. A function that changes nothing returns the record it was given, the very same object,
-so the caller can tell by identity. Nothing here waits, reads a clock the caller could not pass
-in, or touches Redis: the room actor (:mod:`playhall.rooms.actor`) does the storing and the
-broadcasting, in order.
+so the caller can tell by identity. Nothing here waits, reads a clock or draws a random number
+(the caller passes the time, the new room's id and seed in: :func:`new_seed` draws one), or
+touches Redis: the room's command handlers (:mod:`playhall.rooms.commands`) and its actor do the
+storing and the broadcasting, in order.
 """
 
 from __future__ import annotations
