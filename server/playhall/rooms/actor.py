@@ -179,6 +179,7 @@ class Room:
         the record was last stored whole: loading the room replays the steps since (see
         ``replay``)."""
         old = self.record
+        seats_changed = new.seats is not old.seats
         summary = self.listing.after(old, new)
         lobby, unlist, order = self.listing.commit_fields(summary)
         checkpoint = (
@@ -202,7 +203,6 @@ class Room:
             game=new.game,
             order=order,
         ))
-        seats_changed = new.seats is not old.seats
         self.record = new
         if not self.audience.viewers:  # with viewers, the room is not alone: their leaving is
             self.active_at = time.time()  # when it starts to be (see _run)
