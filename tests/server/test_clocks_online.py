@@ -116,8 +116,8 @@ async def test_a_clock_that_runs_out_gives_the_seat_a_stand_in_until_the_player_
                    for e in mirror.events)
         owner = table.clients[seat]
         await try_move(owner, table.mirrors[seat])
-        await table.mirrors[seat].wait(lambda m: m.view["seats"][seat]["stand_in"] is None)
-        assert {"type": "took_back", "seat": seat} in table.mirrors[seat].events
+        # (the event, not the mark: a 300 ms clock may run out again right after)
+        await table.mirrors[seat].wait(lambda m: {"type": "took_back", "seat": seat} in m.events)
     finally:
         await table.close()
 
@@ -170,17 +170,18 @@ async def test_a_fischer_bank_grows_by_its_increment(url: str) -> None:
     try:
         mover = table.mover()
         mirror = table.mirrors[mover]
-        assert mirror.view["clock"]["running"] == [mover]
-        started = time.time()
+        before = mirror.view["clock"]
+        assert before["running"] == [mover] and before["remaining_ms"] == [5_000, 5_000]
         reply = await table.clients[mover].move(mirror.room, {"type": "score"})
-        spent_ms = (time.time() - started) * 1000
         await mirror.wait(lambda m: m.version >= reply["version"])
-        clock_view = mirror.view["clock"]
-        bank = clock_view["remaining_ms"][mover]
-        # 5 s, less the moment the move took, plus the 1 s increment.
-        assert 6_000 - spent_ms - 50 <= bank <= 6_000
-        assert bank > 5_000
-        assert mover not in clock_view["running"] or mirror.view["to_act"] == [mover]
+        after = mirror.view["clock"]
+        # The bank as it was, less the time the move took on the server's clock (both ends
+        # are in the views: ``at``), plus the increment.
+        used_ms = (after["at"] - before["at"]) * 1000
+        assert after["remaining_ms"][mover] == pytest.approx(5_000 - used_ms + 1_000, abs=1)
+        other = 1 - mover
+        if mirror.view["to_act"] == [other]:
+            assert after["running"] == [other] and after["remaining_ms"][other] == 5_000
     finally:
         await table.close()
 
@@ -223,7 +224,7 @@ async def test_a_kill_9_before_the_deadline_neither_resets_the_clock_nor_fires_i
     port = free_port()
     server = ServerProcess(port, redis_url, prefix, "clock-kill")
     await server.start()
-    clock = {"clock": "turn", "clock_ms": 2_000, "on_timeout": "forfeit"}
+    clock = {"clock": "turn", "clock_ms": 4_000, "on_timeout": "forfeit"}
     try:
         table = await started_table(server.url, "mantis", 2, clock)
         deadline = running_deadline(table.mirrors[0].view)
@@ -232,7 +233,7 @@ async def test_a_kill_9_before_the_deadline_neither_resets_the_clock_nor_fires_i
             client.reconnect = False
         await table.close()
         # The scenario's own timing: the process dies shortly before the deadline.
-        await asyncio.sleep(max(0.0, deadline - 0.8 - time.time()))
+        await asyncio.sleep(max(0.0, deadline - 1.5 - time.time()))
         server.kill()
         killed = time.time()
         assert killed < deadline
@@ -251,6 +252,6 @@ async def test_a_kill_9_before_the_deadline_neither_resets_the_clock_nor_fires_i
         assert record.outcome["left"] == [mover]
         fired = record.clocks["at"]  # the time the forfeit was made
         assert fired >= deadline, "fired before the stored deadline"
-        assert fired <= max(deadline, restarted) + 1.0, "fired late: the clock was reset"
+        assert fired <= max(deadline, restarted) + 2.0, "fired late: the clock was reset"
     finally:
         server.terminate()
