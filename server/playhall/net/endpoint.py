@@ -156,19 +156,26 @@ class Endpoint:
             message = decode(frame)
             if not isinstance(message, dict) or message.get("t") != "move":
                 return False
-            room = self.rooms.rooms.get(message.get("room"))  # type: ignore[arg-type]
-            if room is None:
-                return False
+            # Validated before any field is used: a "room" that is an array or a map cannot
+            # even be looked up (unhashable).
             _, rid = validate(message)
         except ProtocolError:
             return False
+        room = self.rooms.rooms.get(message["room"])
+        if room is None:
+            return False
 
         def done(result: dict[str, Any] | None, error: RoomError | None) -> None:
-            if error is None:
-                session.reply(ok_frame(rid, result or {}))
-            else:
-                self._refused(session, rid, error, message)
-            session.answered()
+            try:
+                if error is None:
+                    session.reply(ok_frame(rid, result or {}))
+                else:
+                    self._refused(session, rid, error, message)
+            except Exception:  # the request still gets its one answer
+                session.log.exception("reply_failed", req=rid, player=session.player)
+                session.reply(error_frame(rid, errors.INTERNAL, "internal error"))
+            finally:
+                session.answered()
 
         session.in_flight = True
         try:
