@@ -383,8 +383,28 @@ class Store:
         try:
             await self._eval(_COMMIT_SCRIPT, head + encode_bulk(tail), count + len(tail))
         except ResponseError as exc:
+            # The script's own refusals; any other error reply (LOADING while Redis reads its
+            # file after a restart, OOM, READONLY, ...) means the script did not run, and is
+            # raised as it is: a store failure, nothing changed.
             text = str(exc)
-            raise Fenced(text) if "FENCED" in text else VersionConflict(text) from None
+            if text.startswith("FENCED"):
+                raise Fenced(text) from None
+            if text.startswith("VERSION"):
+                raise VersionConflict(text) from None
+            raise
+
+    async def version_and_lease(self, room: str) -> tuple[int | None, str | None]:
+        """The room's stored version and the token of its lease (None: no room / no lease):
+        what settles a commit whose reply was lost. Read on the general connection pool, not
+        the commit connection, which may be the one that was lost."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hget(self.room_key(room), "v")
+        pipe.get(self.lease_key(room))
+        version, token = await pipe.execute()
+        return (
+            int(version) if version is not None else None,
+            _text(token) if token is not None else None,
+        )
 
     def _commit_head(self, room: str, code: str | None, lease: str) -> tuple[bytes, int]:
         """The commit script's first arguments, the same for every commit of a room under one
