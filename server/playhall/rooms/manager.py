@@ -17,10 +17,19 @@ from playhall.lobby import Lobby
 from playhall.rooms.actor import Room, RoomError
 from playhall.rooms.record import RoomRecord
 from playhall.rooms.replay import replay
+from playhall.store.outage import is_store_error
 from playhall.store.redis_store import Commit, LogGap, Store
 from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
+
+
+class LeaseHeld(RoomError):
+    """Another process holds the room's lease (it may be a dead one whose lease is running
+    out)."""
+
+    def __init__(self) -> None:
+        super().__init__(errors.STORE_FAILED, "another server process holds this room")
 
 
 class RoomManager:
@@ -31,6 +40,9 @@ class RoomManager:
         self.rooms: dict[str, Room] = {}
         self._loading: dict[str, asyncio.Task[Room]] = {}
         self._renewer: asyncio.Task[None] | None = None
+        self._restorer: asyncio.Task[None] | None = None
+        #: Rooms of the active set whose loading failed (logged once each).
+        self._restore_failed: set[str] = set()
         self._stopping: set[asyncio.Task[None]] = set()
         self.closing = False
 
@@ -48,7 +60,7 @@ class RoomManager:
     async def _load(self, room_id: str) -> Room:
         lease = await self.store.acquire(room_id, self.config.instance, self.config.lease_ms)
         if lease is None:
-            raise RoomError(errors.STORE_FAILED, "another server process holds this room")
+            raise LeaseHeld()
         try:
             stored = await self.store.load(room_id)
         except LogGap:
@@ -159,20 +171,75 @@ class RoomManager:
                 await room.submit("sync", viewer, {})
 
     async def restore_active(self) -> int:
-        """Load every room that needs a server even with no client (timers, bots to move)."""
-        count = 0
-        for room_id in await self.store.active_rooms():
-            try:
-                await self.get(room_id)
-                count += 1
-            except RoomError as exc:
-                logger.warning(
-                    "room_restore_failed", room=room_id, code=exc.code, reason=exc.reason
-                )
+        """Load every room that needs a server even with no client (timers, bots to move) and
+        is held by no other live process; the number loaded. Rooms whose lease another
+        process still holds (perhaps a dead one, until its lease runs out) are left to
+        :meth:`_restore_forever`."""
+        count, _ = await self._restore_pass()
         return count
+
+    async def _restore_forever(self) -> None:
+        """Keep loading the rooms that need a server and have none: those a dead process held,
+        as soon as its lease runs out, and any that lost their lease here while nobody was
+        attached (a Redis outage longer than the lease)."""
+        while not self.closing:
+            try:
+                _, wait = await self._restore_pass()
+            except Exception:  # a bug: logged, and the next pass tries again
+                logger.exception("restore_pass_failed")
+                wait = self.config.lease_ms / 3000
+            await asyncio.sleep(wait)
+
+    async def _restore_pass(self) -> tuple[int, float]:
+        """Try once every room of the active set this process does not hold; the number
+        loaded, and the seconds until the next pass is worth making: a third of the lease
+        time, or sooner when a lease that kept a room from us runs out sooner."""
+        wait = self.config.lease_ms / 3000
+        try:
+            active = await self.store.active_rooms()
+        except Exception as exc:
+            if not is_store_error(exc):
+                raise
+            self.store.outage.failed(exc, during="restore")
+            return 0, wait
+        count = 0
+        for room_id in active:
+            if self.closing:
+                break
+            if room_id in self.rooms or room_id in self._loading:
+                continue
+            try:
+                try:
+                    await self.get(room_id)
+                except LeaseHeld:
+                    ttl_ms = await self.store.lease_ttl(room_id)
+                    wait = min(wait, max(ttl_ms, 0) / 1000 + 0.02)
+                    raise
+            except LeaseHeld as exc:
+                self._note_restore_failed(room_id, exc.code, exc.reason)
+                continue
+            except RoomError as exc:
+                self._note_restore_failed(room_id, exc.code, exc.reason)
+                continue
+            except Exception as exc:
+                if not is_store_error(exc):
+                    raise
+                self.store.outage.failed(exc, during="restore", room=room_id)
+                break
+            self._restore_failed.discard(room_id)
+            count += 1
+        return count, wait
+
+    def _note_restore_failed(self, room_id: str, code: str, reason: str) -> None:
+        """Log a room of the active set that could not be loaded, the first time only (it is
+        tried again every pass)."""
+        if room_id not in self._restore_failed:
+            self._restore_failed.add(room_id)
+            logger.warning("room_restore_failed", room=room_id, code=code, reason=reason)
 
     def start_renewing(self) -> None:
         self._renewer = asyncio.create_task(self._renew_forever())
+        self._restorer = asyncio.create_task(self._restore_forever())
 
     async def _renew_forever(self) -> None:
         interval = self.config.lease_ms / 3000
@@ -194,8 +261,9 @@ class RoomManager:
     async def close(self) -> None:
         """Stop every room (each finishes its command in hand) and release the leases."""
         self.closing = True
-        if self._renewer is not None:
-            self._renewer.cancel()
+        for task in (self._renewer, self._restorer):
+            if task is not None:
+                task.cancel()
         for room in list(self.rooms.values()):
             self.evict(room)
         if self._stopping:

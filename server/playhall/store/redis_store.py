@@ -46,6 +46,7 @@ from typing import Any, Final
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
+from playhall.store.outage import Outage
 from playhall.store.pipe import CommandPipe, encode_bulk, encode_command
 
 _COMMIT = """
@@ -249,6 +250,8 @@ class Store:
         )
         #: When Redis last answered (monotonic seconds), for /healthz.
         self.answered_at = time.monotonic()
+        #: Whether Redis is away now, for logging an outage once (see ``outage``).
+        self.outage = Outage()
 
     # -- keys --------------------------------------------------------------------------------
 
@@ -308,7 +311,7 @@ class Store:
         set off the cyclic collector, docs/benchmarks.md.)"""
         if not leases:
             await self.pipe.call(b"PING")
-            self.answered_at = time.monotonic()
+            self._answered()
             return set()
         rooms = list(leases)
         batches = [rooms[i : i + RENEW_BATCH] for i in range(0, len(rooms), RENEW_BATCH)]
@@ -322,12 +325,16 @@ class Store:
                 for batch in batches
             )
         )
-        self.answered_at = time.monotonic()
+        self._answered()
         return {
             batch[position - 1]
             for batch, lost in zip(batches, replies, strict=True)
             for position in lost
         }
+
+    async def lease_ttl(self, room: str) -> int:
+        """Milliseconds the room's lease has left (negative: no lease)."""
+        return int(await self.redis.pttl(self.lease_key(room)))
 
     async def release(self, room: str, token: str) -> None:
         await self._script(_RELEASE_SCRIPT, [self.lease_key(room)], [token])
@@ -443,6 +450,8 @@ class Store:
 
     def _answered(self) -> None:
         self.answered_at = time.monotonic()
+        if self.outage.since is not None:
+            self.outage.answered()
 
     def close(self) -> None:
         self.pipe.close()
