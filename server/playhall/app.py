@@ -85,7 +85,7 @@ async def start(config: Config) -> Running:
     pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=64, timeout=20)
     client = aioredis.Redis(connection_pool=pool)
     await client.ping()
-    store = Store(client, RedisPipe(url), config.key_prefix)
+    store = Store(client, RedisPipe(url), config.key_prefix, config.player_ttl)
     lobby = Lobby(store)
     rooms = RoomManager(store, config, lobby)
     endpoint = Endpoint(config, store, rooms, lobby)

@@ -25,6 +25,7 @@ class ResetProxy:
         #: Whether the cut takes Redis "down" too (every connection reset, new ones refused)
         #: until :meth:`come_up`.
         self._down_after_cut = False
+        self._answer: bytes | None = None
         self.down = False
         self._clients: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -39,12 +40,14 @@ class ResetProxy:
         port = self._server.sockets[0].getsockname()[1]
         return f"redis://127.0.0.1:{port}{self._db}"
 
-    def arm(self, *markers: bytes, then_down: bool = False) -> None:
+    def arm(self, *markers: bytes, then_down: bool = False, answer: bytes | None = None) -> None:
         """Cut after the next chunk from the server that holds every one of ``markers``; with
-        ``then_down``, go down at that moment."""
+        ``then_down``, go down at that moment. With ``answer``, that chunk is not forwarded
+        at all: the proxy answers it with these bytes itself (e.g. an error reply) instead."""
         self.cut.clear()
         self._markers = markers
         self._down_after_cut = then_down
+        self._answer = answer
 
     def go_down(self) -> None:
         """Reset every connection and refuse new ones, as an unreachable Redis."""
@@ -85,6 +88,10 @@ class ResetProxy:
                 markers = self._markers
                 if markers is not None and all(m in data for m in markers):
                     self._markers = None
+                    if self._answer is not None:
+                        writer.write(self._answer)
+                        self.cut.set()
+                        continue
                     cut_pending.set()
                 up_writer.write(data)
                 await up_writer.drain()

@@ -29,11 +29,19 @@ from playhall.net.websocket import WebSocket, WriteBatch
 from playhall.rooms.actor import RoomError, new_room_id, new_seed
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import RoomRecord, Seat
+from playhall.store.outage import is_store_error, outcome_unknown
 from playhall.store.redis_store import Store
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, errors
 from playhall_protocol.messages import request_id_of, validate
 
 logger = log.get("playhall.net")
+
+
+#: The answer to a create whose first write's reply was lost.
+_CREATE_UNKNOWN = (
+    "Redis did not answer whether the room was made; if it was, it is the room named here and "
+    "in your rooms at your next hello: sync it, or create again"
+)
 
 
 def hash_secret(secret: str) -> str:
@@ -141,8 +149,19 @@ class Endpoint:
                 )
         except (ProtocolError, RoomError, Rejected) as exc:
             self._refused(session, rid, exc, message)
-        except Exception:
-            clog.exception("request_failed", req=rid, player=session.player)
+        except Exception as exc:
+            if is_store_error(exc):  # Redis away: retryable, and logged as one outage
+                self.store.outage.failed(exc, req=rid, player=session.player)
+                unreachable = RoomError(errors.STORE_FAILED, "Redis is unreachable; retry shortly")
+                self._refused(session, rid, unreachable, message)
+                return
+            clog.exception(
+                "request_failed",
+                req=rid,
+                player=session.player,
+                kind=message.get("t") if isinstance(message, dict) else None,
+                room=message.get("room") if isinstance(message, dict) else None,
+            )
             session.reply(error_frame(rid, errors.INTERNAL, "internal error; nothing was changed"))
 
     def _fast_move(self, session: Session, frame: bytes | str) -> bool:
@@ -306,6 +325,11 @@ class Endpoint:
             raise RoomError(errors.BAD_SEATS, f"{game.title} takes {low} to {high} seats")
         private = bool(message.get("private", False))
         room_id = new_room_id()
+        # Listed for its creator before it exists: if Redis then loses the reply to the room's
+        # first write, the room (if it was made) is in the creator's "hello" rooms, not an
+        # orphan nobody can find. (A set entry for a room that was never made is forgotten
+        # the next time the set is read.)
+        await self.store.add_player_room(session.player, room_id)
         code = await self.store.claim_code(room_id) if private else None
         record = RoomRecord(
             id=room_id,
@@ -318,7 +342,13 @@ class Endpoint:
             code=code,
             created=time.time(),
         )
-        room = await self.rooms.create(record)
+        try:
+            room = await self.rooms.create(record)
+        except Exception as exc:
+            if not outcome_unknown(exc):
+                raise
+            self.store.outage.failed(exc, req=message["id"], player=session.player)
+            raise RoomError(errors.STORE_FAILED, _CREATE_UNKNOWN, room=room_id) from None
         args: dict[str, Any] = {"code": code}
         if message.get("sit", True):
             args["seat"] = 0

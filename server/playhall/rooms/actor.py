@@ -286,20 +286,27 @@ class Room:
                 self._let_go(command, "the room changed under this server; sync and retry")
                 continue
             except Exception as exc:
-                self.log.exception(
-                    "room_command_failed",
-                    command=command.kind,
-                    player=getattr(command.session, "player", None),
-                    req=command.request,
-                )
-                if is_store_error(exc):
-                    command.finish(None, RoomError(errors.STORE_FAILED, "the change was not made"))
-                    self._retry_later(command)
-                else:
-                    command.finish(None, RoomError(errors.INTERNAL, "the change was not made"))
+                self._failed(command, exc)
                 continue
             command.finish(result)
             self._check_idle()
+
+    def _failed(self, command: Command, exc: Exception) -> None:
+        """A command that raised: Redis failing (``store_failed``, counted in the outage
+        log, tried again if the room posted it itself) or a bug (``internal``, logged with
+        its traceback). Either way the change was not made."""
+        if is_store_error(exc):
+            self.store.outage.failed(exc, room=self.record.id, command=command.kind)
+            command.finish(None, RoomError(errors.STORE_FAILED, "the change was not made"))
+            self._retry_later(command)
+            return
+        self.log.exception(
+            "room_command_failed",
+            command=command.kind,
+            player=getattr(command.session, "player", None),
+            req=command.request,
+        )
+        command.finish(None, RoomError(errors.INTERNAL, "the change was not made"))
 
     def _let_go(self, command: Command, reason: str) -> None:
         """Refuse ``command`` and close the room: this process may no longer serve it from
@@ -326,10 +333,13 @@ class Room:
         assert self._unsettled is not None
         new, adopt = self._unsettled
         try:
-            version, token = await self.store.version_and_lease(self.record.id)
+            version, token = await asyncio.wait_for(
+                self.store.version_and_lease(self.record.id), _SETTLE_TIMEOUT
+            )
         except Exception as exc:
-            if not is_store_error(exc):
+            if not (is_store_error(exc) or isinstance(exc, TimeoutError)):
                 raise
+            self.store.outage.failed(exc, room=self.record.id, during="settling a commit")
             raise RoomError(errors.STORE_FAILED, _OUTCOME_UNKNOWN) from None
         self._unsettled = None
         if token != self.lease:
@@ -947,6 +957,10 @@ _OUTCOME_UNKNOWN: Final = (
     "Redis did not answer whether the change was stored; retry the same request (a move's"
     " mid makes that safe)"
 )
+
+#: Seconds the room waits for Redis to say whether a change was stored, before it answers
+#: that the outcome is unknown (the room's other commands wait behind it).
+_SETTLE_TIMEOUT: Final = 2.0
 
 #: Commands the room posts to itself (no client waits for them).
 _SELF_DRIVEN: Final = frozenset({"_auto", "_bot_turn"})

@@ -123,6 +123,11 @@ class RoomManager:
         if lease is None:  # pragma: no cover - a fresh random id nobody can hold
             raise RoomError(errors.STORE_FAILED, "could not take the new room's lease")
         first = record.evolve()
+        # Listed for its players first: if the reply to the room's first write is lost, the
+        # room (if it was made) is still in their "hello" rooms, never an orphan.
+        for seat in first.seats:
+            if seat.player is not None:
+                await self.store.add_player_room(seat.player, record.id)
         await self.store.commit(
             Commit(
                 room=record.id,
@@ -134,9 +139,6 @@ class RoomManager:
                 unlist=True,
             )
         )
-        for seat in first.seats:
-            if seat.player is not None:
-                await self.store.add_player_room(seat.player, record.id)
         self._adopt(first, lease)
 
     def evict(self, room: Room) -> None:
@@ -165,6 +167,14 @@ class RoomManager:
             room = await self.get(old.record.id)
         except RoomError as exc:
             logger.warning("room_reattach_failed", room=old.record.id, code=exc.code)
+            return
+        except Exception as exc:
+            if not is_store_error(exc):
+                raise
+            # Redis is away: the restore pass loads it once it is back if it has work to do;
+            # its viewers resume with a sync.
+            self.store.outage.failed(exc, during="reattach", room=old.record.id)
+            logger.warning("room_reattach_failed", room=old.record.id, code=errors.STORE_FAILED)
             return
         for viewer in list(old.viewers):
             with contextlib.suppress(RoomError):
@@ -249,8 +259,11 @@ class RoomManager:
                 lost = await self.store.renew(
                     {rid: room.lease for rid, room in self.rooms.items()}, self.config.lease_ms
                 )
-            except Exception:
-                logger.exception("lease_renew_failed")
+            except Exception as exc:
+                if is_store_error(exc):
+                    self.store.outage.failed(exc, during="lease renewal")
+                else:
+                    logger.exception("lease_renew_failed")
                 continue
             for room_id in lost:
                 room = self.rooms.get(room_id)

@@ -17,8 +17,9 @@ Keys (``p`` is the configured prefix, ``ph:`` by default):
 =============================  ==========================================================
 
 A finished room's record, log, chat, fence counter and join code expire ``finished_ttl`` seconds
-after its last change; a player and their room set ``player_ttl`` seconds after their last
-hello (and the set forgets rooms that have expired whenever it is read).
+after its last change (a chat line said later gives the list the record's expiry); a player
+and their room set ``player_ttl`` seconds after their last hello (a set made later takes the
+record's expiry; the set forgets rooms that have expired whenever it is read).
 
 A room change is one Lua script run, so it is atomic: it checks the caller still holds the
 lease (fencing a stale owner out) and that the stored version is the one the change was made
@@ -121,6 +122,29 @@ return 0
 """
 
 
+# A player's room set takes the expiry of the player's record, so it never outlives it (the
+# set is made after the hello that set the record's expiry). KEYS: the set, the player's
+# record; ARGV: the room, the player time to live in ms (used when the record has none yet).
+_ADD_PLAYER_ROOM = """
+redis.call('SADD', KEYS[1], ARGV[1])
+local ttl = redis.call('PTTL', KEYS[2])
+if ttl == -2 then ttl = tonumber(ARGV[2]) end
+if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1
+"""
+
+# A chat line, keeping the last ARGV[2]; the list expires with its room (a line said after the
+# room finished, whose record already has its expiry, would otherwise start a list that
+# never expires). KEYS: the chat list, the room's record.
+_ADD_CHAT = """
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+local ttl = redis.call('PTTL', KEYS[2])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1
+"""
+
+
 @dataclass(frozen=True)
 class _Script:
     """A Lua script as sent to Redis: called by its digest, or by its text when Redis does not
@@ -147,12 +171,22 @@ _COMMIT_SCRIPT: Final = _Script.of(_COMMIT)
 _ACQUIRE_SCRIPT: Final = _Script.of(_ACQUIRE)
 _RENEW_SCRIPT: Final = _Script.of(_RENEW)
 _RELEASE_SCRIPT: Final = _Script.of(_RELEASE)
+_ADD_PLAYER_ROOM_SCRIPT: Final = _Script.of(_ADD_PLAYER_ROOM)
+_ADD_CHAT_SCRIPT: Final = _Script.of(_ADD_CHAT)
 
 #: ``SCRIPT LOAD`` of each script, the first commands of every connection of the pipe: a
 #: server that starts (or reconnects to a restarted Redis) with hundreds of rooms to commit
 #: would otherwise have each room's first commit refused NOSCRIPT and sent again in full.
 SCRIPT_LOADS: Final = [
-    script.load for script in (_COMMIT_SCRIPT, _ACQUIRE_SCRIPT, _RENEW_SCRIPT, _RELEASE_SCRIPT)
+    script.load
+    for script in (
+        _COMMIT_SCRIPT,
+        _ACQUIRE_SCRIPT,
+        _RENEW_SCRIPT,
+        _RELEASE_SCRIPT,
+        _ADD_PLAYER_ROOM_SCRIPT,
+        _ADD_CHAT_SCRIPT,
+    )
 ]
 
 
@@ -237,8 +271,12 @@ class Stored:
 
 
 class Store:
-    def __init__(self, client: aioredis.Redis, pipe: CommandPipe, prefix: str = "ph:") -> None:
+    def __init__(
+        self, client: aioredis.Redis, pipe: CommandPipe, prefix: str = "ph:", player_ttl: int = 0
+    ) -> None:
         self.redis = client
+        #: Seconds a player is kept after their last hello (0: forever): for their room set.
+        self.player_ttl = player_ttl
         self.pipe = pipe
         pipe.on_answer = self._answered
         pipe.preamble = list(SCRIPT_LOADS)
@@ -507,7 +545,9 @@ class Store:
     # connection: a plain command there costs a tenth of one through redis-py's client.
 
     async def add_player_room(self, player: str, room: str) -> None:
-        await self.pipe.call(b"SADD", self.player_rooms_key(player).encode(), room.encode())
+        """Add to the player's room set, which expires with the player's record."""
+        keys = [self.player_rooms_key(player), self.player_key(player)]
+        await self._script(_ADD_PLAYER_ROOM_SCRIPT, keys, [room, str(self.player_ttl * 1000)])
 
     async def remove_player_room(self, player: str, room: str) -> None:
         await self.pipe.call(b"SREM", self.player_rooms_key(player).encode(), room.encode())
@@ -530,11 +570,10 @@ class Store:
     # -- chat --------------------------------------------------------------------------------
 
     async def add_chat(self, room: str, line: bytes, keep: int = 50) -> None:
-        key = self.chat_key(room)
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.rpush(key, line)
-        pipe.ltrim(key, -keep, -1)
-        await pipe.execute()
+        """Append a chat line (the last ``keep`` are kept); the list expires with its room."""
+        keys = [self.chat_key(room).encode(), self.room_key(room).encode()]
+        words = [b"2", *keys, line, b"%d" % keep]
+        await self._eval(_ADD_CHAT_SCRIPT, encode_bulk(words), len(words))
 
     async def chat(self, room: str) -> list[bytes]:
         key = self.chat_key(room).encode()
