@@ -59,6 +59,8 @@ class Endpoint:
         self._ids = itertools.count(1)
         self._background: set[asyncio.Task[None]] = set()
         self._writes = WriteBatch()  # every connection's frames of a loop pass, one callback
+        #: The embedded Redis died and is being started again (see ``app.supervise``).
+        self.redis_restarting = False
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
@@ -69,6 +71,8 @@ class Endpoint:
         if request.path == "/healthz":
             if self.draining:
                 return HTTPStatus.SERVICE_UNAVAILABLE, "draining\n"
+            if self.redis_restarting:
+                return HTTPStatus.SERVICE_UNAVAILABLE, "embedded redis restarting\n"
             silent = time.monotonic() - self.store.answered_at
             if silent > self.config.lease_ms / 1000:
                 return HTTPStatus.SERVICE_UNAVAILABLE, f"redis silent for {silent:.0f}s\n"
