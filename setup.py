@@ -15,7 +15,7 @@ Opt-in, the compiled build:
 compiles the modules of the per-move path listed below with mypyc (from mypy, which the build
 backend then adds to the build requirements; a C compiler and the Python headers are needed).
 The .py files are installed too, and Python imports the compiled module in their place. Without
-PLAYHALL_COMPILE, nothing is compiled: the package is pure Python, as it always was.
+PLAYHALL_COMPILE, nothing is compiled: the package is pure Python.
 
 Not compiled: the other games (an interpreted class cannot subclass a compiled one, and a game
 is added by adding a package), games/contract.py (the base every game subclasses), the package

@@ -16,10 +16,7 @@ version order, as the actor does it:
 Reported: the median over ``--repeat`` runs of the mean microseconds per call. Every run uses
 games not seen before, so no cache is warm from an earlier run.
 
-Measured 2026-11-22 on the 2-core development VM (--repeat 7, three alternating runs each),
-before (f297cbb) -> after the fast-diff work: view 5.3 -> 5.3-5.7, diff 19.3-19.6 -> 11.0-11.2,
-pack 12.9-13.3 -> 11.9-12.1 µs per call. With the garbage collector off: view 4.75 -> 4.56,
-diff 19.0 -> 10.9, pack 12.8 -> 11.7.
+Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
 """
 
 from __future__ import annotations

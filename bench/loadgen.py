@@ -14,9 +14,9 @@ with Redis needs far less. Here:
   first legal move is sent from inside the callback: no task, future or await per move.
 
 Lobby requests (hello, create, join, sync, ready, rematch, leave) stay plain ``async`` code
-with a future per request. The workload is the old client's: R rooms x 2 clients, Mantis with
-target 105, rematch and leave the old room when a game ends; latency runs from sending a move
-to receiving the update it caused.
+with a future per request. The workload is the same as ``--client websockets``': R rooms x 2
+clients, Mantis with target 105, rematch and leave the finished room when a game ends; latency
+runs from sending a move to receiving the update it caused.
 """
 
 from __future__ import annotations
@@ -443,7 +443,7 @@ _hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
 #: ``stop_at``, but other rooms' moves are still in flight then, and their latencies count: had
 #: every pair hung up at once, the server would be answering a thousand disconnects while it
 #: answered those last moves, a storm no steady-state workload has, and their latencies would
-#: measure it (docs/benchmarks.md, session 9).
+#: measure it.
 LINGER = 1.0
 
 

@@ -7,9 +7,7 @@ overall. Run: ``python bench/mantis_engine.py [games_per_seat_count]``.
 
 Random moves are chosen before the timer starts so the generator is not measured.
 
-Measured 2026-11-22 on the 2-core development VM, 400 games per seat count (108,625 moves):
-26.5 µs per move for the full cycle (13.4 µs with 2 players, 35.6 µs with 6), 4.7 µs for
-``apply`` alone; with other jobs loading the machine the same run gave 36–44 µs (apply 6–8 µs).
+Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@
 
 Starts a redis-server (append-only, everysec) and the real server as separate processes, the
 server pinned to one core (``taskset``), then runs the clients in ``--procs`` load processes
-(``--client lean``, the default, is bench/loadgen.py; ``--client websockets`` the old client on
-websockets' asyncio client, kept for comparison).
+(``--client lean``, the default, is bench/loadgen.py; ``--client websockets`` a client on
+websockets' asyncio layer, for comparison: it costs several times the CPU per move).
 Each client moves as soon as it is its turn (first legal move) and, when a game ends, the pair
 plays a rematch, so rooms stay busy for the whole measurement. At the window's end the pairs
 stop moving but keep their connections open a second longer (``loadgen.LINGER``), so the moves
@@ -72,7 +72,7 @@ def free_port() -> int:
 
 
 class BenchClient:
-    """The old load client, on the websockets asyncio client: a reader task per connection."""
+    """A load client on the websockets asyncio client: a reader task per connection."""
 
     def __init__(self, ws: ClientConnection, stats: dict[str, Any], stop_at: float,
                  measure_from: float) -> None:
@@ -149,7 +149,7 @@ class BenchClient:
 
 async def websockets_pair(host: str, port: int, stats: dict[str, Any], stop_at: float,
                           measure_from: float) -> None:
-    """The websockets asyncio client (the old load client), kept for comparison."""
+    """Two clients on websockets' asyncio client (``--client websockets``), for comparison."""
     url = f"ws://{host}:{port}/"
     a_ws = await connect(url, compression=None, max_size=2**22)
     b_ws = await connect(url, compression=None, max_size=2**22)
@@ -434,7 +434,7 @@ def main() -> None:
     parser.add_argument("--server-core", default="0", help="taskset core list for the server")
     parser.add_argument("--fsync", default="everysec", choices=["everysec", "always"])
     parser.add_argument("--client", default="lean", choices=sorted(CLIENTS),
-                        help="load client: lean (asyncio.Protocol) or websockets (the old one)")
+                        help="load client: lean (asyncio.Protocol) or websockets")
     parser.add_argument("--repeat", type=int, default=1, help="runs per R; the median is shown")
     args = parser.parse_args()
     print(json.dumps({"machine": platform.machine(), "cpus": os.cpu_count(),

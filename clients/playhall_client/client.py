@@ -8,7 +8,9 @@ whose ``from`` is not the mirror's version means something was missed, and the c
 If the connection drops, or the server restarts (close code 1012), the client reconnects with
 its token, re-syncs every room it had, and retries requests that were in flight. A move keeps
 its move id across the retry, so the server applies it at most once and answers it again if it
-had already applied it.
+had already applied it. The push queue also gets two notices of the client's own (no server
+sends them): ``{"t": "connection", "state": "lost"}`` when the connection drops and reconnecting
+starts, ``{"t": "connection", "state": "back"}`` once it is back and every room is re-synced.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class RoomMirror:
     version: int = -1
     view: dict[str, Any] = field(default_factory=dict)
     presence: list[bool] = field(default_factory=list)
+    #: People viewing the room without a seat, as the last ``presence`` push said.
+    watching: int = 0
     events: list[dict[str, Any]] = field(default_factory=list)
     #: Chat lines: the history given on join, then each line as it arrives.
     chat: list[dict[str, Any]] = field(default_factory=list)
@@ -98,6 +102,7 @@ class Client:
         self.reconnects = 0
         self._greeted_before = False
         self.reconnect_error: ServerError | None = None
+        self._lost_told = False  # a "lost" notice is out and no "back" has followed it
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -132,6 +137,14 @@ class Client:
         self._online.set()
         for mirror in list(self.rooms.values()):
             await self._resync(mirror)
+        if self._lost_told:
+            self._lost_told = False
+            self.pushes.put_nowait({"t": "connection", "state": "back"})
+
+    @property
+    def online(self) -> bool:
+        """Connected and greeted (False while reconnecting)."""
+        return self._online.is_set()
 
     async def close(self) -> None:
         self._closing = True
@@ -151,6 +164,12 @@ class Client:
         finally:
             close_code = ws.close_code
             self._online.clear()
+            if not self._closing and self.reconnect and not self._lost_told:
+                # A client-side notice in the push queue (never sent by a server), so a UI can
+                # say at once that the connection is gone and being re-established; once per
+                # outage, however many attempts fail on the way back.
+                self._lost_told = True
+                self.pushes.put_nowait({"t": "connection", "state": "lost", "code": close_code})
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(ConnectionLost(f"connection closed ({close_code})"))
@@ -198,6 +217,7 @@ class Client:
         elif kind == "presence":
             mirror = self._mirror(message["room"])
             mirror.presence = message["presence"]
+            mirror.watching = message.get("watching", mirror.watching)
             self._notify(mirror)
         self.pushes.put_nowait(message)
 

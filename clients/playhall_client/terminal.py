@@ -5,12 +5,14 @@ next input line, or ``None`` at end of input) and ``write`` (a function printing
 text), so tests drive it with scripted lines and read what it wrote. :func:`stdin_reader` gives
 a ``read`` over the real stdin that does not block the event loop.
 
-Outside a room it shows a main menu (games, open rooms, create, join, rejoin, quit). Inside a
-room it redraws the room on every change of the mirror (board from the game's renderer in
-:mod:`playhall_client.render`, seats with presence and ready marks, whose turn, the legal moves
-numbered), prints game events and chat lines as they come, and reads commands: a number picks
-a legal move, and ``bot N``, ``ready``, ``start``, ``chat TEXT``, ``rematch``, ``leave``,
-``quit``, ``help``.
+Outside a room it shows a main menu (games, open rooms followed live, create, join, watch,
+rejoin, quit). Inside a room it redraws the room on every change of the mirror (board from the
+game's renderer in :mod:`playhall_client.render`, seats with presence and ready marks, who
+watches, whose turn, the legal moves numbered), prints game events and chat lines as they come,
+and reads commands: a number picks a legal move, and ``bot N``, ``ready``, ``start``,
+``chat TEXT``, ``decks``, ``rematch``, ``leave``, ``quit``, ``help``. The client's own
+connection notices are printed as they come: the connection is lost and being re-established,
+and when it is back.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import sys
 import threading
 import time
@@ -34,12 +37,15 @@ Write = Callable[[str], None]
 
 DEFAULT_URL = "ws://127.0.0.1:8765/"
 
+log = logging.getLogger("playhall_client.terminal")
+
 MENU = """\
 Main menu:
   1) games    list the games
-  2) rooms    list open rooms
-  3) create   create a room   (or: create GAME SEATS [name=value ...])
-  4) join     join a room by room id or join code   (or: join ID-OR-CODE)
+  2) rooms    list open rooms, then follow them live until you enter a room
+  3) create   create a room   (or: create GAME [SEATS] [name=value ...])
+  4) join     join a room by room id or join code   (or: join ID-OR-CODE);
+              watch ROOM-ID to watch without a seat
   5) mine     rejoin one of my rooms
   6) quit"""
 
@@ -50,6 +56,7 @@ In a room:
   ready        say you are ready (unready: take it back)
   start        start now (the room's creator; every seat must be filled)
   chat TEXT    say something to the room
+  decks        list the ready-made decks' cards (games with decks)
   rematch      after the game: play again with the same seats
   leave        leave the room and go back to the menu (a seat in a running game is kept)
   quit         exit (your seats are kept; rejoin later with the same token)
@@ -173,6 +180,9 @@ class Terminal:
         self.my_rooms: list[str] = list(client.welcome.get("rooms", []))
         self.screen: RoomScreen | None = None
         self._pump: asyncio.Task[None] | None = None
+        #: The public rooms as last listed, by id, while the lobby is followed live.
+        self.lobby: dict[str, dict[str, Any]] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def run(self) -> int:
         """The whole session: menu and rooms until ``quit`` or end of input. Returns 0."""
@@ -207,13 +217,32 @@ class Terminal:
         while True:
             message = await self.client.pushes.get()
             kind = message.get("t")
-            if kind == "chat":
+            if kind == "connection":
+                self._connection(message)
+            elif kind == "lobby":
+                self._lobby_change(message)
+            elif kind == "chat":
                 screen = self.screen
                 where = "" if screen is not None and screen.mirror.room == message.get("room") \
                     else f" in {message.get('room')}"
                 self.write(f"[chat{where}] {message.get('name')}: {message.get('text')}")
             elif kind == "notice":
                 self.write(f"[server] {message.get('text') or message.get('reason') or message}")
+
+    def _connection(self, message: dict[str, Any]) -> None:
+        """The client's own notices: the connection dropped (it reconnects by itself), or is
+        back with every room re-synced."""
+        if message.get("state") == "lost":
+            self.write("*** Connection lost — reconnecting… (what you type waits until it is "
+                       "back, or is reported as not sent)")
+        elif message.get("state") == "back":
+            self.write("*** Connection back: the rooms are up to date again.")
+            if self.lobby is not None:  # the server forgot the watch with the old connection
+                task = asyncio.create_task(self._watch_lobby(quiet=True))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            if self.screen is not None:
+                self.screen.draw()
 
     # -- menu ----------------------------------------------------------------------------------
 
@@ -237,6 +266,11 @@ class Terminal:
                 if target:
                     mirror = await self.join(target)
                     await self.in_room(mirror)
+            elif choice == "watch":
+                target = rest[0] if rest else await self.ask("Room id or join code:")
+                if target:
+                    mirror = await self.join(target, watch=True)
+                    await self.in_room(mirror)
             elif choice in ("5", "mine", "rejoin"):
                 mirror = await self.rejoin()
                 if mirror is not None:
@@ -251,6 +285,8 @@ class Terminal:
             self.write(f"Refused: {exc.reason} ({exc.code})")
         except ConnectionLost as exc:
             self.write(f"Connection lost: {exc}")
+        except TimeoutError:
+            self.write(f"Still not connected: {line!r} was not sent.")
 
     async def _games(self) -> list[dict[str, Any]]:
         if not self.games:
@@ -273,17 +309,46 @@ class Terminal:
         self.write("\n".join(lines))
 
     async def show_rooms(self) -> None:
+        """List the open rooms and follow the lobby live (``lobby.watch``): changes are printed
+        as they come while the menu is up."""
         await self._games()
-        rooms = await self.client.list_rooms()
-        if not rooms:
-            self.write("No open rooms. Create one!")
+        await self._watch_lobby()
+
+    async def _watch_lobby(self, quiet: bool = False) -> None:
+        rooms = await self.client.watch_lobby()
+        self.lobby = {room["room"]: room for room in rooms}
+        if quiet:
             return
-        lines = ["Open rooms (join with: join ROOM-ID):"]
-        for room in rooms:
-            players = ", ".join(p or "-" for p in room.get("players", []))
-            lines.append(f"  {room['room']}  {self.title(room['game']):<12} {room['status']:<8} "
-                         f"{room['taken']}/{room['seats']} seats  [{players}]")
+        if not rooms:
+            self.write("No open rooms. Create one! (New rooms will show up here.)")
+            return
+        lines = ["Open rooms (join with: join ROOM-ID; watch with: watch ROOM-ID); "
+                 "changes follow live:"]
+        lines += [f"  {self._room_line(room)}" for room in rooms]
         self.write("\n".join(lines))
+
+    def _room_line(self, room: dict[str, Any]) -> str:
+        players = ", ".join(p or "-" for p in room.get("players", []))
+        return (f"{room['room']}  {self.title(room['game']):<12} {room['status']:<8} "
+                f"{room['taken']}/{room['seats']} seats  [{players}]")
+
+    def _lobby_change(self, message: dict[str, Any]) -> None:
+        if self.lobby is None:
+            return
+        quiet = self.screen is not None  # inside a room the lobby is not shown
+        for room in message.get("rooms", []):
+            new = room["room"] not in self.lobby
+            self.lobby[room["room"]] = room
+            if not quiet:
+                self.write(f"[lobby] {'new' if new else 'now'}: {self._room_line(room)}")
+        for room_id in message.get("removed", []):
+            if self.lobby.pop(room_id, None) is not None and not quiet:
+                self.write(f"[lobby] gone: {room_id}")
+
+    async def _stop_lobby(self) -> None:
+        if self.lobby is not None:
+            self.lobby = None
+            await self.client.request("lobby.unwatch")
 
     async def _pick_game(self) -> dict[str, Any] | None:
         games = await self._games()
@@ -299,14 +364,12 @@ class Terminal:
         game = await self._pick_game()
         if game is None:
             return None
-        low, high = game["min_seats"], game["max_seats"]
-        answer = await self.ask(f"Seats ({low}-{high}) [{low}]:")
-        try:
-            seats = int(answer) if answer else low
-        except ValueError:
-            self.write(f"Not a number: {answer!r}.")
-            return None
         options: dict[str, Any] = {}
+        seats: int | None = None
+        if not game.get("seats_by_option"):  # no option changes the seats: ask them first
+            seats = await self._ask_seats(game, options)
+            if seats is None:
+                return None
         for option in game.get("options", []):
             while True:
                 answer = await self.ask(f"Option {_describe_option(option)}\n"
@@ -318,26 +381,43 @@ class Terminal:
                     break
                 except ValueError as exc:
                     self.write(f"Invalid value: {exc}.")
+        if seats is None:  # asked after the options that decide them
+            seats = await self._ask_seats(game, options)
+            if seats is None:
+                return None
         answer = await self.ask("Private room, joined by code only (y/N)?")
         private = answer.lower() in ("y", "yes")
         return await self._create(game["id"], seats, options, private)
 
+    async def _ask_seats(self, game: dict[str, Any], options: dict[str, Any]) -> int | None:
+        """The seat count: not asked when the options fix it (Mandala's modes)."""
+        low, high = seat_range(game, options)
+        if low == high:
+            self.write(f"Seats: {low}.")
+            return low
+        answer = await self.ask(f"Seats ({low}-{high}) [{low}]:")
+        try:
+            return int(answer) if answer else low
+        except ValueError:
+            self.write(f"Not a number: {answer!r}.")
+            return None
+
     async def quick_create(self, words: list[str]) -> RoomMirror | None:
-        """``create GAME SEATS [name=value ...] [private]``."""
+        """``create GAME [SEATS] [name=value ...] [private]``; the seat count follows the options
+        where they fix it, and a seat count only one choice of an option allows picks it."""
         games = {g["id"]: g for g in await self._games()}
         game = games.get(words[0])
         if game is None:
             self.write(f"No game {words[0]!r}; games: {', '.join(games)}.")
             return None
-        try:
-            seats = int(words[1]) if len(words) > 1 else int(game["min_seats"])
-        except ValueError:
-            self.write(f"Not a seat count: {words[1]!r}.")
-            return None
+        rest = words[1:]
+        seats: int | None = None
+        if rest and rest[0].isdigit():
+            seats = int(rest.pop(0))
         known = {o["name"]: o for o in game.get("options", [])}
         options: dict[str, Any] = {}
         private = False
-        for word in words[2:]:
+        for word in rest:
             if word == "private":
                 private = True
                 continue
@@ -350,6 +430,9 @@ class Terminal:
             except ValueError as exc:
                 self.write(f"Invalid value for {key}: {exc}.")
                 return None
+        seats, note = fit_seats(game, seats, options)
+        if note:
+            self.write(note)
         return await self._create(game["id"], seats, options, private)
 
     async def _create(self, game: str, seats: int, options: dict[str, Any],
@@ -360,15 +443,17 @@ class Terminal:
         self.write(f"Created room {mirror.room}" + (f" (join code {code})" if code else "") + ".")
         return mirror
 
-    async def join(self, target: str) -> RoomMirror:
-        """Join by room id, or by join code when no room has that id."""
+    async def join(self, target: str, watch: bool = False) -> RoomMirror:
+        """Join (or with ``watch`` only watch) by room id, or by join code when no room has
+        that id."""
         try:
-            mirror = await self.client.join(target)
+            mirror = await self.client.join(target, watch=watch)
         except ServerError as exc:
             if exc.code != "no_such_room":
                 raise
-            mirror = await self.client.join(code=target.upper())
-        self._remember(mirror.room)
+            mirror = await self.client.join(code=target.upper(), watch=watch)
+        if mirror.seat is not None:
+            self._remember(mirror.room)
         return mirror
 
     async def rejoin(self) -> RoomMirror | None:
@@ -397,6 +482,7 @@ class Terminal:
     async def in_room(self, mirror: RoomMirror) -> None:
         """Show the room and take commands until ``leave`` (back to the menu) or ``quit``."""
         await self._games()
+        await self._stop_lobby()
         while True:
             screen = self.screen = RoomScreen(self, mirror)
             watcher = asyncio.create_task(screen.watch())
@@ -421,15 +507,15 @@ class RoomScreen:
         self.client = ui.client
         self.mirror = mirror
         self.write = ui.write
-        self.drawn: tuple[int, tuple[bool, ...]] | None = None
+        self.drawn: tuple[int, tuple[bool, ...], int] | None = None
         self.events_seen = len(mirror.events)
         self.shown_moves: list[dict[str, Any]] = []
         self.shown_version = -1
         self.template: dict[str, Any] | None = None
         self.stopped = False
 
-    def _key(self, mirror: RoomMirror) -> tuple[int, tuple[bool, ...]]:
-        return (mirror.version, tuple(mirror.presence))
+    def _key(self, mirror: RoomMirror) -> tuple[int, tuple[bool, ...], int]:
+        return (mirror.version, tuple(mirror.presence), mirror.watching)
 
     async def watch(self) -> None:
         """Draw now and after every change, until :meth:`stop`."""
@@ -475,6 +561,7 @@ class RoomScreen:
         lines.append("Seats:")
         for n, seat in enumerate(view.get("seats", [])):
             lines.append("  " + _seat_line(n, seat, me, presence, to_act, status))
+        lines.append(_audience_line(me, self.mirror.watching))
         state = view.get("state")
         if state is not None:
             lines.append(_render(game, state, me))
@@ -490,7 +577,7 @@ class RoomScreen:
             names = ", ".join(_seat_name(view, n) for n in to_act) or "nobody"
             lines.append(f"To act: {names}" + _countdown(view.get("deadline")))
         elif status == "finished":
-            lines.append(_outcome_line(view))
+            lines.append(_outcome_line(game, view))
             rematch = view.get("rematch")
             if rematch:
                 lines.append(f"Rematch room {rematch} is open: type 'rematch' to join it.")
@@ -501,7 +588,7 @@ class RoomScreen:
             lines.append("Your move — enter a number:" if me is not None and me in to_act
                          else "Not your turn; you may still — enter a number:")
             for n, move in enumerate(moves, 1):
-                lines.append(f"  {n}) {_move_label(game, move)}")
+                lines.append(f"  {n}) {_move_label(game, move, state)}")
         return "\n".join(lines)
 
     # -- commands ------------------------------------------------------------------------------
@@ -514,13 +601,20 @@ class RoomScreen:
             if line is None:
                 raise Quit
             line = line.strip()
+            if line and not self.client.online:
+                self.write(f"Not connected: {line!r} is sent once the connection is back.")
             try:
                 result = await self.command(line)
             except ServerError as exc:
                 self.write(f"Refused: {exc.reason} ({exc.code})")
+                if self.shown_moves:
+                    self.write("Your moves are still the ones listed above.")
                 continue
             except ConnectionLost as exc:
-                self.write(f"Connection lost: {exc}")
+                self.write(f"Connection lost: {exc}; {line!r} was not sent.")
+                continue
+            except TimeoutError:
+                self.write(f"Still not connected: {line!r} was not sent.")
                 continue
             if not isinstance(result, _Stay):
                 return result
@@ -555,6 +649,10 @@ class RoomScreen:
         elif word in ("chat", "say"):
             if rest:
                 await self.client.chat(room, rest)
+        elif word == "decks":
+            state = self.mirror.view.get("state")
+            text = _decks_text(self.mirror.view.get("game", ""), state) if state else None
+            self.write(text or "This game has no ready-made decks to list here.")
         elif word == "rematch":
             new_room = await self.client.rematch(room)
             self.write(f"Rematch: moving to room {new_room}.")
@@ -608,8 +706,16 @@ class RoomScreen:
         await self._move(move)
 
     async def _move(self, move: dict[str, Any]) -> None:
+        shown = self.shown_moves
         self.shown_moves = []   # one move per drawn board: the next board lists the next ones
-        await self.client.move(self.mirror.room, move, version=self.shown_version)
+        try:
+            await self.client.move(self.mirror.room, move, version=self.shown_version)
+        except ServerError:
+            # Refused: nothing changed unless the room moved on (then it is redrawn anyway),
+            # so the listed moves are still the ones to pick from.
+            if self.mirror.version == self.shown_version:
+                self.shown_moves = shown
+            raise
 
 
 # -- formatting helpers -------------------------------------------------------------------------
@@ -628,6 +734,53 @@ def _describe_option(option: dict[str, Any]) -> str:
     if "min" in option or "max" in option:
         parts.append(f"; {option.get('min', '')}..{option.get('max', '')}")
     return "".join(parts) + f"): {option.get('help', '')}"
+
+
+def seat_range(game: dict[str, Any], options: dict[str, Any]) -> tuple[int, int]:
+    """The seat counts ``game`` (a ``games`` entry) takes with ``options``; an option left out
+    takes its default (PROTOCOL.md section 4, ``games``)."""
+    low, high = int(game["min_seats"]), int(game["max_seats"])
+    defaults = {o["name"]: o.get("default") for o in game.get("options", [])}
+    for name, by_choice in (game.get("seats_by_option") or {}).items():
+        chosen = _show_choice(options.get(name, defaults.get(name)))
+        if chosen in by_choice:
+            low, high = (max(low, by_choice[chosen][0]), min(high, by_choice[chosen][1]))
+    return low, high
+
+
+def _show_choice(value: Any) -> str:
+    """A choice as ``seats_by_option`` keys it (str)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def fit_seats(game: dict[str, Any], seats: int | None,
+              options: dict[str, Any]) -> tuple[int, str]:
+    """The seat count to create with, and a note for the user when it is not what was typed.
+
+    No count: the least the options allow. A count the options (given or default) do not allow:
+    an option the user left out is set to the one choice that allows it, if there is one
+    (``create mandala 1`` is solo); otherwise a count the options fix wins over the typed one
+    (``create mandala 2 mode=solo`` makes one seat)."""
+    low, high = seat_range(game, options)
+    if seats is None:
+        return low, ""
+    if low <= seats <= high:
+        return seats, ""
+    for name, by_choice in (game.get("seats_by_option") or {}).items():
+        if name in options:
+            continue
+        fitting = [c for c, (a, b) in by_choice.items() if a <= seats <= b]
+        option = next((o for o in game.get("options", []) if o["name"] == name), None)
+        if len(fitting) == 1 and option is not None:
+            value = next(c for c in option.get("choices", []) if _show_choice(c) == fitting[0])
+            options[name] = value
+            if seat_range(game, options)[0] <= seats <= seat_range(game, options)[1]:
+                return seats, f"{seats} seat(s): {name}={_show(value)}."
+            del options[name]
+    fixed = low if low == high else min(max(seats, low), high)
+    return fixed, f"{game['id']} with these options takes {low}-{high} seats: using {fixed}."
 
 
 def _taken(seat: dict[str, Any]) -> bool:
@@ -660,23 +813,49 @@ def _seat_line(n: int, seat: dict[str, Any], me: int | None, presence: list[bool
 
 
 def _render(game: str, state: Any, seat: int | None) -> str:
-    """The game's renderer, or the generic outline if it has none or fails on this view."""
+    """The game's renderer, or the generic outline if it has none; if it fails to import or
+    raises on this view, a one-line error above the outline, and the cause in the log."""
     if not isinstance(state, dict):
         return render.generic(state)
     try:
         return render.render(game, state, seat)
-    except Exception:  # a renderer out of step with its game must not end the session
-        return render.generic(state)
+    except Exception as exc:  # a renderer out of step with its game must not end the session
+        log.exception("renderer_failed game=%s", game)
+        return f"(The {game} board cannot be drawn: {_short(exc)}; its raw outline follows.)\n" \
+            + render.generic(state)
 
 
-def _move_label(game: str, move: dict[str, Any]) -> str:
+def _short(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:120]
+
+
+def _move_label(game: str, move: dict[str, Any], state: Any = None) -> str:
     if move.get("template"):
         shown = {k: v for k, v in move.items() if k != "template"}
         return f"{move.get('type', 'move')}: enter JSON (template {json.dumps(shown)})"
     try:
-        return render.move_label(game, move)
+        return render.move_label(game, move, state if isinstance(state, dict) else None)
     except Exception:
+        log.exception("move_label_failed game=%s", game)
         return json.dumps(move)
+
+
+def _decks_text(game: str, state: Any) -> str | None:
+    try:
+        return render.decks_text(game, state) if isinstance(state, dict) else None
+    except Exception as exc:
+        log.exception("decks_text_failed game=%s", game)
+        return f"(The decks cannot be listed: {_short(exc)}.)"
+
+
+def _audience_line(me: int | None, watching: int) -> str:
+    """Who is watching: a spectator is told they are one; players how many people watch."""
+    others = f"{watching} {'person watches' if watching == 1 else 'people watch'}"
+    if me is None:
+        more = watching - 1
+        extra = f" ({more} other{'s' if more != 1 else ''} too)" if more > 0 else ""
+        return f"You are watching this room as a spectator{extra}: you see what everyone may."
+    return f"Spectators: {others} this room." if watching else "No spectators."
 
 
 def _countdown(deadline: Any) -> str:
@@ -686,14 +865,24 @@ def _countdown(deadline: Any) -> str:
     return f" (next step in {left:.0f}s)"
 
 
-def _outcome_line(view: dict[str, Any]) -> str:
+def _outcome_line(game: str, view: dict[str, Any]) -> str:
+    """The end banner: the game's own reading of its outcome where it has one (Mandala solo:
+    an empty ``winners`` is Master Yoga's win), else read from ``winners``."""
     outcome = view.get("outcome") or {}
+    state = view.get("state")
+    try:
+        own = render.outcome_text(game, state) if isinstance(state, dict) else None
+    except Exception:
+        log.exception("outcome_text_failed game=%s", game)
+        own = None
+    if own:
+        return f"*** Game over: {own} ***"
     winners = outcome.get("winners") or []
     if winners:
         who = ", ".join(_seat_name(view, w) for w in winners)
         head = f"{who} {'wins' if len(winners) == 1 else 'win'}"
     else:
-        head = "nobody wins"
+        head = "a draw, nobody wins"
     scores = outcome.get("scores")
     tail = f" · scores {', '.join(map(str, scores))}" if scores else ""
     reason = outcome.get("reason")
@@ -726,7 +915,14 @@ def _event_line(event: dict[str, Any], view: dict[str, Any]) -> str:
 
 async def play(url: str, *, name: str | None, token_file: Path, read: ReadLine,
                write: Write) -> int:
-    """Connect (reusing the saved token), run the UI, disconnect. Returns an exit code."""
+    """Connect (reusing the saved token), run the UI, disconnect. Returns an exit code.
+    Problems worth a developer's look (a renderer that fails) are logged to ``terminal.log``
+    beside the token file, unless logging is set up already."""
+    if not logging.getLogger().handlers:
+        with contextlib.suppress(OSError):
+            token_file.parent.mkdir(parents=True, exist_ok=True)
+            logging.basicConfig(filename=token_file.parent / "terminal.log", level=logging.INFO,
+                                format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
         client = await connect_with_token_file(url, name, token_file, write)
     except (TimeoutError, OSError, ConnectionLost, ServerError) as exc:

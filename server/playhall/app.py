@@ -69,9 +69,9 @@ class Running:
 def _tune_gc() -> None:
     """Keep CPython's cyclic collector from pausing the loop. Every move allocates views,
     diffs and frames (acyclic: reference counting frees them), so with the default thresholds
-    the collector runs constantly and its full passes over a large heap were the p99 tail
-    (R = 50: p99 ~260 ms with the defaults, ~34 ms with this; docs/benchmarks.md). Objects from
-    start-up are frozen out of collection; cycles are still collected, less often."""
+    the collector runs constantly and its full passes over a large heap set the p99 tail
+    (docs/benchmarks.md, "Collector pauses"). Objects from start-up are frozen out of
+    collection; cycles are still collected, less often."""
     gc.freeze()
     gc.set_threshold(50_000, 50, 100)
 

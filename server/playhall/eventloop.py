@@ -4,7 +4,7 @@ The server is written against asyncio's API only. By default (``event_loop = aut
 uvloop where uvloop is installed (a dependency everywhere but Windows): the same API with the
 loop, its callbacks and its socket transports in C on libuv, where asyncio's own are Python.
 Measured on the server's whole path of a move (``bench/moves.py`` with ``BENCH_CALLGRIND``,
-docs/benchmarks.md): about 9 % fewer instructions per move. ``event_loop = asyncio`` keeps the
+docs/benchmarks.md): about a sixth fewer instructions per move. ``event_loop = asyncio`` keeps the
 standard loop (for a platform without uvloop, or to rule the loop out when chasing a bug).
 """
 

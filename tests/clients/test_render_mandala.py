@@ -47,7 +47,7 @@ def test_resolution_and_game_over_are_announced() -> None:
     state["players"][0]["river"] = ["red"]
     state["players"][0]["cup"]["red"] = 5
     text = render("mandala", GAME.view(state, None), None)
-    assert "Game over (final_mandala)" in text and "score 5" in text
+    assert "Game over: Player 1 won (final_mandala)" in text and "score 5" in text
 
 
 def test_move_labels() -> None:

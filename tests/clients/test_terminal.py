@@ -257,3 +257,247 @@ def test_option_values_follow_the_option_kind() -> None:
     assert parse_value(" 12 ", {"kind": "int"}) == 12
     assert parse_value("A", {"kind": "str"}) == "A"
     assert _move_label("nogame", {"type": "x", "template": True}).startswith("x: enter JSON")
+
+
+# -- what players and spectators are told -------------------------------------------------------
+
+
+def screen_for(view: dict[str, Any], *, version: int = 1, watching: int = 0,
+               fake: FakeClient | None = None) -> tuple[RoomScreen, Console]:
+    from playhall_client.client import RoomMirror
+
+    mirror = RoomMirror(view["room"], version=version, view=view, watching=watching)
+    console = Console()
+    terminal = Terminal(fake or FakeClient(), console.read, console.write)  # type: ignore[arg-type]
+    return RoomScreen(terminal, mirror), console
+
+
+def room_view(**fields: Any) -> dict[str, Any]:
+    view = {"room": "r1", "game": "nogame", "status": "playing", "outcome": None,
+            "seats": [{"player": "p", "name": "alice", "bot": False, "ready": True},
+                      {"player": None, "name": "Bot 1", "bot": True, "ready": True}],
+            "you": 0, "to_act": [0], "moves": [{"type": "a"}, {"type": "b"}], "state": {"x": 1}}
+    view.update(fields)
+    return view
+
+
+class RefusingClient(FakeClient):
+    """Refuses the next move with the given code (as the server would), then sends them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refuse: str | None = None
+
+    async def move(self, room: str, move: dict[str, Any], *, version: int | None = None) -> None:
+        from playhall_client import ServerError
+
+        if self.refuse is not None:
+            code, self.refuse = self.refuse, None
+            raise ServerError({"t": "error", "code": code, "reason": "no", "version": version})
+        await super().move(room, move, version=version)
+
+
+async def test_after_a_refused_move_the_listed_moves_still_count() -> None:
+    from playhall_client import ServerError
+
+    fake = RefusingClient()
+    screen, console = screen_for(room_view(), version=4, fake=fake)
+    screen.draw()
+    fake.refuse = "illegal_move"
+    try:
+        await screen.command("2")
+    except ServerError as exc:
+        assert exc.code == "illegal_move"
+    else:
+        raise AssertionError("the refusal was swallowed")
+    await screen.command("1")                      # still the player's turn: the list stands
+    assert "You have no move to make now." not in console.text
+    assert fake.sent == [({"type": "a"}, 4)]
+
+
+def test_a_spectator_is_told_so_and_players_are_told_who_watches() -> None:
+    screen, console = screen_for(room_view(you=None, moves=[]), watching=2)
+    screen.draw()
+    assert "You are watching this room as a spectator (1 other too)" in console.text
+    screen, console = screen_for(room_view(), watching=1)
+    screen.draw()
+    assert "Spectators: 1 person watches this room." in console.text
+    screen, console = screen_for(room_view())
+    screen.draw()
+    assert "No spectators." in console.text
+
+
+def test_the_mandala_solo_banner_names_master_yoga_as_the_winner() -> None:
+    mandala = get_game("mandala")
+    assert mandala is not None
+    state = mandala.setup(1, mandala.normalize_options({"mode": "solo"}), 3)
+    state["phase"], state["end"], state["resolution"] = "over", "final_mandala", None
+    outcome = mandala.outcome(state)
+    assert outcome is not None and outcome.winners == []      # a tie at 0 is Yoga's win
+    view = room_view(game="mandala", status="finished", to_act=[], moves=[],
+                     seats=[{"player": "p", "name": "alice", "bot": False, "ready": True}],
+                     outcome={"winners": [], "scores": list(outcome.scores),
+                              "reason": outcome.reason},
+                     state=mandala.view(state, 0))
+    screen, console = screen_for(view)
+    screen.draw()
+    banner = console.text[console.text.index("*** Game over"):]
+    assert banner.startswith("*** Game over: Master Yoga won (final_mandala); scores: ")
+    assert "nobody" not in banner
+    # A game without its own reading: an empty winners list is a draw.
+    screen, console = screen_for(room_view(status="finished", to_act=[], moves=[], outcome={
+        "winners": [], "scores": [3, 3], "reason": "tie"}))
+    screen.draw()
+    assert "*** Game over: a draw, nobody wins · scores 3, 3 (tie) ***" in console.text
+
+
+def test_a_failing_renderer_shows_an_error_line_and_the_outline_and_logs_why(
+        monkeypatch: Any, caplog: Any) -> None:
+    from playhall_client.render import mantis
+
+    def broken(view: dict[str, Any], seat: int | None) -> str:
+        raise KeyError("tanks")
+
+    monkeypatch.setattr(mantis, "render", broken)
+    screen, console = screen_for(room_view(game="mantis", state={"turn": 0, "tanks": []}))
+    with caplog.at_level("ERROR", logger="playhall_client.terminal"):
+        screen.draw()
+    assert "(The mantis board cannot be drawn: KeyError: 'tanks'; its raw outline follows.)" \
+        in console.text
+    assert "turn: 0" in console.text                           # the generic outline
+    assert any(r.exc_info and r.exc_info[0] is KeyError for r in caplog.records)
+
+
+def test_a_renderer_that_cannot_be_imported_says_so(monkeypatch: Any) -> None:
+    import importlib
+
+    from playhall_client import render
+
+    real = importlib.import_module
+
+    def importing(name: str) -> Any:
+        if name == "playhall_client.render.mantis":  # the module is there, a dependency is not
+            raise ModuleNotFoundError("No module named 'colourlib'", name="colourlib")
+        return real(name)
+
+    monkeypatch.setattr(render.importlib, "import_module", importing)
+    screen, console = screen_for(room_view(game="mantis", state={"turn": 0}))
+    screen.draw()
+    assert "(The mantis board cannot be drawn: RendererError" in console.text
+    assert render._module("nogame") is None                   # no renderer at all is fine
+
+
+def test_math_card_moves_are_labelled_with_card_names_and_decks_listed() -> None:
+    from playhall_client.render import math_card as labels
+
+    game = get_game("math_card")
+    assert game is not None
+    state = game.setup(2, {}, 1)
+    view = game.view(state, 0)
+    view["lanes"][0][0] = {"card": "000006", "owner": 0}
+    view["areas"]["right"] = [{"card": "000009", "owner": 1}]
+    calc = {"type": "function_calc", "card": "100001", "input": [0, 0], "output": ["right", 0]}
+    assert labels.move_label(calc, view) == \
+        "calculate with Doubling: Number Three (lane 0 slot 0) -> SIX (right area #1)"
+    assert labels.move_label({"type": "choose", "card": "000004"}, view) == "choose Number Zero"
+    assert "000006" not in labels.move_label({"type": "set_value", "card": "000006", "lane": 1},
+                                             view)
+    text = labels.decks_text(view)
+    assert text is not None and text.startswith("Ready-made decks:")
+    for name, cards in view["ready_decks"].items():
+        assert f"  {name} ({len(cards)} cards): " in text
+    assert "Number Zero" in text
+
+
+def test_seat_counts_follow_the_options_that_fix_them() -> None:
+    from playhall_client.terminal import fit_seats, seat_range
+
+    mandala = get_game("mandala")
+    assert mandala is not None
+    described = mandala.describe()
+    assert seat_range(described, {}) == (2, 2)                  # the default mode: standard
+    assert fit_seats(described, None, {}) == (2, "")
+    options: dict[str, Any] = {}
+    seats, note = fit_seats(described, 1, options)              # create mandala 1
+    assert (seats, options) == (1, {"mode": "solo"}) and "mode=solo" in note
+    options = {"mode": "solo"}
+    seats, note = fit_seats(described, 2, options)              # create mandala 2 mode=solo
+    assert (seats, options) == (1, {"mode": "solo"}) and "using 1" in note
+    mantis = get_game("mantis")
+    assert mantis is not None
+    assert fit_seats(mantis.describe(), 5, {}) == (5, "")
+
+
+async def test_mandala_rooms_are_created_with_the_seats_of_their_mode(
+        url: str, tmp_path: Path) -> None:  # noqa: F811
+    console = Console()
+    task = run_play(console, url, tmp_path / "token")
+    for line, seats in (("create mandala", 2), ("create mandala 1", 1),
+                        ("create mandala 2 mode=solo", 1)):
+        console.type(line)
+        await console.expect("Created room")
+        await console.expect("Seats:")
+        console.type("leave")
+        await console.expect("Main menu:")
+        assert seats == 1 or "1  (empty)" in console.text
+    console.type("create", "mandala", "", "", "", "n")          # the menu, every default
+    await console.expect("Seats: 2.")
+    await console.expect("Created room")
+    console.type("quit")
+    assert await asyncio.wait_for(task, TIMEOUT) == 0
+    assert "Refused" not in console.text
+
+
+async def test_the_lobby_is_followed_live(url: str, tmp_path: Path) -> None:  # noqa: F811
+    console = Console()
+    task = run_play(console, url, tmp_path / "token")
+    console.type("rooms")
+    await console.expect("Open rooms", "No open rooms")
+    other = await Client.connect(url, name="bob")
+    try:
+        mirror = await other.create("mantis", 3)
+        await console.expect(f"[lobby] new: {mirror.room}")
+        await other.leave(mirror.room)                          # nobody left: it is unlisted
+        await console.expect(f"[lobby] gone: {mirror.room}")
+    finally:
+        await other.close()
+    console.type("quit")
+    assert await asyncio.wait_for(task, TIMEOUT) == 0
+
+
+async def test_a_dropped_connection_is_announced_and_its_return_too(
+        url: str, tmp_path: Path) -> None:  # noqa: F811
+    client = await Client.connect(url, name="dropped")
+    console = Console()
+    task = asyncio.create_task(Terminal(client, console.read, console.write).run())
+    try:
+        console.type("create mantis 2")
+        await console.expect("Created room")
+        assert client._ws is not None
+        await client._ws.close(1012)                           # as a restarting server does
+        await console.expect("Connection lost — reconnecting…")
+        await console.expect("Connection back")
+        await console.expect("== Mantis")                      # redrawn once back
+        assert console.text.count("Connection lost") == 1
+        console.type("quit")
+        assert await asyncio.wait_for(task, TIMEOUT) == 0
+    finally:
+        await client.close()
+
+
+async def test_players_see_a_spectator_arrive(url: str, tmp_path: Path) -> None:  # noqa: F811
+    console = Console()
+    task = run_play(console, url, tmp_path / "token")
+    console.type("create mantis 2")
+    created = await console.expect("No spectators.")
+    assert created
+    room = re.search(r"Created room (\S+)\.", console.text)
+    assert room, console.text
+    watcher = await Client.connect(url, name="watcher")
+    try:
+        await watcher.join(room.group(1), watch=True)
+        await console.expect("Spectators: 1 person watches this room.")   # redrawn for it
+    finally:
+        await watcher.close()
+    console.type("quit")
+    assert await asyncio.wait_for(task, TIMEOUT) == 0

@@ -1,4 +1,4 @@
-"""The standard two-player game, ruling by ruling (rulings 1-9 of mandala.rulings.md)."""
+"""The standard two-player game, ruling by ruling (rulings 1-9 in docs/games/mandala.md)."""
 
 from __future__ import annotations
 
@@ -287,9 +287,11 @@ def test_ruling_8b_empty_deck_reshuffles_discards_and_next_completion_is_last() 
     assert outcome is not None and outcome.reason == "final_mandala"
 
 
-def test_ruling_8b_completion_in_the_action_whose_draw_reshuffles_is_not_the_last() -> None:
-    """Project decision: a mandala counts as completed when its sixth colour is placed, before
-    the mountain action's draw that rebuilt the deck; the *next* completion is the last."""
+def test_ruling_6_8b_completion_by_the_action_whose_draw_reshuffles_is_the_last() -> None:
+    """Ruling 6: completion is checked after the action *and its draw*. Here the mountain action
+    places the sixth colour and its draw empties the deck, so the discard pile is reshuffled
+    first; the mandala is completed after the reshuffle, so it is the last one (ruling 8b) and
+    the game ends once its resolution is finished."""
     state = five_colour_left(p0_field=2, p1_field=1)
     state["players"][0]["hand"] = counts(purple=2)
     state["mandalas"][0]["fields"][0] = counts(green=2)
@@ -300,11 +302,17 @@ def test_ruling_8b_completion_in_the_action_whose_draw_reshuffles_is_not_the_las
     state["discard"] = ["red", "blue", "blue", "orange", "purple"]
     result = GAME.apply(state, 0, {"type": "mountain", "mandala": 0, "colour": "purple"})
     s = result.state
-    assert s["reshuffled"] and s["resolution"]["final"] is False
+    kinds = [e["type"] for e in result.events]
+    assert kinds.index("reshuffle") < kinds.index("complete")
+    assert s["reshuffled"] and s["resolution"]["final"] is True
+    assert [e["final"] for e in result.events if e["type"] == "complete"] == [True]
+    assert GAME.view(s, 1)["resolution"]["final"] is True
     while s["resolution"] is not None:
         chooser = s["resolution"]["chooser"]
         s = GAME.apply(s, chooser, GAME.legal_moves(s, chooser)[0]).state
-    assert GAME.outcome(s) is None and GAME.to_act(s) == [1]
+    outcome = GAME.outcome(s)
+    assert outcome is not None and outcome.reason == "final_mandala"
+    assert GAME.to_act(s) == [] and s["mandalas"][0]["mountain"] == []  # no refill at the end
 
 
 def test_ruling_8b_draw_with_deck_and_discard_both_empty_ends_at_once() -> None:
@@ -344,3 +352,10 @@ def test_ruling_9_tie_goes_to_fewer_cup_cards_then_draw() -> None:
     state = finished((counts(red=3), counts(blue=3)), (["green", "red"], ["yellow", "blue"]))
     outcome = GAME.outcome(state)
     assert outcome is not None and outcome.scores == [6, 6] and outcome.winners == []
+
+
+def test_the_lobby_lists_the_seats_of_every_mode_the_default_included() -> None:
+    # A client learns from `games` alone that the default (standard) mode takes exactly 2 seats.
+    described = GAME.describe()
+    assert (described["min_seats"], described["max_seats"]) == (1, 2)
+    assert described["seats_by_option"] == {"mode": {"standard": [2, 2], "solo": [1, 1]}}

@@ -1,8 +1,9 @@
-"""One test per numbered ruling (shared/rules/math-card.rulings.md), played through the engine."""
+"""One test per numbered ruling (restated in docs/games/math_card.md §1), through the engine."""
 
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
@@ -209,6 +210,70 @@ def test_ruling_10_function_cards_three_uses() -> None:
         action_state(hands=(["100001", "100002", "100003", "100004"], [])), 0)
         if m["type"] == "function_effect"}
     assert effect_cards == {"100002", "100003"}
+
+
+def calc(fn: str, source: list[Any], target: list[Any]) -> dict[str, Any]:
+    return {"type": "function_calc", "card": fn, "input": source, "output": target}
+
+
+def test_ruling_10_calculation_from_a_lane_to_an_assertion_area() -> None:
+    # Doubling maps the 3 in seat 0's lane to SIX, a value-assertion card in the right area.
+    s = action_state(hands=(["100001"], []))
+    put(s, 0, 0, "000006", 0)
+    add_assertion(s, "right", "000009", 1)
+    move = calc("100001", [0, 0], ["right", 0])
+    assert move in GAME.legal_moves(s, 0)
+    result = applied(s, 0, move)
+    after = result.state
+    assert after["lanes"][0][0] is None and after["areas"]["right"] == []
+    assert after["players"][0]["discard"] == ["100001", "000006"]
+    assert after["players"][1]["discard"] == ["000009"]
+    assert after["players"][0]["pvp"] == 2
+    assert [e for e in result.events if e["type"] == "function_calc"] == [
+        {"type": "function_calc", "seat": 0, "card": "100001", "input": [0, 0],
+         "output": ["right", 0], "cards": ["000006", "000009"]}]
+
+
+def test_ruling_10_calculation_from_an_assertion_area_to_a_lane() -> None:
+    # Input: Number Three lying as an assertion in the opponent's private area.
+    s = action_state(hands=(["100001"], []))
+    add_assertion(s, "private1", "000006", 1)
+    put(s, 3, 0, "000009", 1)
+    move = calc("100001", ["private1", 0], [3, 0])
+    assert move in GAME.legal_moves(s, 0)
+    after = play(s, 0, move)
+    assert after["areas"]["private1"] == [] and after["lanes"][3][0] is None
+    assert after["players"][1]["discard"] == ["000006", "000009"]
+
+
+def test_ruling_10_calculation_within_one_assertion_area_keeps_the_others() -> None:
+    # Successor maps 3 -> 4 inside the left area; the card after them stays.
+    s = action_state(hands=(["100002"], []))
+    add_assertion(s, "left", "000007", 0)
+    add_assertion(s, "left", "000006", 1)
+    add_assertion(s, "left", "000009", 1)
+    move = calc("100002", ["left", 1], ["left", 0])
+    assert move in GAME.legal_moves(s, 0)
+    after = play(s, 0, move)
+    assert after["areas"]["left"] == [{"card": "000009", "owner": 1}]
+    assert after["players"][1]["discard"] == ["000006"]
+    assert after["players"][0]["discard"] == ["100002", "000007"]
+
+
+def test_ruling_10_only_value_cards_count_and_positions_are_checked() -> None:
+    # A plain assertion (Is an integer) is no value; neither is a puzzle's face-down card.
+    s = action_state(hands=(["100001"], []))
+    put(s, 0, 0, "000006", 0)
+    add_assertion(s, "left", "000018", 1)
+    add_assertion(s, "private1", "000021", 1, under="000009")
+    assert [m for m in GAME.legal_moves(s, 0) if m["type"] == "function_calc"] == []
+    for bad in (["middle", 0], ["left", -1], ["left", True], [0, "0"], ["left"]):
+        with pytest.raises(Rejected) as err:
+            GAME.apply(s, 0, calc("100001", [0, 0], bad))
+        assert err.value.code == "bad_move"
+    with pytest.raises(Rejected) as err:
+        GAME.apply(s, 0, calc("100001", [0, 0], ["left", 5]))
+    assert err.value.code == "illegal_move"
 
 
 def test_ruling_11_legend_slots_and_rainbow() -> None:

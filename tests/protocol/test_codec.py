@@ -143,7 +143,7 @@ def test_protocol_error_carries_code_and_reason() -> None:
     assert str(error) == "bad_message: field 'x' must be a string"
 
 
-# -- gaps found while writing the spec, now closed ---------------------------------------------
+# -- edge cases the spec pins down ---------------------------------------------------------
 
 
 def test_binary_map_keys_are_refused() -> None:

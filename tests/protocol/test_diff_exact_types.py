@@ -1,7 +1,8 @@
-"""Regression: a diff must carry changes that Python's ``==`` cannot see.
+"""A diff must carry changes that Python's ``==`` cannot see.
 
 ``True == 1 == 1.0`` in Python, so ``[True] == [1]``; msgpack encodes them differently and a
-client in another language sees a different view. The diff once pruned such subtrees as equal.
+client in another language sees a different view. A diff that pruned such subtrees as equal
+would leave that client's view wrong.
 """
 
 from __future__ import annotations

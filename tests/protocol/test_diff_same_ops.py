@@ -1,11 +1,10 @@
-"""The fast ``make_diff`` gives exactly the ops of the reference it replaced.
+"""The fast ``make_diff`` gives exactly the ops of a plain reference.
 
-The reference below is the earlier ``make_diff``, kept verbatim apart from names (and the later
-rules that a small map that mostly changed is sent whole, and that a short array whose changed
-elements are all maps or arrays is diffed element by element): it confirms containers that ``==``
-calls equal by their msgpack encodings. The fast one compares element
-types instead and skips values that are the very same object; both must choose the same ops,
-so clients see no change (PROTOCOL.md describes how the server builds diffs).
+The reference below follows the same rules (a small map that mostly changed is sent whole, and a
+short array whose changed elements are all maps or arrays is diffed element by element), but
+confirms containers that ``==`` calls equal by their msgpack encodings. The fast one compares
+element types instead and skips values that are the very same object; both must choose the same
+ops, so clients see no change (PROTOCOL.md describes how the server builds diffs).
 """
 
 from __future__ import annotations

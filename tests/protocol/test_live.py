@@ -194,7 +194,7 @@ async def test_room_requests_and_pushes(url: str) -> None:
         assert update["events"] == [{"type": "joined", "seat": 1, "name": "bob"}]
         assert (await ann.push("presence"))["presence"] == [True, False]  # from the create
         presence = await ann.push("presence")
-        assert presence == {"t": "presence", "room": room, "presence": [True, True]}
+        assert presence == {"t": "presence", "room": room, "presence": [True, True], "watching": 0}
 
         assert keys(await ann.ok("chat", room=room, text=" hi ")) == set()
         line = await bob.push("chat")

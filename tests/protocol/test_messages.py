@@ -246,7 +246,7 @@ def test_request_id_of() -> None:
         assert request_id_of(bad) is None
 
 
-# -- gaps found while writing the spec, now closed ---------------------------------------------
+# -- edge cases the spec pins down ---------------------------------------------------------
 
 
 def test_hello_protocol_list_items_must_be_ints() -> None:

@@ -19,12 +19,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playhall_protocol import ProtocolError, _speedups, codec, errors, make_diff, packed_diff
+from playhall_protocol import ProtocolError, codec, errors, make_diff, packed_diff
+from tests.cext import require_c_extension
 from tests.protocol.test_codec import _VALUES
 from tests.protocol.test_diff_properties import SETTINGS, edited, json_like
 from tests.protocol.test_diff_shared import seat_views
 from tests.protocol.vectors import exact
 
+_speedups = require_c_extension("playhall_protocol._speedups")
 REFERENCE = codec._PACKER.pack
 # As codec does when it loads the module; here also when PLAYHALL_SPEEDUPS=0 kept it from that.
 _speedups.set_fallback(REFERENCE, msgpack.fallback.DEFAULT_RECURSE_LIMIT)

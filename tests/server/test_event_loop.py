@@ -15,6 +15,7 @@ import uvloop
 
 from playhall import eventloop
 from playhall_client import Client
+from tests.cext import c_extension, needs
 
 from .conftest import free_port
 from .process import ROOT, ServerProcess
@@ -43,8 +44,16 @@ async def test_tests_run_on_the_loop_the_server_would() -> None:
     assert eventloop.loop_name(asyncio.get_running_loop()) == expected
 
 
+WITH_C = needs(c_extension("playhall_protocol._speedups"), "playhall_protocol._speedups")
+
+
 @pytest.mark.parametrize(
-    ("loop", "speedups"), [("uvloop", True), ("asyncio", True), ("uvloop", False)]
+    ("loop", "speedups"),
+    [
+        pytest.param("uvloop", True, marks=WITH_C),
+        pytest.param("asyncio", True, marks=WITH_C),
+        ("uvloop", False),
+    ],
 )
 async def test_a_whole_game_on_each_loop(redis_url: str, loop: str, speedups: bool) -> None:
     """On each loop; and once with the pure Python reference of packing and diffing instead of

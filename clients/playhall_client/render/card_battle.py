@@ -145,7 +145,7 @@ def render(view: dict[str, Any], seat: int | None) -> str:
     return "\n".join(lines)
 
 
-def move_label(move: dict[str, Any]) -> str:
+def move_label(move: dict[str, Any], view: dict[str, Any] | None = None) -> str:
     kind = move.get("type")
     if kind == "pick_deck":
         return f"Play the ready-made deck {_title(str(move.get('deck', '?')))}"

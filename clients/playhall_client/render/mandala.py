@@ -54,17 +54,25 @@ def _mandala_lines(view: dict[str, Any], index: int, top: int, bottom: int) -> l
     ]
 
 
-def _status(view: dict[str, Any]) -> str:
+def outcome_text(view: dict[str, Any]) -> str:
+    """Who won and the scores by player: in solo the scores are [you, Master Yoga], and an empty
+    ``winners`` means Master Yoga (who has no seat) won. Empty before the end."""
     outcome = view.get("outcome")
-    if outcome:
-        scores = " - ".join(str(s) for s in outcome["scores"])
-        if outcome["winners"]:
-            who = " and ".join(_name(view, w) for w in outcome["winners"]) + " won"
-        elif view["mode"] == "solo":
-            who = "Master Yoga won"
-        else:
-            who = "a draw"
-        return f"Game over ({outcome['reason']}): {who}, {scores}"
+    if not outcome:
+        return ""
+    if outcome["winners"]:
+        who = " and ".join(_name(view, w) for w in outcome["winners"]) + " won"
+    elif view["mode"] == "solo":
+        who = "Master Yoga won"
+    else:
+        who = "a draw"
+    scores = ", ".join(f"{_name(view, p)} {s}" for p, s in enumerate(outcome["scores"]))
+    return f"{who} ({outcome['reason']}); scores: {scores}"
+
+
+def _status(view: dict[str, Any]) -> str:
+    if view.get("outcome"):
+        return f"Game over: {outcome_text(view)}"
     turn = view.get("turn")
     who = _name(view, turn) if turn is not None else "?"
     res = view.get("resolution")
@@ -126,7 +134,7 @@ def render(view: dict[str, Any], seat: int | None) -> str:
     return "\n".join(lines)
 
 
-def move_label(move: dict[str, Any]) -> str:
+def move_label(move: dict[str, Any], view: dict[str, Any] | None = None) -> str:
     kind = move.get("type")
     side = SIDES[move["mandala"]] if move.get("mandala") in (0, 1) else "?"
     if kind == "mountain":

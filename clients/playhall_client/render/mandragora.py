@@ -85,7 +85,7 @@ def render(view: dict[str, Any], seat: int | None) -> str:
     return "\n".join(lines)
 
 
-def move_label(move: dict[str, Any]) -> str:
+def move_label(move: dict[str, Any], view: dict[str, Any] | None = None) -> str:
     if move.get("type") == "sow" and "area" in move:
         return f"sow area {move['area']}"
     return " ".join(f"{k}={v}" for k, v in move.items())

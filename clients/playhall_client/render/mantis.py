@@ -88,7 +88,7 @@ def render(view: dict[str, Any], seat: int | None) -> str:
     return "\n".join(lines)
 
 
-def move_label(move: dict[str, Any]) -> str:
+def move_label(move: dict[str, Any], view: dict[str, Any] | None = None) -> str:
     if move.get("type") == "score":
         return "Score: flip the top card for your own tank"
     if move.get("type") == "steal":

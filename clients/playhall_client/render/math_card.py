@@ -117,15 +117,33 @@ def _event(view: dict[str, Any], event: dict[str, Any]) -> str:
     return text
 
 
-def _pos(pos: Any) -> str:
+def _where(pos: Any) -> str:
+    if isinstance(pos[0], str):
+        return f"{pos[0]} area #{pos[1] + 1}"
     return f"lane {pos[0]} slot {pos[1]}"
 
 
-def move_label(move: dict[str, Any]) -> str:
+def _pos(view: dict[str, Any] | None, pos: Any) -> str:
+    """A field position, with the name of the card there when the view shows one."""
+    entry = None
+    if view is not None:
+        if isinstance(pos[0], str):
+            cards = view.get("areas", {}).get(pos[0], [])
+            entry = cards[pos[1]] if 0 <= pos[1] < len(cards) else None
+        else:
+            entry = view.get("lanes", [[]] * 5)[pos[0]][pos[1]]
+    if entry is None:
+        return _where(pos)
+    return f"{_name(view or {}, entry['card'])} ({_where(pos)})"
+
+
+def move_label(move: dict[str, Any], view: dict[str, Any] | None = None) -> str:
+    """A legal move in words. Cards are named from the view's pool (their ids only without a
+    view); cards on the field are named with their position, which tells copies apart."""
     kind = move.get("type", "?")
-    card = move.get("card", "")
+    card = _name(view or {}, move["card"]) if "card" in move else ""
     if kind == "pick_deck":
-        return f"pick the ready-made deck '{move['deck']}'"
+        return f"pick the ready-made deck '{move['deck']}' (type 'decks' to see its cards)"
     if kind == "submit_deck":
         return "submit a deck (list of card ids)"
     if kind in ("set_value", "set_operator", "set_function"):
@@ -133,28 +151,47 @@ def move_label(move: dict[str, Any]) -> str:
                 "set_function": "function as operator-value"}[kind]
         return f"set {what} {card} in lane {move['lane']}"
     if kind == "move_value":
-        return f"move the value at {_pos(move['from'])} to lane {move['lane']}"
+        return f"move {_pos(view, move['from'])} to lane {move['lane']}"
     if kind == "assert":
-        under = f" over {move['under']} (face down)" if "under" in move else ""
+        under = ""
+        if "under" in move:
+            under = f" over {_name(view or {}, move['under'])} (face down)"
         return f"assert {card} in the {move['area']} area{under}"
     if kind == "function_calc":
-        return f"calculate with {card}: {_pos(move['input'])} -> {_pos(move['output'])}"
+        return (f"calculate with {card}: {_pos(view, move['input'])} -> "
+                f"{_pos(view, move['output'])}")
     if kind == "function_effect":
         return f"use the effect of {card}"
     if kind == "legend":
-        extra = f", discarding legend {move['replace']}" if "replace" in move else ""
+        extra = f", discarding your legend #{move['replace'] + 1}" if "replace" in move else ""
         return f"place legend {card}{extra}"
     if kind == "use":
         return f"use {card} from hand"
     if kind == "choose":
         return f"choose {card}"
     if kind == "swap":
-        return f"swap {_pos(move['a'])} with {_pos(move['b'])}"
+        return f"swap {_pos(view, move['a'])} with {_pos(view, move['b'])}"
     if kind == "move_assertion":
-        return f"move the {move['area']} assertion #{move['index']} to seat {move['to']}'s area"
+        return (f"move {_pos(view, [move['area'], move['index']])} to seat "
+                f"{move['to']}'s private area")
     if kind == "rearrange":
         cycle = move.get("cycle", [])
         return "keep the operators" if not cycle else \
-            "rearrange operators " + " -> ".join(_pos(p) for p in cycle)
+            "rearrange operators " + " -> ".join(_pos(view, p) for p in cycle)
     return {"end_turn": "end the turn", "decline": "decline", "resign": "resign"}.get(
         kind, " ".join(f"{k}={v}" for k, v in move.items()))
+
+
+def decks_text(view: dict[str, Any]) -> str | None:
+    """The ready-made decks, each card named with its count."""
+    decks = view.get("ready_decks") or {}
+    if not decks:
+        return None
+    lines = ["Ready-made decks:"]
+    for name, cards in decks.items():
+        counts: dict[str, int] = {}
+        for cid in cards:
+            counts[cid] = counts.get(cid, 0) + 1
+        listing = ", ".join(f"{n}× {_name(view, cid)}" for cid, n in counts.items())
+        lines.append(f"  {name} ({len(cards)} cards): {listing}")
+    return "\n".join(lines)

@@ -58,9 +58,9 @@ class Rejected(Exception):
 class Applied(NamedTuple):
     """The result of applying a move or an automatic step: the new state and what happened.
 
-    A named tuple, not a frozen dataclass: one is made per move, and the frozen dataclass's
-    generated ``__init__`` (interpreted, two ``object.__setattr__`` calls) was ~1.7 % of the
-    compiled server's instructions."""
+    A named tuple, not a frozen dataclass: one is made per move, and a frozen dataclass's
+    generated ``__init__`` stays interpreted in the compiled build (two
+    ``object.__setattr__`` calls)."""
 
     state: State
     events: list[Event]
@@ -175,15 +175,22 @@ class Game(ABC):
         }
 
     def _seats_by_option(self) -> dict[str, dict[str, list[int]]]:
-        """Seat ranges that depend on an option's choice (Mandala's solo mode: one seat), so a
-        client can offer the right seat counts without a round of refusals."""
-        default = self.seat_range(self.normalize_options({}))
+        """Seat ranges that depend on an option's choice, so a client can offer the right seat
+        counts without a round of refusals. An option is listed when its choices give different
+        ranges (each tried with the other options at their defaults), and then every choice
+        whose range differs from the game's ``min_seats``/``max_seats``, the default choice
+        included (Mandala: standard takes exactly 2 seats, solo exactly 1)."""
         found: dict[str, dict[str, list[int]]] = {}
         for option in self.options:
-            for choice in option.choices or ():
-                low, high = self.seat_range(self.normalize_options({option.name: choice}))
-                if (low, high) != default:
-                    found.setdefault(option.name, {})[str(choice)] = [low, high]
+            ranges = {
+                str(choice): self.seat_range(self.normalize_options({option.name: choice}))
+                for choice in option.choices or ()
+            }
+            if len(set(ranges.values())) < 2:
+                continue  # the seats do not depend on this option
+            for choice, (low, high) in ranges.items():
+                if (low, high) != (self.min_seats, self.max_seats):
+                    found.setdefault(option.name, {})[choice] = [low, high]
         return found
 
     # -- the game itself --------------------------------------------------------------------

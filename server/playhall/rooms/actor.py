@@ -186,7 +186,7 @@ class Room:
         self._viewer_keys: set[ViewerKey] | None = None
         # key -> (version, bytes) of the last snapshot encoded for it
         self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}
-        self._last_presence: list[bool] = []
+        self._last_presence: dict[str, Any] = {}
         # The lobby summary Redis holds for this room (None: not listed).
         self._listed = self._lobby_entry(record)
         self._timer: asyncio.TimerHandle | None = None
@@ -547,13 +547,19 @@ class Room:
         for session in self.viewers:
             session.push(frame)
 
+    def _presence_push(self) -> dict[str, Any]:
+        """Who is here: each seat's presence, and how many people watch without a seat."""
+        watching = {v.player for v in self.viewers if self.record.seat_of(v.player) is None}
+        return {"t": "presence", "room": self.record.id, "presence": self._presence(),
+                "watching": len(watching)}
+
     def _push_presence(self) -> None:
         """Tell every viewer who is here, when that changed (a player came or went, a seat was
-        taken or given to a bot)."""
-        presence = self._presence()
-        if presence != self._last_presence:
-            self._last_presence = presence
-            self._push_all({"t": "presence", "room": self.record.id, "presence": presence})
+        taken or given to a bot, a spectator came or went)."""
+        message = self._presence_push()
+        if message != self._last_presence:
+            self._last_presence = message
+            self._push_all(message)
 
     def _attach(self, session: Viewer, seat: int | None) -> None:
         self.viewers[session] = _ViewerState(seat)
@@ -645,9 +651,7 @@ class Room:
                 session.push(frame, self.record.id)
             self.viewers[session].version = current
             # Frames carry no presence; who is here now may differ from then.
-            session.push(
-                encode({"t": "presence", "room": self.record.id, "presence": self._presence()})
-            )
+            session.push(encode(self._presence_push()))
         return {
             "room": self.record.id,
             "seat": seat,
@@ -913,8 +917,8 @@ class Room:
             self._idle = None
         if not self.viewers and self._timer is None and not self._closed:
             # A finished room only changes by a rematch or a chat line, which need a viewer;
-            # kept for idle_evict, the finished rooms of a busy server were most of its memory
-            # (~85 KB each, about half of it frame history) and of what its collector walked.
+            # kept for idle_evict, the finished rooms of a busy server would be most of its
+            # memory (about half of each is frame history) and of what its collector walks.
             delay = (
                 self.config.finished_evict
                 if self.record.status == FINISHED
@@ -924,8 +928,8 @@ class Room:
 
 
 #: What each kind of command does: a method of :class:`Room`, called with the room. One table
-#: for every room: a table of bound methods made per room was 26 more objects per room for the
-#: cyclic collector to walk (docs/benchmarks.md, "Collector pauses").
+#: for every room: a table of bound methods made per room would be some two dozen more objects
+#: per room for the cyclic collector to walk (docs/benchmarks.md, "Collector pauses").
 _HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]] = {
     "join": Room._join,
     "sync": Room._sync,

@@ -3,8 +3,9 @@
 Stored as one deque of ``{viewer key: frame bytes}`` dicts plus the version of the newest, not
 as ``(version, frames)`` pairs: a dict whose keys are ints or ``None`` and whose values are
 bytes is never tracked by CPython's cyclic collector, but a tuple holding a dict always is. With
-64 versions kept per room, those tuples were some 30 % of the objects every young collection had
-to walk at R = 500 (docs/benchmarks.md), and each walk is a pause of every room on the process.
+64 versions kept per room, such tuples would be a large share of the objects every young
+collection walks (docs/benchmarks.md, "Collector pauses"), and each walk is a pause of every
+room on the process.
 """
 
 from __future__ import annotations

@@ -221,7 +221,7 @@ class RoomRecord:
     def unpack(cls, blob: bytes) -> RoomRecord:
         data = msgpack.unpackb(blob, raw=False, strict_map_key=False)
         data["seats"] = tuple(Seat(**s) for s in data["seats"])
-        # Records stored before seen moves were maps kept [[move id, version], ...] lists.
+        # Seen moves are read as maps, or as [[move id, version], ...] lists.
         data["seen"] = {
             player: dict(map(tuple, moves)) if isinstance(moves, list) else moves
             for player, moves in data.get("seen", {}).items()
@@ -232,6 +232,6 @@ class RoomRecord:
 _FIELD_SET: Final = frozenset(f.name for f in fields(RoomRecord))
 #: Whether records keep their fields in an instance dict: in the pure build; not when mypyc
 #: compiled this module (a native class has none). Found once here: asked of each record (by
-#: ``getattr(record, "__dict__", None)``), the compiled build raised and caught an
+#: ``getattr(record, "__dict__", None)``), the compiled build would raise and catch an
 #: AttributeError on every move.
 _PLAIN: Final = hasattr(RoomRecord("", "", {}, (), 0, ""), "__dict__")

@@ -61,7 +61,7 @@ def encode_bulk_reference(args: list[bytes]) -> bytes:
 
 
 #: The header of a bulk string of each short length, made once: a commit has some twenty
-#: arguments, nearly all short, and formatting each header was a third of encoding them.
+#: arguments, nearly all short, and formatting each header would be a third of encoding them.
 _SHORT: Final = 512
 _BULK_HEADS: Final = [b"$%d\r\n" % size for size in range(_SHORT)]
 

@@ -344,9 +344,9 @@ class Store:
 
     async def renew(self, leases: dict[str, str], ttl_ms: int) -> set[str]:
         """Extend many leases, :data:`RENEW_BATCH` rooms per script call (the calls pipelined:
-        one write); returns the rooms whose lease was lost. (A call per room was a task, a
+        one write); returns the rooms whose lease was lost. (A call per room would be a task, a
         coroutine and a future per room every few seconds: at R = 500 a burst big enough to
-        set off the cyclic collector, docs/benchmarks.md.)"""
+        set off the cyclic collector, docs/benchmarks.md, "Collector pauses".)"""
         if not leases:
             await self.pipe.call(b"PING")
             self._answered()
@@ -403,7 +403,7 @@ class Store:
         version, blob, checkpoint = await self.redis.hmget(self.room_key(room), ["v", "d", "c"])
         if version is None or blob is None:
             return None
-        # A record stored before checkpoints existed has no "c": it is the current one.
+        # A record without "c" is the current one (stored whole at version "v").
         at = int(version) if checkpoint is None else int(checkpoint)
         lag = int(version) - at
         entries = await self.redis.xrevrange(self.log_key(room), count=lag) if lag else []

@@ -31,9 +31,9 @@ def draw_into_hand(state: State, player: int, count: int, events: list[Event]) -
 
 
 def play_action(state: State, player: int, move: Move, events: list[Event]) -> None:
-    """Apply an already-checked action. A mandala completed by the card(s) played is resolved
-    after the draw; whether it is the final one is decided when it completes, i.e. *before* a
-    reshuffle caused by that same draw (project decision, see docs/games/mandala.md)."""
+    """Apply an already-checked action. Completion is checked after the action and its draw
+    (ruling 6): when that draw empties the deck and reshuffles, the mandala is completed after
+    the reshuffle, so it is the last one (ruling 8b)."""
     kind, colour = move["type"], move["colour"]
     hand = state["players"][player]["hand"]
     count = move.get("count", 1)
@@ -55,12 +55,11 @@ def play_action(state: State, player: int, move: Move, events: list[Event]) -> N
             mandala["fields"][player][colour] += count
         events.append(event)
         completed = is_complete(mandala)
-        final = bool(state["reshuffled"])
         if kind == "mountain":
             room = max(0, HAND_LIMIT - total(hand))
             if not draw_into_hand(state, player, min(DRAW_AFTER_MOUNTAIN, room), events):
                 return
         if completed:
-            start_resolution(state, index, player, final, events)
+            start_resolution(state, index, player, bool(state["reshuffled"]), events)
             return
     advance(state)

@@ -2,8 +2,9 @@
 
 A resolution is a little sub-game of alternating picks, each a move by the chooser (or, for
 Master Yoga, an automatic step), so it lives in the state as ``state["resolution"]``:
-``{"mandala", "completer", "chooser", "final"}``. ``final`` is fixed at the moment of completion:
-True when the deck had already been rebuilt from the discard pile (ruling 8b).
+``{"mandala", "completer", "chooser", "final"}``. ``final`` is fixed at the moment of completion,
+which is after the completing action's draw (ruling 6): True when the deck has been rebuilt from
+the discard pile by then, that draw's own reshuffle included (ruling 8b).
 """
 
 from __future__ import annotations

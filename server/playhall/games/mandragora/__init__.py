@@ -1,7 +1,7 @@
 """Mandragora Mania: a two-seat sowing game with shared areas, piece stacks and extra turns.
 
-Rules: ``shared/rules/mandragora.seed.md`` as overridden by ``mandragora.rulings.md``; the
-player-facing summary with every project decision is ``docs/games/mandragora.md``.
+Rules: ``docs/games/mandragora.md`` restates the seed rules, the numbered rulings that override
+them, and every project decision.
 """
 
 from .engine import MandragoraGame

@@ -80,8 +80,8 @@ def _public(state: State) -> dict[str, Any]:
         "target": state["target"],
         # Built afresh for each state, not cached by value: an unchanged tank's list is equal
         # to the last version's, which the (C) diff finds as fast as the same list, while a
-        # cache of every tank seen kept thousands of short-lived lists and keys alive for the
-        # cyclic collector to walk (docs/benchmarks.md, "Collector pauses").
+        # cache of every tank seen would keep thousands of short-lived lists and keys alive for
+        # the cyclic collector to walk (docs/benchmarks.md, "Collector pauses").
         "tanks": [[CODE[c] for c in tank] for tank in tanks],
         "scores": [len(pile) for pile in piles],
         "top_back": _TOP_BACK[BACK[state["deck"][nxt]]] if nxt < DECK_SIZE else None,
@@ -101,7 +101,7 @@ def _public(state: State) -> dict[str, Any]:
 
 
 #: Each seat's legal moves at a table of each size: the room view of the seat to act holds its
-#: list, so a move no longer builds them, and a view whose moves did not change (an extra turn)
+#: list, so a move does not build them, and a view whose moves did not change (an extra turn)
 #: holds the very same list, which the diff skips at once. Shared: nobody changes them.
 _MOVES: Final[list[list[list[Move]]]] = [
     [
@@ -166,7 +166,7 @@ def _parse(state: State, seat: int, move: Any) -> int | None:
 
 
 class Mantis(Game):
-    """Mantis for 2–6 players (seed rules plus rulings 1–9 in shared/rules)."""
+    """Mantis for 2–6 players (the rules and rulings 1–9 restated in docs/games/mantis.md)."""
 
     id = "mantis"
     title = "Mantis"

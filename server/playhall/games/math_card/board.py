@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cards import can_be_value, card, is_operator
+from .cards import CARDS, can_be_value, card, is_operator
 
 PUBLIC = 2
 LANES = 5
 SLOTS = 5
+#: The assertion areas as the state and the view key them.
+AREA_KEYS = ("left", "right", "private0", "private1")
 Slot = dict[str, Any] | None
 Lanes = list[list[Slot]]
 
@@ -153,3 +155,62 @@ def value_of(entry: Slot) -> int | None:
         return None
     assert entry is not None
     return card(entry["card"])["value"]
+
+
+# -- temporary calculations (ruling 10): value cards anywhere on the field ---------------------
+#
+# A calculation position is ``[lane, slot]`` (ints) for a value card alone in a value slot, or
+# ``[area, index]`` (an ``AREA_KEYS`` name and an int) for a value-assertion card lying in an
+# assertion area, where it counts as a value card too.
+
+
+def valid_calc_position(pos: Any) -> bool:
+    """A well-formed calculation position: a lane position or ``[area, index]``."""
+    return valid_position(pos) or (
+        isinstance(pos, list)
+        and len(pos) == 2
+        and pos[0] in AREA_KEYS
+        and type(pos[1]) is int
+        and pos[1] >= 0
+    )
+
+
+def _area_value(entry: dict[str, Any]) -> int | None:
+    row = CARDS[entry["card"]]
+    return row["value"] if row["kind"] == "value_assertion" else None
+
+
+def calc_value(field: dict[str, Any], pos: list[Any]) -> int | None:
+    """The printed value of the value card at a calculation position, or None if none is there."""
+    where, index = pos
+    if isinstance(where, int):
+        return value_of(field["lanes"][where][index])
+    entries = field["areas"][where]
+    return _area_value(entries[index]) if index < len(entries) else None
+
+
+def calc_positions(field: dict[str, Any]) -> list[list[Any]]:
+    """Every position holding a value card a calculation may use, lanes first."""
+    out: list[list[Any]] = list(value_positions(field["lanes"]))
+    for area in AREA_KEYS:
+        out += [
+            [area, i] for i, e in enumerate(field["areas"][area]) if _area_value(e) is not None
+        ]
+    return out
+
+
+def take_calc_cards(field: dict[str, Any], positions: list[list[Any]]) -> list[dict[str, Any]]:
+    """Remove the cards at ``positions`` from the field and return their entries in that order.
+    Area entries are popped from the highest index down, so two in one area stay addressed
+    as the move named them."""
+    taken = []
+    for where, index in positions:
+        if isinstance(where, int):
+            taken.append(field["lanes"][where][index])
+            field["lanes"][where][index] = None
+        else:
+            taken.append(field["areas"][where][index])
+    for where, index in sorted((p for p in positions if isinstance(p[0], str)),
+                               key=lambda p: p[1], reverse=True):
+        del field["areas"][where][index]
+    return taken

@@ -74,8 +74,7 @@ def _simulate(b: dict[str, Any], seat: int, move: Move) -> dict[str, Any] | None
             entry["under"] = move["under"]
         b["areas"][f"private{seat}" if move["area"] == "private" else move["area"]].append(entry)
     elif kind == "function_calc":
-        for lane, slot in (move["input"], move["output"]):
-            lanes[lane][slot] = None
+        board.take_calc_cards(b, [move["input"], move["output"]])
     elif kind == "swap":
         (la, sa), (lb, sb) = move["a"], move["b"]
         lanes[la][sa], lanes[lb][sb] = lanes[lb][sb], lanes[la][sa]

@@ -293,10 +293,10 @@ class MathCardGame(Game):
                     out += [{"type": "assert", "card": c, "area": area, "under": v} for v in values]
                 else:
                     out.append({"type": "assert", "card": c, "area": area})
-        positions = board.value_positions(lanes)
+        positions = board.calc_positions(state)
         for c in hand:
             if is_function(c):
-                out += self._calcs(lanes, c, positions)
+                out += self._calcs(state, c, positions)
                 if "effect" in function_uses(c):
                     out.append({"type": "function_effect", "card": c})
             if is_legend(c):
@@ -311,15 +311,16 @@ class MathCardGame(Game):
         return out
 
     @staticmethod
-    def _calcs(lanes: board.Lanes, fn: str, positions: list[list[int]]) -> list[Move]:
-        """Temporary calculations with ``fn``: input -> output pairs on the field."""
+    def _calcs(field: State, fn: str, positions: list[list[Any]]) -> list[Move]:
+        """Temporary calculations with ``fn``: input -> output pairs of value cards anywhere on
+        the field, lanes and assertion areas (ruling 10)."""
         out: list[Move] = []
-        for pin in positions:
-            x = board.value_of(lanes[pin[0]][pin[1]])
+        values = [board.calc_value(field, pos) for pos in positions]
+        for pin, x in zip(positions, values, strict=True):
             assert x is not None
             y = apply_function(fn, Fraction(x))
-            for pout in positions:
-                if pout != pin and board.value_of(lanes[pout[0]][pout[1]]) == y:
+            for pout, v in zip(positions, values, strict=True):
+                if pout != pin and v == y:
                     out.append({"type": "function_calc", "card": fn, "input": pin, "output": pout})
         return out
 
@@ -470,12 +471,8 @@ class MathCardGame(Game):
 
     def _calc(self, state: State, seat: int, move: Move, events: Events) -> None:
         """Temporary calculation: function card, then input, then output to the discard piles."""
-        lanes = state["lanes"]
         cid = move["card"]
-        taken = []
-        for lane, slot in (move["input"], move["output"]):
-            taken.append(lanes[lane][slot])
-            lanes[lane][slot] = None
+        taken = board.take_calc_cards(state, [move["input"], move["output"]])
         events.append(
             {
                 "type": "function_calc",

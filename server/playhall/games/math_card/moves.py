@@ -11,7 +11,7 @@ from typing import Any
 
 from playhall.games.contract import Rejected
 
-from .board import LANES, valid_position
+from .board import LANES, valid_calc_position, valid_position
 from .cards import CARDS
 
 Check = Callable[[Any], bool]
@@ -49,7 +49,10 @@ SHAPES: dict[str, tuple[dict[str, Check], dict[str, Check]]] = {
         {"card": _card, "area": lambda x: x in ("private", "left", "right")},
         {"under": _card},
     ),
-    "function_calc": ({"card": _card, "input": valid_position, "output": valid_position}, {}),
+    "function_calc": (
+        {"card": _card, "input": valid_calc_position, "output": valid_calc_position},
+        {},
+    ),
     "function_effect": ({"card": _card}, {}),
     "legend": ({"card": _card}, {"replace": lambda x: _int(x) and 0 <= x < 4}),
     "use": ({"card": _card}, {}),
