@@ -153,9 +153,9 @@ class Endpoint:
                 )
         except (ProtocolError, RoomError, Rejected) as exc:
             self._refused(session, rid, exc, message)
-        except Exception as exc:
-            if is_store_error(exc):  # Redis away: retryable, and logged as one outage
-                self.store.outage.failed(exc, req=rid, player=session.player)
+        except Exception as failure:  # (not `exc`: mypyc gives a name one type, the one above's)
+            if is_store_error(failure):  # Redis away: retryable, and logged as one outage
+                self.store.outage.failed(failure, req=rid, player=session.player)
                 unreachable = RoomError(errors.STORE_FAILED, "Redis is unreachable; retry shortly")
                 self._refused(session, rid, unreachable, message)
                 return

@@ -269,9 +269,9 @@ class Room:
                 if self._unsettled is not None:
                     await self._settle()
                 result = await handler(self, command)
-            except RoomError as exc:
-                command.finish(None, exc)
-                if exc.code == errors.STORE_FAILED:
+            except RoomError as refused:
+                command.finish(None, refused)
+                if refused.code == errors.STORE_FAILED:
                     self._retry_later(command)
                 continue
             except Fenced:
@@ -279,10 +279,11 @@ class Room:
                 lost = "this server no longer owns the room; reconnect"
                 self._let_go(command, lost)
                 continue
-            except VersionConflict as exc:
+            except VersionConflict as conflict:
                 # Redis holds another version than this process does: never serve that room
-                # from memory again; it is loaded afresh (viewers get a snapshot).
-                self.log.warning("room_out_of_date", command=command.kind, stored=str(exc))
+                # from memory again; it is loaded afresh (viewers get a snapshot). (Each clause
+                # names its exception differently: mypyc gives a name one type.)
+                self.log.warning("room_out_of_date", command=command.kind, stored=str(conflict))
                 self._let_go(command, "the room changed under this server; sync and retry")
                 continue
             except Exception as exc:
@@ -399,18 +400,23 @@ class Room:
             expire=self.config.finished_ttl if new.status == FINISHED else 0,
             code=new.code,
         )
+        reply_lost = False
         try:
             await self.store.commit(change)
         except Exception as exc:
             if not outcome_unknown(exc):
                 raise
+            reply_lost = True
+        # (Settled outside the except block: a compiled coroutine that awaits while handling an
+        # exception can leave that exception to surface in another task.)
+        if reply_lost:
             self._unsettled = (
                 new,
                 lambda: self._adopt(new, kind, seat, player, events, checkpoint, summary),
             )
             await self._settle()
             if self.record is not new:
-                raise RoomError(errors.STORE_FAILED, "the change was not made") from None
+                raise RoomError(errors.STORE_FAILED, "the change was not made")
             return
         self._adopt(new, kind, seat, player, events, checkpoint, summary)
 
