@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
 from playhall import app
-from playhall_client import ServerError
+from playhall_client import Client, ServerError
 
 from .conftest import server_config
 from .faults import ResetProxy
@@ -24,6 +25,12 @@ class Setup:
     prefix: str
     proxy: ResetProxy
     table: Table
+
+    def next_move(self) -> tuple[Client, int, dict[str, Any]]:
+        """The client whose turn it is, the version it sees, and a legal move of its."""
+        seat = self.table.mover()
+        mirror = self.table.mirrors[seat]
+        return self.table.clients[seat], mirror.version, mirror.view["moves"][0]
 
     def commit_of(self, room: str) -> tuple[bytes, bytes]:
         """What marks the room's commit on the wire: the script call, and its log key."""
@@ -45,10 +52,7 @@ async def setup(redis_url: str) -> AsyncIterator[Setup]:
 
 async def test_a_move_whose_reply_was_lost_is_answered_as_stored(setup: Setup) -> None:
     table = setup.table
-    seat = table.mover()
-    client, mirror = table.clients[seat], table.mirrors[seat]
-    version = mirror.version
-    move = mirror.view["moves"][0]
+    client, version, move = setup.next_move()
     setup.proxy.arm(*setup.commit_of(table.room))
     reply = await client.move(table.room, move, mid="lost-reply")
     assert setup.proxy.cut.is_set()  # the reply was dropped and the connection reset
@@ -70,10 +74,7 @@ async def test_a_move_whose_reply_was_lost_is_answered_as_stored(setup: Setup) -
 
 async def test_a_lost_reply_while_redis_stays_away_is_not_called_not_made(setup: Setup) -> None:
     table = setup.table
-    seat = table.mover()
-    client, mirror = table.clients[seat], table.mirrors[seat]
-    version = mirror.version
-    move = mirror.view["moves"][0]
+    client, version, move = setup.next_move()
     setup.proxy.arm(*setup.commit_of(table.room), then_down=True)
     with pytest.raises(ServerError) as refused:
         await client.move(table.room, move, mid="unknown-outcome")
