@@ -309,8 +309,20 @@ class Client:
         return list((await self.request("games"))["games"])
 
     async def list_rooms(self, game: str | None = None) -> list[dict[str, Any]]:
+        """The lobby's first page (see :meth:`lobby_page` for the others)."""
+        return list((await self.lobby_page(game))["rooms"])
+
+    async def lobby_page(
+        self, game: str | None = None, *, limit: int | None = None, after: str | None = None
+    ) -> dict[str, Any]:
+        """A page of the lobby: ``rooms`` and ``next`` (pass it as ``after`` for the next
+        page; None after the last)."""
         fields: dict[str, Any] = {"game": game} if game else {}
-        return list((await self.request("rooms", **fields))["rooms"])
+        if limit is not None:
+            fields["limit"] = limit
+        if after is not None:
+            fields["after"] = after
+        return await self.request("rooms", **fields)
 
     async def watch_lobby(self, game: str | None = None) -> list[dict[str, Any]]:
         fields: dict[str, Any] = {"game": game} if game else {}

@@ -451,7 +451,7 @@ class Terminal:
         except ServerError as exc:
             if exc.code != "no_such_room":
                 raise
-            mirror = await self.client.join(code=target.upper(), watch=watch)
+            mirror = await self.client.join(code=target, watch=watch)  # the server reads any case
         if mirror.seat is not None:
             self._remember(mirror.room)
         return mirror

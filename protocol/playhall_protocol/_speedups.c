@@ -1,29 +1,33 @@
-/* The hot loops of every move, in C: packing a value as msgpack, working out the diff between
- * two views packed straight into msgpack bytes, and decoding a client's frame.
+/* The hot loops of every move, in C: the diff between two views (diff.make_diff), packed
+ * straight into msgpack bytes, and the packer that does it, on its own for every frame:
  *
- * Each is an exact twin of its Python reference, which stays the specification and is used
- * wherever this module is not built:
- *
+ *   packed_diff(old, new, memo) == pack(diff.make_diff(old, new))
  *   pack(value)                 == msgpack.Packer(use_bin_type=True, strict_types=True,
  *                                                 default=codec._as_plain).pack(value)
- *   packed_diff(old, new, memo) == pack(diff.make_diff(old, new, python_memo))
- *   decode_frame(frame, depth)  == codec.decode_reference(frame, depth), its refusals raised
- *                                  as ValueError with the reason
  *
- * The tests compare each pair on random values (tests/protocol/test_speedups.py).
+ * make_diff and msgpack's Packer are the specifications and are used wherever this module is
+ * not built; the tests compare each pair on random values (tests/protocol/test_speedups.py).
  *
  * Why C: a move's broadcast diffs each viewer's view and packs the diff into its frame. In
  * Python (compiled or not) each op costs a list, a path list and a trip through msgpack's
  * generic packer; here the walk writes the op's bytes as it finds it, and nothing but the
- * result is allocated.
+ * result is allocated. No library does this: JSON-patch libraries diff but neither pack nor
+ * share work across viewers.
  *
- * The packer handles the exact types views and messages are made of (None, bool, int, float,
- * str, bytes, bytearray, dict, list, tuple). Anything else (an enum, a subclass, a memoryview)
- * is handed to the fallback, msgpack's own packer (set_fallback), and its bytes spliced in; its
- * nesting limit then starts afresh inside that value.
+ * The walk decides "same or not" as make_diff does (equal, and of the same msgpack types all
+ * the way down) but cheaper: values that are the very same object are skipped, and element
+ * types are compared instead of encodings. The memo (one dict per broadcast) lets a subtree
+ * pair that several viewers' views share by identity, at the same path, be walked once.
+ *
+ * The packer handles the exact types views are made of (None, bool, int, float, str, bytes,
+ * bytearray, dict, list, tuple). Anything else (an enum, a subclass, a memoryview) is handed
+ * to the fallback, msgpack's own packer (set_fallback), and its bytes spliced in; its nesting
+ * limit then starts afresh inside that value.
  *
  * Views are plain data that nobody changes once built (the server's rule): the walks hold
- * borrowed references while they compare.
+ * borrowed references while they compare. The module keeps one output buffer and one path
+ * stack for reuse (a reentrant call gets fresh ones): it is single-phase initialised and relies
+ * on the GIL, so it is not for free-threaded builds or subinterpreters.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -345,6 +349,8 @@ static int pack_value(Buf *b, PyObject *o, int limit)
     return pack_other(b, o);
 }
 
+/* The packer on its own, for every frame and stored record: msgpack's Packer takes about twice
+ * the instructions for the same bytes (its per-call set-up, and a type test per value). */
 static PyObject *speedups_pack(PyObject *module, PyObject *value)
 {
     Buf own;
@@ -485,7 +491,7 @@ static int exact(PyObject *a, PyObject *b)
     return r;
 }
 
-/* Whether two values differ on the wire: 1, 0, or -1 on error (make_diff's _same, negated). */
+/* Whether two values differ on the wire: 1, 0, or -1 on error (not make_diff's _same). */
 static int differ(PyObject *a, PyObject *b)
 {
     if (a == b)
@@ -505,7 +511,7 @@ static int differ(PyObject *a, PyObject *b)
 static int diff_maps(Differ *d, PyObject *old, PyObject *new, int memo);
 static int diff_arrays(Differ *d, PyObject *old, PyObject *new);
 
-/* make_diff's _diff: two values known to differ, at the current path. */
+/* Two values known to differ, at the current path. */
 static int diff_any(Differ *d, PyObject *old, PyObject *new)
 {
     if (PyDict_Check(old) && PyDict_Check(new))
@@ -515,7 +521,7 @@ static int diff_any(Differ *d, PyObject *old, PyObject *new)
     return op_set(d, new);
 }
 
-/* make_diff's _recalled: two maps or non-empty arrays at the current path, from the memo if
+/* Two maps or non-empty arrays at the current path, from the memo if
  * another view's diff worked them out at this same path. An entry holds both objects (so their
  * addresses are not reused while it lives), the path, the ops' bytes and how many ops. */
 static int recalled(Differ *d, PyObject *old, PyObject *new)
@@ -577,7 +583,7 @@ fail:
     return -1;
 }
 
-/* make_diff's _diff_maps: two maps (maybe the same) at the current path. */
+/* Two maps (maybe the same) at the current path. */
 static int diff_maps(Differ *d, PyObject *old, PyObject *new, int memo)
 {
     Py_ssize_t added = 0, changed = 0, start = d->out->len, start_ops = d->ops;
@@ -685,7 +691,7 @@ static int both_nested(PyObject *a, PyObject *b)
     return (PyDict_Check(a) && PyDict_Check(b)) || (PyList_Check(a) && PyList_Check(b));
 }
 
-/* make_diff's _diff_arrays: two non-empty arrays (maybe the same) at the current path. */
+/* Two non-empty arrays (maybe the same) at the current path. */
 static int diff_arrays(Differ *d, PyObject *old, PyObject *new)
 {
     Py_ssize_t n = PyList_GET_SIZE(old), m = PyList_GET_SIZE(new);
@@ -832,341 +838,7 @@ static PyObject *speedups_packed_diff(PyObject *module, PyObject *const *args, P
     return result;
 }
 
-/* -- decoding a frame ------------------------------------------------------------------- */
-
-/* codec.decode's reference is msgpack.unpackb (raw=False, strict_map_key=True) followed by
- * checks of its own; here the checks are made while reading. The reasons are the reference's
- * where both see the same fault first; a frame with several faults may be refused for another
- * one of them (always with bad_frame). */
-
-typedef struct {
-    const unsigned char *p;
-    const unsigned char *end;
-    int max_depth;
-} Reader;
-
-/* msgpack's own limit on nesting while unpacking (its STACK_DEPTH). */
-#define UNPACK_STACK 1024
-
-static PyObject *refuse(const char *reason)
-{
-    PyErr_SetString(PyExc_ValueError, reason);
-    return NULL;
-}
-
-static PyObject *incomplete(void)
-{
-    return refuse("not a single msgpack value: incomplete input");
-}
-
-static inline int have(Reader *r, Py_ssize_t n)
-{
-    return r->end - r->p >= n;
-}
-
-static inline uint64_t read_be(const unsigned char *p, int size)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < size; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static PyObject *read_value(Reader *r, int level);
-
-/* The length that follows a type byte (1, 2 or 4 bytes), or -1 if the input ends first. */
-static Py_ssize_t read_length(Reader *r, int size)
-{
-    if (!have(r, size))
-        return -1;
-    Py_ssize_t n = (Py_ssize_t)read_be(r->p, size);
-    r->p += size;
-    return n;
-}
-
-static PyObject *read_str(Reader *r, Py_ssize_t n)
-{
-    if (n < 0 || !have(r, n))
-        return incomplete();
-    PyObject *s = PyUnicode_DecodeUTF8((const char *)r->p, n, NULL);
-    if (s == NULL) {
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyObject *text = value != NULL ? PyObject_Str(value) : NULL;
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(tb);
-        if (text == NULL)
-            return NULL;
-        PyErr_Format(PyExc_ValueError, "not a single msgpack value: %U", text);
-        Py_DECREF(text);
-        return NULL;
-    }
-    r->p += n;
-    return s;
-}
-
-static PyObject *read_bin(Reader *r, Py_ssize_t n)
-{
-    if (n < 0 || !have(r, n))
-        return incomplete();
-    PyObject *b = PyBytes_FromStringAndSize((const char *)r->p, n);
-    r->p += n;
-    return b;
-}
-
-/* `level`: how deep a container read here sits (the frame's own map is 1). */
-static int check_level(Reader *r, int level)
-{
-    if (level > r->max_depth) {
-        PyErr_Format(PyExc_ValueError, "nested deeper than %d levels", r->max_depth);
-        return -1;
-    }
-    if (level > UNPACK_STACK) {
-        PyErr_SetString(PyExc_ValueError, "not a single msgpack value: nested too deeply");
-        return -1;
-    }
-    return 0;
-}
-
-/* The keys of recent frames, interned, by a hash of their bytes: frames have a few dozen
- * distinct keys ("t", "id", "room", ...), and taking the str made last time saves decoding and
- * interning it again. A slot holds one key; a collision just replaces it. */
-#define KEY_SLOTS 256
-static PyObject *key_slots[KEY_SLOTS];
-
-/* The slot of a cache of `count` slots for the n bytes at data (FNV-1a of them). */
-static PyObject **slot_of(PyObject **slots, uint32_t count, const unsigned char *data,
-                          Py_ssize_t n)
-{
-    uint32_t hash = 2166136261u;
-    for (Py_ssize_t i = 0; i < n; i++)
-        hash = (hash ^ data[i]) * 16777619u;
-    return &slots[hash % count];
-}
-
-/* Whether a slot's str (compact ASCII, or NULL) is the n bytes at data. */
-static int holds(PyObject *known, const unsigned char *data, Py_ssize_t n)
-{
-    return known != NULL && PyUnicode_GET_LENGTH(known) == n &&
-           memcmp(PyUnicode_DATA(known), data, (size_t)n) == 0;
-}
-
-/* A map key that is a fixstr (at most 31 bytes), interned: msgpack interns map keys too, so
- * lookups by literal keys hit at once. */
-static PyObject *read_short_key(Reader *r)
-{
-    Py_ssize_t n = *r->p & 0x1f;
-    if (!have(r, 1 + n)) {
-        r->p++;
-        return incomplete();
-    }
-    PyObject **slot = slot_of(key_slots, KEY_SLOTS, r->p + 1, n);
-    if (holds(*slot, r->p + 1, n)) {
-        r->p += 1 + n;
-        Py_INCREF(*slot);
-        return *slot;
-    }
-    r->p++;
-    PyObject *key = read_str(r, n);
-    if (key == NULL)
-        return NULL;
-    PyUnicode_InternInPlace(&key);
-    if (PyUnicode_IS_COMPACT_ASCII(key)) { /* its characters are its bytes: comparable above */
-        Py_INCREF(key);
-        Py_XSETREF(*slot, key);
-    }
-    return key;
-}
-
-/* Short string values of recent frames, by a hash of their bytes, as the keys above but not
- * interned: a game's words ("steal", a card's code, a colour) recur frame after frame, and the
- * str made last time saves decoding one and, later, freeing it. Longer values (room ids, names)
- * vary too much to be worth a slot. */
-#define VALUE_SLOTS 512
-#define SHORT_VALUE 8
-static PyObject *value_slots[VALUE_SLOTS];
-
-/* A fixstr value of n bytes (its type byte already read). */
-static PyObject *read_fixstr(Reader *r, Py_ssize_t n)
-{
-    if (n > SHORT_VALUE || !have(r, n))
-        return read_str(r, n);
-    PyObject **slot = slot_of(value_slots, VALUE_SLOTS, r->p, n);
-    if (holds(*slot, r->p, n)) {
-        r->p += n;
-        Py_INCREF(*slot);
-        return *slot;
-    }
-    PyObject *value = read_str(r, n);
-    if (value != NULL && PyUnicode_IS_COMPACT_ASCII(value)) {
-        Py_INCREF(value);
-        Py_XSETREF(*slot, value);
-    }
-    return value;
-}
-
-static PyObject *read_array(Reader *r, Py_ssize_t n, int level)
-{
-    if (n < 0 || !have(r, n)) /* every element takes a byte at least */
-        return incomplete();
-    if (check_level(r, level) < 0)
-        return NULL;
-    PyObject *list = PyList_New(n);
-    if (list == NULL)
-        return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = read_value(r, level + 1);
-        if (item == NULL) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, i, item);
-    }
-    return list;
-}
-
-static PyObject *read_map(Reader *r, Py_ssize_t n, int level)
-{
-    if (n < 0 || !have(r, 2 * n))
-        return incomplete();
-    if (check_level(r, level) < 0)
-        return NULL;
-    /* Sized for its entries at once: an empty dict holds five, so the six of a move or an
-     * update frame cost a resize on the way. (n is bounded by the frame's bytes, checked above.) */
-    PyObject *map = _PyDict_NewPresized(n);
-    if (map == NULL)
-        return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *key;
-        if (have(r, 1) && (*r->p & 0xe0) == 0xa0) { /* a short str: the common key */
-            key = read_short_key(r);
-        }
-        else {
-            key = read_value(r, level + 1);
-            if (key != NULL && !PyUnicode_CheckExact(key)) {
-                Py_DECREF(key);
-                refuse("map keys must be strings");
-                key = NULL;
-            }
-            if (key != NULL)
-                PyUnicode_InternInPlace(&key);
-        }
-        if (key == NULL)
-            goto fail;
-        PyObject *value = read_value(r, level + 1);
-        if (value == NULL) {
-            Py_DECREF(key);
-            goto fail;
-        }
-        int failed = PyDict_SetItem(map, key, value);
-        Py_DECREF(key);
-        Py_DECREF(value);
-        if (failed)
-            goto fail;
-    }
-    return map;
-fail:
-    Py_DECREF(map);
-    return NULL;
-}
-
-static PyObject *read_value(Reader *r, int level)
-{
-    if (!have(r, 1))
-        return incomplete();
-    unsigned char b = *r->p++;
-    if (b <= 0x7f)
-        return PyLong_FromLong(b);
-    if (b >= 0xe0)
-        return PyLong_FromLong((int8_t)b);
-    if (b >= 0xa0 && b <= 0xbf)
-        return read_fixstr(r, b & 0x1f);
-    if (b >= 0x90 && b <= 0x9f)
-        return read_array(r, b & 0x0f, level);
-    if (b >= 0x80 && b <= 0x8f)
-        return read_map(r, b & 0x0f, level);
-    int size;
-    switch (b) {
-    case 0xc0: Py_RETURN_NONE;
-    case 0xc2: Py_RETURN_FALSE;
-    case 0xc3: Py_RETURN_TRUE;
-    case 0xcc: case 0xcd: case 0xce: case 0xcf:
-        size = 1 << (b - 0xcc);
-        if (!have(r, size))
-            return incomplete();
-        r->p += size;
-        return PyLong_FromUnsignedLongLong(read_be(r->p - size, size));
-    case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
-        size = 1 << (b - 0xd0);
-        if (!have(r, size))
-            return incomplete();
-        uint64_t u = read_be(r->p, size);
-        r->p += size;
-        int shift = 64 - 8 * size; /* sign-extend from the value's own width */
-        return PyLong_FromLongLong((long long)(u << shift) >> shift);
-    }
-    case 0xca: {
-        if (!have(r, 4))
-            return incomplete();
-        uint32_t bits = (uint32_t)read_be(r->p, 4);
-        float f;
-        memcpy(&f, &bits, sizeof f);
-        r->p += 4;
-        return PyFloat_FromDouble((double)f);
-    }
-    case 0xcb: {
-        if (!have(r, 8))
-            return incomplete();
-        uint64_t bits = read_be(r->p, 8);
-        double d;
-        memcpy(&d, &bits, sizeof d);
-        r->p += 8;
-        return PyFloat_FromDouble(d);
-    }
-    case 0xd9: return read_str(r, read_length(r, 1));
-    case 0xda: return read_str(r, read_length(r, 2));
-    case 0xdb: return read_str(r, read_length(r, 4));
-    case 0xc4: return read_bin(r, read_length(r, 1));
-    case 0xc5: return read_bin(r, read_length(r, 2));
-    case 0xc6: return read_bin(r, read_length(r, 4));
-    case 0xdc: return read_array(r, read_length(r, 2), level);
-    case 0xdd: return read_array(r, read_length(r, 4), level);
-    case 0xde: return read_map(r, read_length(r, 2), level);
-    case 0xdf: return read_map(r, read_length(r, 4), level);
-    case 0xc7: case 0xc8: case 0xc9: /* ext 8/16/32 */
-    case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: /* fixext; timestamps among them */
-        return refuse("msgpack extension types are not part of the protocol");
-    default: /* 0xc1: never used */
-        return refuse("not a single msgpack value: 0xc1 is not a msgpack type");
-    }
-}
-
-static PyObject *speedups_decode_frame(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 2 || !PyBytes_Check(args[0]) || !PyLong_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "decode_frame(frame: bytes, max_depth: int)");
-        return NULL;
-    }
-    long limit = PyLong_AsLong(args[1]);
-    if (limit == -1 && PyErr_Occurred())
-        return NULL;
-    int max_depth = limit > INT_MAX ? INT_MAX : limit < 0 ? 0 : (int)limit;
-    Reader r = {(const unsigned char *)PyBytes_AS_STRING(args[0]), NULL, max_depth};
-    r.end = r.p + PyBytes_GET_SIZE(args[0]);
-    PyObject *message = read_value(&r, 1);
-    if (message == NULL)
-        return NULL;
-    if (r.p != r.end) {
-        Py_DECREF(message);
-        return refuse("not a single msgpack value: extra data after it");
-    }
-    if (!PyDict_CheckExact(message)) {
-        Py_DECREF(message);
-        return refuse("a frame must be a msgpack map");
-    }
-    return message;
-}
+/* -- the fallback packer ---------------------------------------------------------------- */
 
 static PyObject *speedups_set_fallback(PyObject *module, PyObject *args)
 {
@@ -1189,11 +861,9 @@ static PyMethodDef methods[] = {
      "pack(value) -> bytes: value as msgpack, as codec's packer makes it."},
     {"packed_diff", (PyCFunction)(void (*)(void))speedups_packed_diff, METH_FASTCALL,
      "packed_diff(old, new, memo=None) -> bytes: pack(make_diff(old, new)), in one pass.\n\n"
-     "memo: a dict shared by the diffs of one version's views (see make_diff); only this\n"
+     "memo: a dict shared by the diffs of one version's views (see diff.packed_diff); only\n"
+     "this"
      "function may read or write it."},
-    {"decode_frame", (PyCFunction)(void (*)(void))speedups_decode_frame, METH_FASTCALL,
-     "decode_frame(frame, max_depth) -> dict: codec.decode's checks and msgpack's unpacking in\n"
-     "one pass; raises ValueError with the reason a frame is refused."},
     {"set_fallback", speedups_set_fallback, METH_VARARGS,
      "set_fallback(packer, nest_limit): packer(value) -> bytes packs what this module does not\n"
      "handle; nest_limit is the packer's own limit on nesting."},
@@ -1202,7 +872,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "playhall_protocol._speedups",
-    "C twins of codec.pack, pack(make_diff(...)) and codec.decode_reference; see _speedups.c.",
+    "codec.pack, and pack(make_diff(...)) in one pass; see _speedups.c.",
     -1, methods,
     NULL, NULL, NULL, NULL,
 };

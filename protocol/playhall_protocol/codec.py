@@ -1,13 +1,14 @@
 """Frames on the wire: one msgpack map per binary websocket message.
 
-Strings are msgpack str (UTF-8); raw bytes are msgpack bin; maps have string keys. Decoding
-refuses anything else with a :class:`ProtocolError` carrying an error code, so a bad frame is
-always answered, never crashes the reader.
+Strings are msgpack str (UTF-8); raw bytes are msgpack bin; maps have string keys, none twice.
+Decoding refuses anything else with a :class:`ProtocolError` carrying an error code, so a bad
+frame is always answered, never crashes the reader.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from types import ModuleType
 from typing import Any, Final
 
@@ -56,20 +57,20 @@ _PACKER: Final = msgpack.Packer(use_bin_type=True, strict_types=True, default=_a
 
 
 #: Whether the C speedups are to be used where built: ``PLAYHALL_SPEEDUPS=0`` asks for the
-#: Python references instead (here and in the server's other C twins).
-SPEEDUPS_WANTED = os.environ.get("PLAYHALL_SPEEDUPS", "1") != "0"
+#: Python references instead. The one place the setting is read.
+SPEEDUPS_WANTED: Final = os.environ.get("PLAYHALL_SPEEDUPS", "1") != "0"
 
 
 def _load_speedups() -> ModuleType | None:
-    """The C twins of this packer, of the decoder and of packing a diff (``_speedups.c``, built
-    by the install where a C compiler is at hand), unless :data:`SPEEDUPS_WANTED` says no."""
+    """The C twins of this packer and of packing a view diff (``_speedups.c``, built by the
+    install where a C compiler is at hand), unless :data:`SPEEDUPS_WANTED` says no."""
     if not SPEEDUPS_WANTED:
         return None
     try:
         from playhall_protocol import _speedups
     except ImportError:
         return None
-    # What the C packer does not handle itself (enums, subclasses, ...) it hands to this one.
+    # What its packer does not handle itself (enums, subclasses, ...) it hands to this one.
     _speedups.set_fallback(_PACKER.pack, msgpack.fallback.DEFAULT_RECURSE_LIMIT)
     return _speedups
 
@@ -113,43 +114,46 @@ _FIXMAP_HEADS: Final = [bytes((0x80 | size,)) for size in range(16)]
 def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
     """Decode one frame into a message map, or raise :class:`ProtocolError` (``bad_frame``).
 
-    A frame is one msgpack map with string keys, nested at most ``max_depth`` levels (the map
-    itself is 1), without extension types."""
+    A frame is one msgpack map with string keys, no key twice in any map, nested at most
+    ``max_depth`` levels (the map itself is 1), without extension types. msgpack's own
+    unpacker reads it; the checks it does not make are made here."""
     if isinstance(frame, str):
         raise ProtocolError(BAD_FRAME, "text frames are not accepted; send binary msgpack")
-    if _C_DECODE is not None and type(frame) is bytes:
-        try:
-            message: dict[str, Any] = _C_DECODE(frame, max_depth)
-        except ValueError as exc:
-            raise ProtocolError(BAD_FRAME, str(exc)) from None
-        return message
-    return decode_reference(frame, max_depth)
-
-
-def decode_reference(frame: bytes, max_depth: int = 32) -> dict[str, Any]:
-    """:func:`decode` in Python, on msgpack's unpacker: the specification of the C one."""
-    try:
-        message = msgpack.unpackb(
-            frame, raw=False, strict_map_key=True, use_list=True, ext_hook=_refuse_ext, timestamp=0
-        )
-    except _ExtRefused:
-        raise ProtocolError(BAD_FRAME, _NO_EXT) from None
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
-        raise ProtocolError(BAD_FRAME, f"not a single msgpack value: {exc}") from None
-    if not isinstance(message, dict):
+    message = _unpack(frame, None)
+    if type(message) is not dict:
         raise ProtocolError(BAD_FRAME, "a frame must be a msgpack map")
-    depth = _depth(message, max_depth)
-    if depth == _NOT_STR_KEY:
-        raise ProtocolError(BAD_FRAME, "map keys must be strings")
-    if depth == _TIMESTAMP:
-        raise ProtocolError(BAD_FRAME, _NO_EXT)
-    if depth > max_depth:
-        raise ProtocolError(BAD_FRAME, f"nested deeper than {max_depth} levels")
+    problem = _check(message, 1, max_depth)
+    if problem is not None:
+        raise ProtocolError(BAD_FRAME, problem)
+    # A map that had a key twice decodes to fewer entries, so the frame is then not what
+    # packing the message gives. Nearly every frame is packed as this packer packs (the
+    # smallest form of each value), and that comparison clears it; any other is unpacked again,
+    # map by map, to look for the key.
+    if _pack(message) != frame:
+        _unpack(frame, _map)
     return message
 
 
-_C_DECODE: Final[Any] = SPEEDUPS.decode_frame if SPEEDUPS is not None else None
-_NO_EXT = "msgpack extension types are not part of the protocol"
+def _unpack(frame: bytes, pairs_hook: Any) -> Any:
+    try:
+        return msgpack.unpackb(
+            frame,
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            object_pairs_hook=pairs_hook,
+            ext_hook=_refuse_ext,
+            timestamp=0,
+        )
+    except _ExtRefused:
+        raise ProtocolError(BAD_FRAME, _NO_EXT) from None
+    except _DuplicateKey:
+        raise ProtocolError(BAD_FRAME, "a map has the same key twice") from None
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+        raise ProtocolError(BAD_FRAME, f"not a single msgpack value: {exc}") from None
+
+
+_NO_EXT: Final = "msgpack extension types are not part of the protocol"
 
 
 class _ExtRefused(Exception):
@@ -158,41 +162,48 @@ class _ExtRefused(Exception):
 
 def _refuse_ext(code: int, data: bytes) -> Any:
     # Extension types would reach engines and Redis as foreign objects. (msgpack decodes the
-    # timestamp type itself, without asking this hook: _depth refuses those.)
+    # timestamp type itself, without asking this hook: _check refuses those.)
     raise _ExtRefused
 
 
-_NOT_STR_KEY: Final = -1
-_TIMESTAMP: Final = -2
+class _DuplicateKey(Exception):
+    pass
 
 
-def _depth(data: Any, limit: int) -> int:
-    """Nesting depth (maps and arrays), stopping as soon as it passes ``limit`` (deep frames
-    are cheap to make and expensive to walk later); ``_NOT_STR_KEY`` if a map has a key that is
-    not a string (msgpack's strict_map_key still lets bin keys through), ``_TIMESTAMP`` if a
-    value is a msgpack timestamp. Iterative: no recursion for an attacker to exhaust."""
-    deepest = 1
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        node, level = stack.pop()
-        if level > deepest:
-            deepest = level
-            if deepest > limit:
-                return deepest
-        # Plain loops and exact types (msgpack makes exact dicts and lists): generator
-        # expressions made this check cost three times the decoding itself.
-        if type(node) is dict:
-            for key, value in node.items():
-                if type(key) is not str:
-                    return _NOT_STR_KEY
-                if type(value) is dict or type(value) is list:
-                    stack.append((value, level + 1))
-                elif type(value) is msgpack.Timestamp:
-                    return _TIMESTAMP
-        else:
-            for value in node:
-                if type(value) is dict or type(value) is list:
-                    stack.append((value, level + 1))
-                elif type(value) is msgpack.Timestamp:
-                    return _TIMESTAMP
-    return deepest
+def _map(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    """A map of the frame from its key-value pairs as they came, refusing a key that comes
+    twice (``dict`` alone would keep the last value silently, and a check of the first value
+    would be bypassed)."""
+    built = dict(pairs)
+    if len(built) != len(pairs):
+        raise _DuplicateKey
+    return built
+
+
+def _check(node: dict[Any, Any] | list[Any], level: int, limit: int) -> str | None:
+    """Why the map or array ``node``, at nesting ``level``, breaks the protocol (a key that is
+    not a string: msgpack's strict_map_key still lets bin keys through; a msgpack timestamp;
+    nesting past ``limit``), or None. The recursion stops at ``limit``, so its depth is
+    bounded whatever the frame."""
+    if level > limit:
+        return f"nested deeper than {limit} levels"
+    # Plain loops and exact types (msgpack makes exact dicts and lists): generator
+    # expressions made this check cost three times the decoding itself.
+    timestamp = _TIMESTAMP  # a local: compiled, a module global is a dict lookup per use
+    values: Iterable[Any] = node
+    if type(node) is dict:
+        for key in node:
+            if type(key) is not str:
+                return "map keys must be strings"
+        values = node.values()
+    for value in values:
+        if type(value) is dict or type(value) is list:
+            problem = _check(value, level + 1, limit)
+            if problem is not None:
+                return problem
+        elif type(value) is timestamp:
+            return _NO_EXT
+    return None
+
+
+_TIMESTAMP: Final = msgpack.Timestamp

@@ -13,234 +13,105 @@ steps into a map, an int into an array.
     Truncate the array at ``path`` to length ``n`` (n never grows an array: "set" appends).
 
 Values are copied in whole; nothing is shared between ops. ``make_diff`` is the reference
-producer, ``apply_diff`` the reference consumer.
+producer (short and plain: it is the specification; the server packs its diffs in C where that is
+built, tested against it op for op), ``apply_diff`` the reference consumer.
 """
 
 from __future__ import annotations
 
-from operator import is_
 from typing import Any, Final, TypeGuard
+
+import msgpack
 
 from playhall_protocol.codec import SPEEDUPS, pack
 
 Path = list[str | int]
 Op = list[Any]
 
+#: A map (not the whole view) with at most this many keys, most of them changed, is sent whole:
+#: one op instead of one per key (a game's record of the last move, say).
+SMALL_MAP: Final = 8
+#: A short array (at most this many elements in common) whose elements mostly changed is sent
+#: whole, unless every changed element is a map or an array on both sides (whose own diffs are
+#: usually far smaller).
+SHORT_ARRAY: Final = 8
 
-#: Ops already worked out for a pair of subtrees (old, new) at a path, keyed by their ids: see
-#: :func:`make_diff`. The entry holds both objects, so their ids are not reused while it lives.
-Memo = dict[tuple[int, int], tuple[Any, Any, Path, list[Op]]]
 
-
-def make_diff(old: Any, new: Any, memo: Memo | None = None) -> list[Op]:
-    """Operations that turn ``old`` into ``new`` (``[]`` if equal).
-
-    ``memo``, shared by the diffs of several viewers' views of one version, lets a subtree
-    that those views share (the very same objects, at the same path: the public part of a game
-    state, say) be diffed once; the other viewers' diffs take the same ops. Views must not be
-    changed once built for this to hold, which is the server's rule anyway."""
+def make_diff(old: Any, new: Any) -> list[Op]:
+    """Operations that turn ``old`` into ``new`` (``[]`` if equal): the specification of the
+    server's diffs (:func:`packed_diff` must give exactly these ops, packed)."""
     ops: list[Op] = []
-    if type(old) is dict and type(new) is dict:
-        _diff_maps(old, new, [], ops, memo)
-    elif not _same(old, new):
+    if not _same(old, new):
         _diff(old, new, [], ops)
     return ops
 
 
 def packed_diff(old: Any, new: Any, memo: dict[Any, Any] | None = None) -> bytes:
-    """``pack(make_diff(old, new, memo))``, the bytes a frame carries, worked out in one pass
-    by the C speedups where they are built (no op or path list is made).
+    """``pack(make_diff(old, new))``, the bytes a frame carries: worked out in one pass by the
+    C speedups where they are built (no op or path list is made), else by :func:`make_diff`.
 
-    ``memo`` is as :func:`make_diff`'s, shared by the diffs of one version's views; its entries
-    are this function's own, so a memo is used with one of the two functions only."""
+    ``memo``, one dict shared by the diffs of one version's views, lets the C walk diff a
+    subtree pair that those views share (the very same objects at the same path: the public
+    part of a game state, say) once; the bytes are the same with or without it. Views must not
+    be changed once built for this to hold, which is the server's rule anyway."""
     if _C_PACKED_DIFF is not None:
         packed: bytes = _C_PACKED_DIFF(old, new, memo)
         return packed
-    return pack(make_diff(old, new, memo))
+    return pack(make_diff(old, new))
 
 
 _C_PACKED_DIFF: Final[Any] = SPEEDUPS.packed_diff if SPEEDUPS is not None else None
-
-_CONTAINERS: Final = (dict, list)
-#: Types whose ``==`` is exact on the wire once both sides have the same type.
-_SCALARS: Final = frozenset({str, int, float, bool, type(None), bytes})
-_MISSING: Final = object()
 
 
 def _same(a: Any, b: Any) -> bool:
     """Equal as msgpack sees them. Python's ``==`` says ``True == 1 == 1.0`` and so
     ``[True] == [1]``; on the wire they differ, so containers that ``==`` calls equal are
-    confirmed by comparing the types of everything inside them too (:func:`_exact`)."""
+    confirmed by their encodings."""
     if a is b:
         return True
     if type(a) is not type(b) or a != b:
         return False
-    if isinstance(a, _CONTAINERS):
-        return _exact(a, b)
+    if isinstance(a, dict | list):
+        return bool(msgpack.packb(a) == msgpack.packb(b))
     return True
 
 
-def _exact(a: Any, b: Any) -> bool:
-    """For ``a == b`` of one type: whether every value inside has the same type on both sides
-    too. Element types are compared in C; only containers inside are walked. (Map keys that
-    ``==`` calls equal are one key to the diff, so they are not looked at.)"""
-    if isinstance(a, dict):
-        xs = list(a.values())
-        ys = list(map(b.__getitem__, a))
-    else:
-        xs = a
-        ys = b
-    types = list(map(type, xs))
-    if types != list(map(type, ys)):
-        return False
-    if _SCALARS.issuperset(types):
-        return True
-    for x, y in zip(xs, ys, strict=True):
-        if x is not y and isinstance(x, _CONTAINERS) and not _exact(x, y):
-            return False
-    return True
-
-
-def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
-    """Ops for ``old`` -> ``new``, known not to be the same (see :func:`_same`)."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        _diff_maps(old, new, path, ops)
-    elif isinstance(old, list) and isinstance(new, list) and old and new:
-        _diff_arrays(old, new, path, ops)
-    else:
-        ops.append(["set", path, new])
-
-
-# The two walks below are the hot path of every move (one diff per viewer), so they are written
-# for CPython: a value that is the very same object on both sides (most of a view, from one
-# version to the next) costs one test, the common types are tested inline, and a path list is
-# built only for an op or a subtree to walk.
-
-
-#: A map (not the whole view) with at most this many keys, most of them changed, is sent whole:
-#: one op instead of one per key (a game's record of the last move, say).
-SMALL_MAP: Final = 8
-
-
-def _diff_maps(
-    old: dict[Any, Any], new: dict[Any, Any], path: Path, ops: list[Op], memo: Memo | None = None
-) -> None:
-    """Ops for two maps, which may be the same (then none)."""
-    added = 0
-    changed = 0
-    start = len(ops)
-    for key, value in new.items():
-        was = old.get(key, _MISSING)
-        if was is value:
-            continue
-        kind = type(value)
-        if kind is not type(was):
-            if was is _MISSING:
-                added += 1
-            ops.append(["set", [*path, key], value])
-        elif kind is dict or (kind is list and was and value):
-            n = len(ops)
-            if memo is None:
-                if kind is dict:
-                    _diff_maps(was, value, [*path, key], ops)
-                else:
-                    _diff_arrays(was, value, [*path, key], ops)
-            else:
-                _recalled(was, value, [*path, key], ops, memo)
-            if len(ops) == n:
-                continue
-        elif kind is list:
-            if was or value:
-                ops.append(["set", [*path, key], value])
-            else:
-                continue
-        elif was != value:
-            ops.append(["set", [*path, key], value])
-        elif isinstance(value, _CONTAINERS) and not _exact(was, value):
-            _diff(was, value, [*path, key], ops)
-        else:
-            continue
-        changed += 1
-    # Each key of new that old has is one of old's keys: if old has more, the rest are gone.
-    if len(old) > len(new) - added:
-        for key in old:
-            if key not in new:
-                ops.append(["del", [*path, key]])
-                changed += 1
-    if changed * 2 > len(new) and len(new) <= SMALL_MAP and path:
-        del ops[start:]
-        ops.append(["set", path, new])
-
-
-def _recalled(old: Any, new: Any, path: Path, ops: list[Op], memo: Memo) -> None:
-    """Ops for two maps or two non-empty arrays, from ``memo`` if another view's diff already
-    worked them out at this same path, else worked out and remembered."""
-    key = (id(old), id(new))
-    hit = memo.get(key)
-    if hit is not None and hit[0] is old and hit[1] is new and hit[2] == path:
-        ops.extend(hit[3])
-        return
-    n = len(ops)
-    if type(new) is dict:
-        _diff_maps(old, new, path, ops, memo)
-    else:
-        _diff_arrays(old, new, path, ops)
-    memo[key] = (old, new, path, ops[n:])
-
-
-def _diff_arrays(old: list[Any], new: list[Any], path: Path, ops: list[Op]) -> None:
-    """Ops for two non-empty arrays, which may be the same (then none)."""
-    n = len(old)
-    m = len(new)
-    common = n if n < m else m
-    # zip and map stop at the shorter array. A long array only appended to or truncated is
-    # found in C.
-    if common <= 4 or not all(map(is_, old, new)):
-        changed = []
-        nested = True  # every changed element is a map, or an array, in both
-        # An index loop, not zip(): compiled, it is a native loop over both lists.
-        for i in range(common):
-            a = old[i]
-            b = new[i]
-            if a is not b and (
-                type(a) is not type(b)
-                or a != b
-                or (isinstance(a, _CONTAINERS) and not _exact(a, b))
-            ):
-                changed.append(i)
-                if nested and not _both_nested(a, b):
-                    nested = False
-        # A short array whose elements mostly changed is cheaper sent whole; unless they are
-        # maps or arrays themselves (Mantis's tanks), whose own diffs are usually far smaller.
-        if common <= 8 and len(changed) * 2 > common and not nested:
-            ops.append(["set", path, new])
-            return
-        for i in changed:
-            a = old[i]
-            b = new[i]
-            kind = type(b)
-            if kind is type(a) and (kind is list or kind is dict):
-                if kind is dict:
-                    _diff_maps(a, b, [*path, i], ops)
-                elif a and b:
-                    _diff_arrays(a, b, [*path, i], ops)
-                else:
-                    ops.append(["set", [*path, i], b])
-            elif isinstance(a, _CONTAINERS) and isinstance(b, _CONTAINERS):
-                _diff(a, b, [*path, i], ops)
-            else:
-                ops.append(["set", [*path, i], b])
-    for i in range(common, m):
-        ops.append(["set", [*path, i], new[i]])
-    if m < n:
-        ops.append(["len", path, m])
-
-
-def _both_nested(a: Any, b: Any) -> bool:
-    """Whether ``a`` and ``b`` are both maps or both arrays (so they can be diffed)."""
+def _nested(a: Any, b: Any) -> bool:
+    """Both maps or both arrays: a pair that has a diff of its own."""
     return (isinstance(a, dict) and isinstance(b, dict)) or (
         isinstance(a, list) and isinstance(b, list)
     )
+
+
+def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
+    """Append the ops for ``old`` -> ``new``, known not to be the same, at ``path``."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        changed = [k for k, v in new.items() if k not in old or not _same(old[k], v)]
+        removed = [k for k in old if k not in new]
+        if path and len(new) <= SMALL_MAP and (len(changed) + len(removed)) * 2 > len(new):
+            ops.append(["set", path, new])  # a small map that mostly changed goes whole
+            return
+        for key in changed:
+            if key in old:
+                _diff(old[key], new[key], [*path, key], ops)
+            else:
+                ops.append(["set", [*path, key], new[key]])
+        for key in removed:
+            ops.append(["del", [*path, key]])
+        return
+    if isinstance(old, list) and isinstance(new, list) and old and new:
+        common = min(len(old), len(new))
+        changed_at = [i for i in range(common) if not _same(old[i], new[i])]
+        nested = all(_nested(old[i], new[i]) for i in changed_at)
+        if len(changed_at) * 2 <= common or common > SHORT_ARRAY or nested:
+            for i in changed_at:
+                _diff(old[i], new[i], [*path, i], ops)
+            for i in range(common, len(new)):
+                ops.append(["set", [*path, i], new[i]])
+            if len(new) < len(old):
+                ops.append(["len", path, len(new)])
+            return
+    ops.append(["set", path, new])
 
 
 def apply_diff(view: Any, ops: list[Any]) -> Any:

@@ -71,7 +71,11 @@ CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
     ),
     "ping": (),
     "games": (),
-    "rooms": (Field("game", str, False, MAX_KEY),),
+    "rooms": (
+        Field("game", str, False, MAX_KEY),
+        Field("limit", int, False),
+        Field("after", str, False, MAX_KEY),
+    ),
     "lobby.watch": (Field("game", str, False, MAX_KEY),),
     "lobby.unwatch": (),
     "create": (

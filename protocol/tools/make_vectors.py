@@ -192,6 +192,11 @@ def invalid_frame_cases() -> list[dict[str, Any]]:
         ("an extension type (fixext 1, type 5)", bytes.fromhex("81a178d40501")),
         ("a timestamp (extension type -1)", bytes.fromhex("81a178d6ff00000001")),
         ("33 nested containers (the map and 32 arrays)", pack(_nested(32, 0))),
+        # A key twice in one map: refused, never "the last one wins" (a check of the first
+        # value would be bypassed by the second).
+        ("a key twice in the frame's map", bytes.fromhex("83a174a470696e67a2696401a174a470696e67")),
+        ("a key twice in a nested map, same value", bytes.fromhex("81a17682a16b01a16b01")),
+        ("a key twice, the first value an extension type", bytes.fromhex("82a178d40501a17801")),
     ]
     return [{"name": name, "hex": frame.hex()} for name, frame in cases]
 

@@ -115,8 +115,13 @@ async def start(config: Config) -> Running:
     pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=64, timeout=20)
     client = aioredis.Redis(connection_pool=pool)
     await client.ping()
-    store = Store(client, RedisPipe(url), config.key_prefix, config.player_ttl)
-    lobby = Lobby(store)
+    store = Store(
+        client,
+        RedisPipe(url, timeout=config.redis_timeout),
+        config.key_prefix,
+        config.player_ttl,
+    )
+    lobby = Lobby(store, config.lobby_page, config.lobby_interval)
     rooms = RoomManager(store, config, lobby)
     endpoint = Endpoint(config, store, rooms, lobby)
     server = await asyncio.get_running_loop().create_server(
@@ -124,6 +129,7 @@ async def start(config: Config) -> Running:
     )
     running = Running(config, server, endpoint, rooms, client, embedded)
     _tune_gc()
+    listed = await store.index_lobby()
     restored = await rooms.restore_active()
     rooms.start_renewing()
     running.sweeper = asyncio.create_task(endpoint.sweep_slow())
@@ -132,9 +138,12 @@ async def start(config: Config) -> Running:
     logger.info(
         "listening",
         url=f"ws://{config.host}:{running.port}/",
+        # The web client for browsers, on the same port (playhall.net.web); none if not installed.
+        web=f"http://{config.host}:{running.port}/" if endpoint.web.files else None,
         redis=url,
         embedded=embedded is not None,
         restored_rooms=restored,
+        listed_rooms=listed,
         instance=config.instance,
         loop=eventloop.loop_name(asyncio.get_running_loop()),
         # The C speedups of packing and diffing (playhall_protocol._speedups), or the reference.

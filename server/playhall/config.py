@@ -40,6 +40,11 @@ class Config:
         "most a second on power loss (a killed server process loses nothing either way)",
         choices=("always", "everysec"),
     )
+    redis_timeout: float = setting(
+        5.0,
+        "seconds Redis may take to answer a room change (connecting included); past that the "
+        "change fails with store_failed and the connection is made again",
+    )
     key_prefix: str = setting("ph:", "prefix of every Redis key (several deployments, one Redis)")
     instance: str = setting(
         None,
@@ -49,6 +54,14 @@ class Config:
     )
     lease_ms: int = setting(10_000, "room lease time-to-live in milliseconds")
     max_frame: int = setting(64 * 1024, "largest client frame in bytes (larger: close 1009)")
+    connections_per_address: int = setting(
+        64, "connections one client address may hold at once (more: HTTP 429); 0: no limit"
+    )
+    forwarded_header: str = setting(
+        "",
+        "behind a proxy: the header it puts the client's address in (e.g. X-Forwarded-For; "
+        "its last address counts); empty: the peer address (the header is not trusted)",
+    )
     rate: float = setting(40.0, "messages per second per connection, sustained")
     burst: int = setting(80, "message burst per connection")
     outbox: int = setting(
@@ -56,6 +69,33 @@ class Config:
     )
     slow_timeout: float = setting(
         20.0, "seconds a connection may leave a frame unsent before it is closed (4000)"
+    )
+    code_tries: int = setting(
+        5, "wrong join codes a player or a client address may give before each next try waits"
+    )
+    code_backoff: float = setting(
+        2.0, "seconds of the first back-off after code_tries wrong join codes (then doubling)"
+    )
+    code_backoff_max: float = setting(
+        3600.0,
+        "longest back-off in seconds between wrong join codes; a player or address quiet "
+        "that long starts counting again",
+    )
+    lobby_page: int = setting(
+        50,
+        "rooms in a lobby page (rooms without limit, lobby.watch) and the most a rooms "
+        "request gets; also the most rooms a lobby push carries",
+    )
+    lobby_interval: float = setting(
+        1.0, "seconds between two lobby pushes to a watcher (changes in between are merged)"
+    )
+    waiting_rooms: int = setting(
+        5,
+        "waiting rooms a player may hold a seat in among those they created, at once "
+        "(one more create: too_many_rooms); 0: no limit",
+    )
+    rooms_per_minute: int = setting(
+        10, "rooms a player may create per minute (more: too_many_rooms); 0: no limit"
     )
     room_inbox: int = setting(256, "commands queued per room before 'overloaded'")
     bot_delay: float = setting(0.6, "seconds before a server bot moves (so people can follow)")
@@ -80,6 +120,11 @@ class Config:
     player_ttl: int = setting(
         90 * 24 * 3600,
         "seconds a player's identity is kept after their last hello; 0: forever",
+    )
+    unused_player_ttl: int = setting(
+        6 * 3600,
+        "seconds a player who has not yet sat down, created a room or chatted is kept after "
+        "their last hello; 0: forever",
     )
     drain_timeout: float = setting(
         10.0, "seconds SIGTERM waits for rooms to finish the commands they hold"

@@ -1,16 +1,29 @@
-"""The lobby: the games on offer, the public rooms, and live updates for clients watching it.
+"""The lobby: the games on offer, the public rooms a page at a time, and live updates for
+clients watching it.
 
-Room actors report every change of a public room here; watchers (optionally filtered by game)
-get a ``lobby`` push with the changed summaries. The listing itself is read from Redis, so it
-shows rooms of every server process sharing that Redis.
+Listing: Redis keeps a summary per listed room and, per game, an index of the listed rooms in
+listing order (rooms/views.lobby_order; see store/redis_store.py). A page reads at most
+``limit + 1`` index entries of each game and ``limit`` summaries, so a request costs the same
+with ten rooms or a hundred thousand; the listing shows rooms of every server process sharing
+that Redis.
+
+Watching: room actors report every change of a public room here. Changes are gathered and sent
+at most once per ``lobby_interval`` seconds to each watcher (the first change after a quiet
+spell at once), each push carrying at most ``lobby_page`` rooms, so what a watcher receives per
+second does not grow with the number of rooms: past that, the push says ``more`` and the
+watcher reads the listing again.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any, Protocol
 
 import msgpack
 
+from playhall.catalog import all_games
+from playhall.rooms.views import lobby_order
 from playhall.store.redis_store import Store
 from playhall_protocol import encode
 
@@ -20,9 +33,15 @@ class Watcher(Protocol):
 
 
 class Lobby:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, page: int = 50, interval: float = 1.0) -> None:
         self.store = store
+        self.page = page
+        self.interval = interval
         self._watchers: dict[Watcher, str | None] = {}
+        #: Changes not yet pushed: room id -> (game, summary or None when it left the listing).
+        self._pending: dict[str, tuple[str, dict[str, Any] | None]] = {}
+        self._flush: asyncio.TimerHandle | asyncio.Handle | None = None
+        self._flushed_at = 0.0
 
     def watch(self, watcher: Watcher, game: str | None) -> None:
         self._watchers[watcher] = game
@@ -30,20 +49,62 @@ class Lobby:
     def unwatch(self, watcher: Watcher) -> None:
         self._watchers.pop(watcher, None)
 
-    async def rooms(self, game: str | None = None) -> list[dict[str, Any]]:
-        summaries = [msgpack.unpackb(blob) for blob in await self.store.lobby()]
-        if game is not None:
-            summaries = [s for s in summaries if s["game"] == game]
-        return sorted(summaries, key=lambda s: (s["status"] != "waiting", -s["created"]))
+    async def rooms(
+        self, game: str | None = None, after: str = "", limit: int | None = None
+    ) -> dict[str, Any]:
+        """A page of the listing: ``rooms`` (summaries, waiting rooms first, then newest
+        first) and ``next``, the cursor of the following page (None after the last)."""
+        count = self.page if limit is None else max(1, min(limit, self.page))
+        games = list(all_games()) if game is None else [game] if game in all_games() else []
+        blobs, cursor = await self.store.lobby_page(games, after, count)
+        return {"rooms": [msgpack.unpackb(blob) for blob in blobs], "next": cursor}
 
     def changed(self, room: str, summary: dict[str, Any] | None, game: str) -> None:
         """A public room changed (``summary``) or left the listing (``None``)."""
-        message: dict[str, Any] = (
-            {"t": "lobby", "rooms": [summary]}
-            if summary is not None
-            else {"t": "lobby", "removed": [room]}
-        )
-        frame = encode(message)
+        self._pending[room] = (game, summary)
+        if self._flush is None:
+            wait = max(0.0, self._flushed_at + self.interval - time.monotonic())
+            self._flush = asyncio.get_running_loop().call_later(wait, self.flush)
+
+    def flush(self) -> None:
+        """Push the changes gathered since the last flush: one frame per game filter."""
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        self._flushed_at = time.monotonic()
+        pending, self._pending = self._pending, {}
+        frames: dict[str | None, bytes | None] = {}
         for watcher, wanted in self._watchers.items():
-            if wanted is None or wanted == game:
+            if wanted not in frames:
+                frames[wanted] = self._frame(pending, wanted)
+            frame = frames[wanted]
+            if frame is not None:
                 watcher.push(frame)
+
+    def _frame(
+        self, pending: dict[str, tuple[str, dict[str, Any] | None]], wanted: str | None
+    ) -> bytes | None:
+        """The push for watchers of ``wanted`` (None: every game): changed rooms in listing
+        order, then rooms gone, ``page`` of them at most; None if none concerns them."""
+        changed: list[dict[str, Any]] = []
+        removed: list[str] = []
+        for room, (game, summary) in pending.items():
+            if wanted is None or wanted == game:
+                if summary is None:
+                    removed.append(room)
+                else:
+                    changed.append(summary)
+        total = len(changed) + len(removed)
+        if not total:
+            return None
+        changed.sort(key=lobby_order)
+        changed = changed[: self.page]
+        removed = removed[: self.page - len(changed)]
+        message: dict[str, Any] = {"t": "lobby"}
+        if changed:
+            message["rooms"] = changed
+        if removed:
+            message["removed"] = removed
+        if len(changed) + len(removed) < total:
+            message["more"] = True
+        return encode(message)

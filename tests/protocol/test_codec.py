@@ -234,3 +234,40 @@ def test_timestamps_are_refused_like_every_extension_type() -> None:
     # msgpack decodes its timestamp type itself: the ext hook alone let them through.
     _refused(msgpack.packb({"t": "move", "x": msgpack.Timestamp(1)}), "extension types")
     _refused(msgpack.packb({"t": "move", "x": [{"at": msgpack.Timestamp(1, 5)}]}), "extension")
+
+
+# -- a key twice in one map ---------------------------------------------------------------------
+
+_INTS = st.integers(-(2**63), 2**63 - 1)
+#: Floats that float32 holds exactly, so both packings stand for the same message.
+_FIELDS = st.dictionaries(
+    st.text(max_size=4),
+    st.one_of(_INTS, st.text(max_size=4), st.floats(width=32, allow_nan=False)),
+    min_size=1,
+    max_size=5,
+)
+
+
+def _map_bytes(pairs: list[tuple[str, Any]], single_floats: bool) -> bytes:
+    """A msgpack map of ``pairs`` as given (a key may come twice), floats as float32 or 64."""
+    packer = msgpack.Packer(use_bin_type=True, use_single_float=single_floats)
+    return packer.pack_map_header(len(pairs)) + b"".join(
+        packer.pack(key) + packer.pack(value) for key, value in pairs)
+
+
+@given(_FIELDS, st.data(), st.booleans(), st.booleans())
+def test_a_key_twice_in_any_map_is_refused_however_the_frame_is_packed(
+    fields: dict[str, Any], data: Any, single_floats: bool, nested: bool
+) -> None:
+    """Frames packed in this codec's smallest forms and in others (float32): a duplicate is
+    found on both of decode's ways, and the same maps without it decode."""
+    pairs = list(fields.items())
+    twice = data.draw(st.sampled_from(pairs))
+    at = data.draw(st.integers(0, len(pairs)))
+    doubled = [*pairs[:at], (twice[0], data.draw(_INTS)), *pairs[at:]]
+    inner, plain = _map_bytes(doubled, single_floats), _map_bytes(pairs, single_floats)
+    wrap = (lambda body: b"\x81\xa1m" + body) if nested else (lambda body: body)
+    with pytest.raises(ProtocolError, match="same key twice") as refused:
+        decode(wrap(inner))
+    assert refused.value.code == errors.BAD_FRAME
+    assert decode(wrap(plain)) == ({"m": fields} if nested else fields)

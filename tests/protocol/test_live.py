@@ -150,13 +150,24 @@ async def test_lobby_requests(url: str) -> None:
                 assert {"name", "default", "kind", "help"} <= set(option)
                 assert set(option) <= {"name", "default", "kind", "help", "choices", "min", "max"}
                 assert option["kind"] in ("bool", "int", "str")
-        assert keys(await wire.ok("rooms", game="mantis")) == {"rooms"}
-        assert keys(await wire.ok("lobby.watch", game="mantis")) == {"rooms"}
+        assert keys(await wire.ok("rooms", game="mantis")) == {"rooms", "next"}
+        assert keys(await wire.ok("lobby.watch", game="mantis")) == {"rooms", "next"}
         created = await wire.ok("create", game="mantis", seats=3)
         change = await wire.push("lobby")
         assert keys(change) == {"rooms"} and set(change["rooms"][0]) == SUMMARY_FIELDS
         listed = (await wire.ok("rooms", game="mantis"))["rooms"]
         assert created["room"] in [s["room"] for s in listed]
+        second = await wire.ok("create", game="mantis", seats=2)
+        await wire.push("lobby")
+        first_page = await wire.ok("rooms", game="mantis", limit=1)
+        assert [s["room"] for s in first_page["rooms"]] == [second["room"]]  # newest first
+        assert isinstance(first_page["next"], str)
+        rest = await wire.ok("rooms", game="mantis", limit=1, after=first_page["next"])
+        assert [s["room"] for s in rest["rooms"]] == [created["room"]] and rest["next"] is None
+        assert len((await wire.ok("rooms", limit=0))["rooms"]) == 1  # 0 counts as 1
+        assert len((await wire.ok("rooms", limit=2**53 - 1))["rooms"]) == 2  # at most a page
+        await wire.ok("leave", room=second["room"])
+        await wire.push("lobby")
         await wire.ok("leave", room=created["room"])
         gone = await wire.push("lobby")
         assert gone == {"t": "lobby", "removed": [created["room"]]}
@@ -255,13 +266,14 @@ async def test_private_rooms_and_bots(url: str) -> None:
         await bob.ok("hello", protocol=1)
         created = await ann.ok("create", game="mantis", seats=3, private=True)
         code, room = created["code"], created["room"]
-        assert isinstance(code, str) and len(code) == 6
-        await bob.refused(errors.BAD_CODE, "join", room=room)
+        assert isinstance(code, str) and len(code) == 17 and code.count("-") == 2
+        # Without the code a private room is no room at all.
+        await bob.refused(errors.NO_SUCH_ROOM, "join", room=room)
         await bob.refused(errors.BAD_CODE, "join", code="ZZZZZZ")
-        await bob.refused(errors.NOT_IN_ROOM, "sync", room=room)
-        await bob.refused(errors.NOT_IN_ROOM, "chat", room=room, text="hello?")
-        await bob.refused(errors.NOT_SEATED, "bot", room=room, seat=2)
-        watching = await bob.ok("join", code=code, watch=True)
+        await bob.refused(errors.NO_SUCH_ROOM, "sync", room=room)
+        await bob.refused(errors.NO_SUCH_ROOM, "chat", room=room, text="hello?")
+        await bob.refused(errors.NO_SUCH_ROOM, "bot", room=room, seat=2)
+        watching = await bob.ok("join", code=code.lower(), watch=True)  # any case
         assert (watching["room"], watching["seat"]) == (room, None)
         view = (await bob.push("snapshot"))["view"]
         assert (view["you"], view["code"], view["moves"]) == (None, None, [])

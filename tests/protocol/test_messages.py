@@ -31,7 +31,11 @@ SPEC: dict[str, dict[str, tuple[tuple[type, ...], bool, int | None]]] = {
     },
     "ping": {},
     "games": {},
-    "rooms": {"game": ((str,), False, 64)},
+    "rooms": {
+        "game": ((str,), False, 64),
+        "limit": ((int,), False, None),
+        "after": ((str,), False, 64),
+    },
     "lobby.watch": {"game": ((str,), False, 64)},
     "lobby.unwatch": {},
     "create": {

@@ -105,6 +105,9 @@ def test_limits_match_the_code() -> None:
     assert f"| {token.max_len} characters |" in limits
     assert f"| {config.outbox}, then" in limits
     assert f"after {config.slow_timeout:g} s (4000)" in limits
+    assert f"| {config.connections_per_address} at once; past it the handshake gets HTTP 429" in (
+        limits
+    )
     assert f"| {config.history} versions; dropped players' seats kept {config.away_grace:g} s" in (
         limits
     )

@@ -68,3 +68,11 @@ async def server(redis_url: str) -> AsyncIterator[app.Running]:
 @pytest.fixture
 def url(server: app.Running) -> str:
     return f"ws://127.0.0.1:{server.port}/"
+
+
+@pytest.fixture
+async def unthrottled(redis_url: str) -> AsyncIterator[app.Running]:
+    """A server whose message rate lets a test send its hundreds of requests at once."""
+    running = await app.start(server_config(redis_url, rate=1e6, burst=100_000))
+    yield running
+    await running.drain()

@@ -1,5 +1,6 @@
 """Run the real server as a separate process (``python -m playhall.cli serve``), so tests can
-SIGKILL it like an operator's ``kill -9``."""
+SIGKILL it like an operator's ``kill -9``. With no Redis address it starts its embedded Redis
+(pass ``--data-dir`` in ``extra``)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 class ServerProcess:
     def __init__(
-        self, port: int, redis_url: str, prefix: str, instance: str, extra: list[str] | None = None
+        self,
+        port: int,
+        redis_url: str | None,
+        prefix: str,
+        instance: str,
+        extra: list[str] | None = None,
+        log_path: Path | None = None,
     ) -> None:
         self.port = port
+        self.log_path = log_path  # the server's stderr goes there (appended), else to a pipe
         self.args = [
             sys.executable,
             "-m",
@@ -27,8 +35,7 @@ class ServerProcess:
             "serve",
             "--port",
             str(port),
-            "--redis-url",
-            redis_url,
+            *(["--redis-url", redis_url] if redis_url else []),
             "--bot-delay",
             "0",
             "--log-format",
@@ -50,9 +57,17 @@ class ServerProcess:
         return f"ws://127.0.0.1:{self.port}/"
 
     async def start(self, timeout: float = 20) -> None:
-        self.process = subprocess.Popen(
-            self.args, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
+        log = self.log_path.open("ab") if self.log_path is not None else None
+        try:
+            self.process = subprocess.Popen(
+                self.args,
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=log if log is not None else subprocess.PIPE,
+            )
+        finally:
+            if log is not None:
+                log.close()  # the child holds its own copy
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:  # ready when it accepts a websocket
@@ -61,7 +76,7 @@ class ServerProcess:
                     return
             except OSError:
                 if self.process.poll() is not None or loop.time() > deadline:
-                    err = self.process.stderr.read().decode() if self.process.stderr else ""
+                    err = self.stderr() if self.process.poll() is not None else ""
                     raise RuntimeError(f"server did not start:\n{err[-3000:]}") from None
                 await asyncio.sleep(0.05)  # polling for readiness, not standing in for sync
 
@@ -77,5 +92,8 @@ class ServerProcess:
         return self.process.wait(timeout)
 
     def stderr(self) -> str:
+        """What the server wrote to stderr (wait for it to end first when it goes to a pipe)."""
+        if self.log_path is not None:
+            return self.log_path.read_text(errors="replace")
         assert self.process is not None and self.process.stderr is not None
         return self.process.stderr.read().decode()

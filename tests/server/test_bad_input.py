@@ -46,6 +46,8 @@ def _nested(depth: int) -> list:
         (msgpack.packb([1, 2, 3]), "must be a msgpack map"),
         (msgpack.packb({"t": "ping", "id": 1}) + b"\x00", "not a single msgpack value"),
         (msgpack.packb({"a": _nested(40)}), "nested deeper"),
+        # {"t": "ping", "id": 1, "t": "ping"}: a key twice in one map
+        (bytes.fromhex("83a174a470696e67a2696401a174a470696e67"), "same key twice"),
     ],
 )
 async def test_malformed_frames_get_bad_frame(table: Table, frame: bytes, reason: str) -> None:

@@ -61,7 +61,7 @@ async def test_private_rooms_need_their_join_code(url: str) -> None:
         room = await alice.create("mantis", 2, private=True)
         with pytest.raises(ServerError) as err:
             await bob.join(room.room)
-        assert err.value.code == "bad_code"
+        assert err.value.code == "no_such_room"  # without its code, no such room
         with pytest.raises(ServerError) as err:
             await bob.join(code="NOPE00")
         assert err.value.code == "bad_code"
@@ -223,7 +223,7 @@ async def test_a_private_rooms_rematch_is_private_with_its_own_code(url: str) ->
         assert again.view["private"] and again.view["code"] not in (None, room.view["code"])
         with pytest.raises(ServerError) as err:
             await stranger.join(new_id, watch=True)
-        assert err.value.code == "bad_code"
+        assert err.value.code == "no_such_room"
     finally:
         await alice.close()
         await stranger.close()

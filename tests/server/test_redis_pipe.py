@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
@@ -15,25 +14,7 @@ from hypothesis import strategies as st
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from playhall.store import pipe
-from playhall.store.pipe import RedisPipe, encode_bulk_reference, encode_command
-from playhall_protocol import codec
-from tests.cext import c_extension, needs
-
-_resp = c_extension("playhall.store._resp")
-NEEDS_RESP = needs(_resp, "playhall.store._resp")
-
-#: The encoder in use (C where built) and its Python reference.
-ENCODERS = pytest.mark.parametrize(
-    "encode_bulk",
-    [pytest.param(_resp and _resp.encode_bulk, marks=NEEDS_RESP), encode_bulk_reference],
-    ids=["c", "ref"],
-)
-
-
-def test_the_c_encoder_is_used_unless_the_speedups_are_switched_off() -> None:
-    expected = _resp.encode_bulk if _resp and codec.SPEEDUPS_WANTED else encode_bulk_reference
-    assert pipe.encode_bulk is expected
+from playhall.store.pipe import RedisPipe, encode_bulk, encode_command
 
 
 def test_commands_are_encoded_as_arrays_of_bulk_strings() -> None:
@@ -42,25 +23,16 @@ def test_commands_are_encoded_as_arrays_of_bulk_strings() -> None:
     )
 
 
-@ENCODERS
 @pytest.mark.parametrize("size", [0, 1, 9, 10, 99, 100, 511, 512, 513, 70_000])
-def test_bulk_string_headers_give_the_length_at_every_size(size: int, encode_bulk: Any) -> None:
+def test_bulk_string_headers_give_the_length_at_every_size(size: int) -> None:
     # Short lengths take a header made once; longer ones are formatted as they come.
     value = b"x" * size
     assert encode_bulk([value]) == b"$" + str(size).encode() + b"\r\n" + value + b"\r\n"
 
 
-@NEEDS_RESP
 @given(st.lists(st.binary(max_size=1200), max_size=30))
-def test_the_c_encoder_gives_the_references_bytes(args: list[bytes]) -> None:
-    assert _resp.encode_bulk(args) == encode_bulk_reference(args)
-
-
-@NEEDS_RESP
-@pytest.mark.parametrize("bad", [[b"a", "b"], [1], (b"a",)], ids=repr)
-def test_the_c_encoder_refuses_what_is_not_a_list_of_bytes(bad: Any) -> None:
-    with pytest.raises(TypeError):
-        _resp.encode_bulk(bad)
+def test_any_arguments_are_encoded_as_the_protocol_says(args: list[bytes]) -> None:
+    assert encode_bulk(args) == b"".join(b"$%d\r\n%b\r\n" % (len(arg), arg) for arg in args)
 
 
 async def test_concurrent_calls_get_their_own_replies_in_order(redis_url: str) -> None:

@@ -23,6 +23,10 @@ from playhall.store.redis_store import Store
 
 from .conftest import server_config
 
+#: Room ids (11 letters and digits, as the server makes them).
+LOAD1 = "loadOneRoom"
+DAMAGED = {"gap": "loadGapRoom", "bad_move": "loadBadMove"}
+
 
 @dataclass(eq=False)
 class Viewer:
@@ -97,17 +101,17 @@ async def unload(manager: RoomManager, room: Room) -> None:
 async def test_a_loaded_room_is_the_live_one_however_far_its_checkpoint_lags(
     setup: Setup,
 ) -> None:
-    room, viewers = await started_room(setup.manager, "load1")
+    room, viewers = await started_room(setup.manager, LOAD1)
     played = 0
     for moves in (3, 8, 5, 1):  # lags of 3, 3 (past a checkpoint), 0 or 8, ...
         await play(room, viewers, moves)
         played += moves
         live = room.record
-        stored = await setup.store.load("load1")
+        stored = await setup.store.load(LOAD1)
         assert stored is not None and stored.version == live.version
         assert len(stored.since) == live.version - stored.checkpoint < 8
         await unload(setup.manager, room)
-        room = await setup.manager.get("load1")
+        room = await setup.manager.get(LOAD1)
         assert room.record.pack() == live.pack()
         assert room.record.seen == live.seen
         for seat, viewer in enumerate(viewers):
@@ -119,7 +123,7 @@ async def test_a_loaded_room_is_the_live_one_however_far_its_checkpoint_lags(
     answer = await room.submit(
         "move",
         viewers[seat],
-        {"room": "load1", "version": before, "mid": mid, "move": {"type": "score"}},
+        {"room": LOAD1, "version": before, "mid": mid, "move": {"type": "score"}},
     )
     assert answer["version"] == room.record.seen[viewers[seat].player][mid]
     assert room.record.version == before
@@ -129,7 +133,7 @@ async def test_a_loaded_room_is_the_live_one_however_far_its_checkpoint_lags(
 async def test_a_room_whose_log_does_not_replay_is_refused_and_let_go(
     setup: Setup, damage: str
 ) -> None:
-    room, viewers = await started_room(setup.manager, f"load-{damage}")
+    room, viewers = await started_room(setup.manager, DAMAGED[damage])
     await play(room, viewers, 4)
     await unload(setup.manager, room)
     key = setup.store.log_key(room.record.id)

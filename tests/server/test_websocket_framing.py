@@ -160,3 +160,45 @@ async def test_a_handler_that_closes_mid_read_sees_what_the_core_alone_would_sho
         seen.append((handler.messages, sent_frames(bytes(transport.written)), ws.protocol.state))
     assert seen[0] == seen[1]
     assert seen[0][1][0] == (Opcode.CLOSE.value, (1008).to_bytes(2, "big") + b"enough")
+
+
+def _masked(payload: bytes, mask: bytes) -> bytes:
+    """A whole, final, masked binary frame (short length) with the given mask."""
+    body = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return bytes((0x82, 0x80 | len(payload))) + mask + body
+
+
+@pytest.mark.parametrize("cut", [2, 4, 6], ids=lambda cut: f"cut after {cut} bytes")
+async def test_a_frame_cut_after_its_header_is_finished_by_the_core_not_the_fast_path(
+    cut: int,
+) -> None:
+    """The core takes a frame's header off its buffer as soon as it has it, so an empty buffer
+    does not mean the core is between frames. Bytes that finish its frame must go to it even
+    when they look like the start of a frame (a mask starting 0x82 here)."""
+    ws, _transport, handler = opened()
+    first = _masked(b"first", b"\x82\x83\x82\x83")
+    second = _masked(b"second", b"\x01\x02\x03\x04")
+    ws.data_received(first[:cut])
+    ws.data_received(first[cut:] + second)
+    assert handler.messages == [b"first", b"second"]
+
+
+@pytest.mark.parametrize("cut", [0, 1, 2, 7, 11], ids=lambda cut: f"{cut} bytes with it")
+async def test_frames_that_came_with_the_handshake_request_are_read_whole(cut: int) -> None:
+    """A client that sends frames before the answer to its handshake: what came in the same
+    read as the request went to the core, and the fast path waits until the core is between
+    frames again."""
+    messages: list[bytes | str] = []
+
+    def on_open(ws: WebSocket) -> Recorder:
+        handler = Recorder(ws)
+        handler.messages = messages
+        return handler
+
+    ws = WebSocket(on_request=lambda request: None, on_open=on_open, max_size=1024)
+    ws.connection_made(Transport())
+    first = _masked(b"first", b"\x82\x83\x82\x83")
+    second = _masked(b"second", b"\x82\x86\x00\x00")
+    ws.data_received(HANDSHAKE + first[:cut])
+    ws.data_received(first[cut:] + second)
+    assert messages == [b"first", b"second"]

@@ -8,7 +8,6 @@ fast, well distributed, and trivially specified, so another implementation can r
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, MutableSequence, Sequence
 from typing import Any, Final, TypeVar
 
@@ -19,11 +18,9 @@ _GAMMA: Final = 0x9E3779B97F4A7C15
 
 
 def _c_shuffle() -> Callable[[int, list[Any]], int] | None:
-    """The C twin of :meth:`Rng.shuffle` (``_splitmix.c``), unless it was not built or the
-    speedups are switched off (``PLAYHALL_SPEEDUPS=0``, read here as the protocol's codec
-    reads it: games import nothing of the server's)."""
-    if os.environ.get("PLAYHALL_SPEEDUPS", "1") == "0":
-        return None
+    """The C twin of :meth:`Rng.shuffle` (``_splitmix.c``), where it was built. It is used
+    whenever it is there: it draws exactly what the reference draws (tested draw for draw), and
+    games import nothing of the protocol's, where ``PLAYHALL_SPEEDUPS`` is read."""
     try:
         from playhall.games._splitmix import shuffle
     except ImportError:

@@ -12,23 +12,29 @@ import asyncio
 import hashlib
 import hmac
 import itertools
+import math
 import secrets
 import time
 from http import HTTPStatus
 from typing import Any
 
-from websockets.http11 import Request
+from websockets.http11 import Request, Response
 
 from playhall import __version__, log
 from playhall.catalog import all_games, get_game
 from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
+from playhall.net.admission import Admission
+from playhall.net.guesses import GuessLimiter
 from playhall.net.session import Session, error_frame, ok_frame
+from playhall.net.web import WebFiles, is_websocket_upgrade, load_files
 from playhall.net.websocket import WebSocket, WriteBatch
-from playhall.rooms.actor import RoomError, new_room_id, new_seed
+from playhall.rooms.actor import RoomError, new_seed
+from playhall.rooms.codes import normalise_code
+from playhall.rooms.ids import new_room_id
 from playhall.rooms.manager import RoomManager
-from playhall.rooms.record import RoomRecord, Seat
+from playhall.rooms.record import WAITING, RoomRecord, Seat
 from playhall.store.outage import is_store_error, outcome_unknown
 from playhall.store.redis_store import Store
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, errors
@@ -59,15 +65,19 @@ class Endpoint:
         self._ids = itertools.count(1)
         self._background: set[asyncio.Task[None]] = set()
         self._writes = WriteBatch()  # every connection's frames of a loop pass, one callback
+        self.admission = Admission(config.connections_per_address, config.forwarded_header)
+        self.guesses = GuessLimiter(config.code_tries, config.code_backoff, config.code_backoff_max)
+        self.web = WebFiles(load_files())  # the web client, for browsers' plain GETs
         #: The embedded Redis died and is being started again (see ``app.supervise``).
         self.redis_restarting = False
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
-    def process_request(self, request: Request) -> tuple[HTTPStatus, str] | None:
-        """Plain HTTP answers on the websocket port: ``/healthz``, and 503 to handshakes while
-        draining (reconnecting clients then go to the next process instead of being closed
-        again). None accepts the handshake."""
+    def process_request(self, request: Request) -> Response | tuple[HTTPStatus, str] | None:
+        """Plain HTTP answers on the websocket port: ``/healthz``, the web client's files for
+        any other request that is not a websocket handshake (playhall.net.web), and 503 to
+        handshakes while draining (reconnecting clients then go to the next process instead of
+        being closed again). None accepts the handshake."""
         if request.path == "/healthz":
             if self.draining:
                 return HTTPStatus.SERVICE_UNAVAILABLE, "draining\n"
@@ -77,24 +87,44 @@ class Endpoint:
             if silent > self.config.lease_ms / 1000:
                 return HTTPStatus.SERVICE_UNAVAILABLE, f"redis silent for {silent:.0f}s\n"
             return HTTPStatus.OK, "ok\n"
+        if not is_websocket_upgrade(request):
+            return self.web.answer(request)
         if self.draining:
             return HTTPStatus.SERVICE_UNAVAILABLE, "server restarting\n"
         return None
 
     # -- one connection ------------------------------------------------------------------------
 
+    def _admit(self, ws: WebSocket, request: Request) -> Response | tuple[HTTPStatus, str] | None:
+        """The handshake's answer: :meth:`process_request`'s, else 429 to an address that
+        holds ``connections_per_address`` connections already; None accepts it."""
+        answer = self.process_request(request)
+        if answer is not None:
+            return answer
+        address = self.admission.address(ws.remote_address, request.headers)
+        if self.admission.full(address):
+            logger.info("connection_refused", address=address, peer=ws.remote_address)
+            return HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n"
+        ws.client_address = address
+        return None
+
     def websocket(self) -> WebSocket:
         """A new connection (the protocol factory of the listening socket)."""
-        return WebSocket(
-            on_request=self.process_request,
+        ws = WebSocket(
+            on_request=lambda request: self._admit(ws, request),
             on_open=self._opened,
             max_size=self.config.max_frame,
             batch=self._writes,
         )
+        return ws
 
     def _opened(self, ws: WebSocket) -> Session:
         session = Session(ws, self.config, self._resnapshot, self._fast_move)
-        session.log = logger.bind(conn=next(self._ids), peer=ws.remote_address)
+        session.address = ws.client_address
+        self.admission.opened(session.address)
+        session.log = logger.bind(
+            conn=next(self._ids), peer=ws.remote_address, address=session.address
+        )
         self.sessions.add(session)
         task = asyncio.get_running_loop().create_task(self._serve(session))
         self._background.add(task)
@@ -116,6 +146,7 @@ class Endpoint:
             if session.flooded:
                 clog.warning("flooding_closed", player=session.player)
             self.sessions.discard(session)
+            self.admission.closed(session.address)
             self.lobby.unwatch(session)
             for room_id in list(session.rooms):
                 room = self.rooms.rooms.get(room_id)
@@ -238,23 +269,58 @@ class Endpoint:
         if kind == "games":
             return {"games": [g.describe() for g in all_games().values()]}
         if kind == "rooms":
-            return {"rooms": await self.lobby.rooms(message.get("game"))}
+            return await self.lobby.rooms(
+                message.get("game"), message.get("after", ""), message.get("limit")
+            )
         if kind == "lobby.watch":
             self.lobby.watch(session, message.get("game"))
-            return {"rooms": await self.lobby.rooms(message.get("game"))}
+            return await self.lobby.rooms(message.get("game"))
         if kind == "lobby.unwatch":
             self.lobby.unwatch(session)
             return {}
         if self.draining:
             raise RoomError(errors.DRAINING, "the server is restarting; reconnect shortly")
         if kind == "create":
-            return await self._create(session, message)
-        return await self._room_command(session, kind, message)
+            result = await self._create(session, message)
+        else:
+            result = await self._room_command(session, kind, message)
+        await self._note_use(session, kind, result)
+        return result
 
     async def _room_command(
         self, session: Session, kind: str, message: dict[str, Any]
     ) -> dict[str, Any]:
         args = {k: v for k, v in message.items() if k not in ("t", "id")}
+        if "code" not in args:
+            return await self._to_room(session, kind, args, message["id"])
+        # A join with a code is a guess until it succeeds: wrong ones are counted per player
+        # and per address, and past code_tries each makes the next wait longer.
+        guessers = [f"player:{session.player}", f"address:{session.address}"]
+        wait = self.guesses.wait(guessers)
+        if wait > 0:
+            raise RoomError(
+                errors.TOO_MANY_TRIES,
+                f"too many wrong join codes; try again in {math.ceil(wait)} s",
+                retry_after=round(wait, 1),
+            )
+        args["code"] = normalise_code(args["code"])
+        try:
+            return await self._to_room(session, kind, args, message["id"])
+        except RoomError as exc:
+            if exc.code in (errors.NO_SUCH_ROOM, errors.BAD_CODE):
+                self._wrong_code(session, guessers)
+            raise
+
+    def _wrong_code(self, session: Session, guessers: list[str]) -> None:
+        wrong, wait = self.guesses.wrong(guessers)
+        session.log.info("wrong_code", player=session.player, wrong=wrong, backoff=wait)
+        if wrong == self.config.code_tries:
+            session.log.warning("code_backoff", player=session.player, wrong=wrong)
+
+    async def _to_room(
+        self, session: Session, kind: str, args: dict[str, Any], request: int
+    ) -> dict[str, Any]:
+        """Hand a request to its room (found by its join code if it names none)."""
         room_id = args.get("room")
         if room_id is None and "code" in args:
             room_id = await self.store.room_for_code(args["code"])
@@ -263,7 +329,7 @@ class Endpoint:
         if room_id is None:
             raise ProtocolError(errors.BAD_MESSAGE, f'{kind!r} needs "room" (or "code")')
         room = await self.rooms.get(room_id)
-        result = await room.submit(kind, session, args, message["id"])
+        result = await room.submit(kind, session, args, request)
         if kind in ("join", "sync"):
             session.rooms.add(room_id)
         elif kind == "leave":
@@ -287,18 +353,21 @@ class Endpoint:
         if token is not None:
             player, _, secret = token.partition(".")
             stored = await self.store.player(player) if player and secret else None
-            if stored is None or not hmac.compare_digest(stored[1], hash_secret(secret)):
+            if stored is None or not hmac.compare_digest(stored.token_hash, hash_secret(secret)):
                 raise ProtocolError(errors.BAD_TOKEN, "unknown or wrong player token")
-            if name and name != stored[0]:
+            if name and name != stored.name:
                 await self.store.rename_player(player, name)
-            name = name or stored[0]
+            name = name or stored.name
+            session.used = stored.used
+            await self.store.touch_player(player, self._player_ttl(session))
         else:
             player = secrets.token_hex(6)
             secret = secrets.token_urlsafe(24)
             name = name or f"Player-{player[:4]}"
-            await self.store.create_player(player, name, hash_secret(secret))
+            await self.store.create_player(
+                player, name, hash_secret(secret), self._player_ttl(session)
+            )
             new_token = f"{player}.{secret}"
-        await self.store.touch_player(player, self.config.player_ttl)
         session.player, session.name, session.protocol = player, name, max(common)
         reply: dict[str, Any] = {
             "player": player,
@@ -316,6 +385,21 @@ class Endpoint:
             reply["token"] = new_token
         return reply
 
+    def _player_ttl(self, session: Session) -> int:
+        """How long the session's player record is kept after this hello: a player who never
+        sat down, created a room or chatted is forgotten within hours (a hello costs a
+        stranger nothing; it must not leave a record for months)."""
+        return self.config.player_ttl if session.used else self.config.unused_player_ttl
+
+    async def _note_use(self, session: Session, kind: str, result: dict[str, Any]) -> None:
+        """Keep the player for ``player_ttl`` once they first sit down, create a room or chat
+        (then their token is worth keeping: it holds seats or names them in a room)."""
+        if session.used:
+            return
+        if kind in ("create", "chat") or result.get("seat") is not None:
+            await self.store.player_used(session.player, self.config.player_ttl)
+            session.used = True
+
     # -- create --------------------------------------------------------------------------------
 
     async def _create(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
@@ -328,6 +412,7 @@ class Endpoint:
         if not low <= seats <= high:
             raise RoomError(errors.BAD_SEATS, f"{game.title} takes {low} to {high} seats")
         private = bool(message.get("private", False))
+        finished_with = await self._room_quota(session)
         room_id = new_room_id()
         # Listed for its creator before it exists: if Redis then loses the reply to the room's
         # first write, the room (if it was made) is in the creator's "hello" rooms, not an
@@ -358,9 +443,37 @@ class Endpoint:
             args["seat"] = 0
         else:
             args["watch"] = True
+        await self.store.note_created(
+            session.player, room_id, finished_with, self.config.player_ttl
+        )
         joined = await room.submit("join", session, args, message["id"])
         session.rooms.add(room_id)
         return {"room": room_id, "code": code, "seat": joined["seat"], "version": joined["version"]}
+
+    async def _room_quota(self, session: Session) -> list[str]:
+        """Refuse a create past the player's caps (``rooms_per_minute``; ``waiting_rooms``
+        created rooms still waiting with the player seated); else the rooms they created that
+        no longer count (started, left, gone), to be forgotten. Costs at most
+        ``waiting_rooms`` record reads: the set never holds more than the cap and one."""
+        player, per_minute = session.player, self.config.rooms_per_minute
+        if per_minute and await self.store.count_creation(player, 60) > per_minute:
+            raise RoomError(
+                errors.TOO_MANY_ROOMS, f"at most {per_minute} new rooms a minute; wait a little"
+            )
+        done: list[str] = []
+        counted = 0
+        for room_id, blob in (await self.store.created_rooms(player)).items():
+            if blob is not None and _waits_with(RoomRecord.unpack(blob), player):
+                counted += 1
+            else:
+                done.append(room_id)
+        cap = self.config.waiting_rooms
+        if cap and counted >= cap:
+            raise RoomError(
+                errors.TOO_MANY_ROOMS,
+                f"you sit in {counted} waiting rooms you created; start or leave one first",
+            )
+        return done
 
     # -- outbox drained after overflow ---------------------------------------------------------
 
@@ -407,3 +520,8 @@ class Endpoint:
                 if not done.done():
                     done.cancel()
                     session.ws.abort()
+
+
+def _waits_with(record: RoomRecord, player: str) -> bool:
+    """Whether the room still waits for players with ``player`` seated in it."""
+    return record.status == WAITING and record.seat_of(player) is not None

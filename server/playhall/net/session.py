@@ -61,6 +61,10 @@ class Session:
         self.player = ""
         self.name = ""
         self.protocol = 0
+        #: The player has sat down, created a room or chatted (their record is kept long).
+        self.used = False
+        #: The client address this connection counts against (see net/admission.py).
+        self.address = ""
         self.rooms: set[str] = set()
         self.bucket = TokenBucket(config.rate, config.burst)
         self.frames_dropped = 0

@@ -17,6 +17,12 @@ text frames, fragments, anything malformed or oversized, anything once closing h
 to the Sans-I/O core, which answers it as the RFC says. The split is exact: the fast path only
 runs while the core holds no unparsed bytes, and it stops at the first frame it does not take.
 
+The fast path may only start where a frame starts. The core takes a frame's header off its
+buffer as soon as it has it, so whether it is between frames is worked out here from public
+things alone: the bytes it was given since the handshake, less the wire size of each frame it
+returned (:attr:`WebSocket._core_owes`). Data frames are framed here as RFC 6455 says
+(:func:`binary_frame`, checked against the library's own ``Frame.serialize``).
+
 Flow control is the transport's: when its write buffer passes the high-water mark the handler is
 told (:meth:`Handler.paused`), and told again when it drains (:meth:`Handler.resumed`); the
 session above keeps its own bounded outbox meanwhile.
@@ -32,7 +38,7 @@ from typing import Protocol, cast
 
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
-from websockets.protocol import OPEN
+from websockets.protocol import CONNECTING, OPEN
 from websockets.server import ServerProtocol
 
 from playhall import log
@@ -58,8 +64,9 @@ class Handler(Protocol):
     def closed(self) -> None: ...
 
 
-#: Answers a handshake request with a plain HTTP response (status, body), or None to accept it.
-RequestHook = Callable[[Request], tuple[HTTPStatus, str] | None]
+#: Answers a handshake request with a plain HTTP response (a whole ``Response``, or a status and
+#: a text body), or None to accept it.
+RequestHook = Callable[[Request], Response | tuple[HTTPStatus, str] | None]
 #: Makes the handler of a connection whose handshake was accepted.
 OpenHook = Callable[["WebSocket"], Handler]
 
@@ -76,6 +83,13 @@ def binary_frame(payload: bytes) -> bytes:
     if size < 65536:
         return b"\x82\x7e" + size.to_bytes(2, "big")
     return b"\x82\x7f" + size.to_bytes(8, "big")
+
+
+def wire_size(frame: Frame) -> int:
+    """How many bytes a frame from a client took on the wire: its header, mask and payload
+    (clients always mask; no extension is negotiated, so the payload is as sent)."""
+    size = len(frame.data)
+    return 6 + size + (0 if size < 126 else 2 if size < 65536 else 8)
 
 
 class WriteBatch:
@@ -129,12 +143,18 @@ class WebSocket(asyncio.Protocol):
         self.transport: Transport | None = None
         self.handler: Handler | None = None
         self.remote_address: str = ""
+        #: The client's address as the server counts connections (set at the handshake: the
+        #: peer's host, or a trusted proxy's forwarded address).
+        self.client_address: str = ""
         self.is_paused = False
         # What the Sans-I/O core would say, kept up to date after each call that can change it
-        # (see _core_called): the hot path asked the core's ``state`` property ~5 times a move
-        # and its reader's buffer once a read, each a call into interpreted code.
+        # (see _core_called): the hot path asked the core's ``state`` property ~5 times a move,
+        # each a call into interpreted code.
         self._open = False  # the core's state is OPEN
-        self._core_buffered = False  # the core's reader holds bytes of a frame cut short
+        #: Bytes the core was given since the handshake that are not yet part of a frame it
+        #: returned: while not 0 it is inside a frame, and what comes next is its to parse.
+        self._core_owes = 0
+        self._handshake_bytes = bytearray()  # what came before the handshake was answered
         self._core_wrote = False  # the core may have bytes to send (data_to_send)
         self._fragments: list[bytes] = []
         self._fragment_text = False
@@ -187,16 +207,21 @@ class WebSocket(asyncio.Protocol):
         self._arm(self._open_timeout, self.abort)
 
     def data_received(self, data: bytes) -> None:
-        if self._open and not self._fragments and not self._core_buffered:
+        if self._open and not self._fragments and not self._core_owes:
             data = self._whole_frames(data)
             if not data:
                 return
+        if self._open:
+            self._core_owes += len(data)
+        elif self.protocol.state is CONNECTING and len(self._handshake_bytes) < self._max_size:
+            self._handshake_bytes += data  # (the core bounds a request's size itself)
         self.protocol.receive_data(data)
         self._core_called()
         events = self.protocol.events_received()
         self.flush()
         for event in events:
             if isinstance(event, Frame):
+                self._core_owes -= wire_size(event)
                 self._frame(event)
             elif isinstance(event, Request):
                 self._handshake(event)
@@ -235,13 +260,23 @@ class WebSocket(asyncio.Protocol):
 
     def _handshake(self, request: Request) -> None:
         answer = self._on_request(request)
-        if answer is not None:
-            response: Response = self.protocol.reject(*answer)
+        if isinstance(answer, Response):
+            response: Response = answer
+        elif answer is not None:
+            response = self.protocol.reject(answer[0], answer[1])
         else:
             response = self.protocol.accept(request)
         self.protocol.send_response(response)
         self._core_called()
         self.flush()
+        # Whatever followed the request in what was read (a client should wait for the answer,
+        # but may not) went to the core: it owes those bytes until it returns their frames.
+        # (If the request's end is not among the bytes kept, which stop at max_size, the core
+        # is given everything from then on: -1 never comes back to 0.)
+        received = self._handshake_bytes
+        end = received.find(b"\r\n\r\n")
+        self._core_owes = len(received) - end - 4 if end >= 0 else -1
+        self._handshake_bytes = bytearray()
         if self._open:
             self._cancel_timer()
             self.handler = self._on_open(self)
@@ -251,10 +286,9 @@ class WebSocket(asyncio.Protocol):
 
     def _core_called(self) -> None:
         """Note what a call into the Sans-I/O core may have changed: its state (a close frame
-        received or sent, a failure, the end of the stream, the handshake) and whether its
-        reader holds part of a frame."""
+        received or sent, a failure, the end of the stream, the handshake), and that it may
+        have something to send."""
         self._open = self.protocol.state is OPEN
-        self._core_buffered = bool(self.protocol.reader.buffer)
         self._core_wrote = True
 
     def _whole_frames(self, data: bytes) -> bytes:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -32,6 +31,7 @@ from playhall.config import Config
 from playhall.games.contract import Applied, Event, Game, Rejected
 from playhall.rooms import views
 from playhall.rooms.history import FrameHistory
+from playhall.rooms.ids import new_room_id
 from playhall.rooms.inbox import Inbox
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.rooms.replay import STEPS, game_fields, played, step_entry
@@ -69,6 +69,12 @@ class RoomError(Exception):
         self.code = code
         self.reason = reason
         self.extra = extra
+
+
+def no_such_room(room_id: str) -> RoomError:
+    """The refusal for a room that does not exist, and for a private room to anyone without
+    its code: the two must be indistinguishable."""
+    return RoomError(errors.NO_SUCH_ROOM, f"no room {room_id!r}")
 
 
 #: Told how a command ended: its result, or the error that refused it.
@@ -187,8 +193,9 @@ class Room:
         # key -> (version, bytes) of the last snapshot encoded for it
         self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}
         self._last_presence: dict[str, Any] = {}
-        # The lobby summary Redis holds for this room (None: not listed).
-        self._listed = self._lobby_entry(record)
+        # The lobby summary Redis holds for this room (None: not listed). A room starts
+        # unlisted: a new one is stored unlisted, a loaded one lists itself again (_relist).
+        self._listed: dict[str, Any] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._idle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
@@ -266,12 +273,16 @@ class Room:
                 return
             handler = _HANDLERS[command.kind]
             try:
+                if self.record.private:
+                    self._hide_from_outsiders(command)
                 if self._unsettled is not None:
                     await self._settle()
                 result = await handler(self, command)
-            except RoomError as refused:
-                command.finish(None, refused)
-                if refused.code == errors.STORE_FAILED:
+            except RoomError as refusal:
+                # (A name of its own: compiled, one name bound in two except clauses has the
+                # first clause's type, and any other exception then fails the assignment.)
+                command.finish(None, refusal)
+                if refusal.code == errors.STORE_FAILED:
                     self._retry_later(command)
                 continue
             except Fenced:
@@ -281,8 +292,7 @@ class Room:
                 continue
             except VersionConflict as conflict:
                 # Redis holds another version than this process does: never serve that room
-                # from memory again; it is loaded afresh (viewers get a snapshot). (Each clause
-                # names its exception differently: mypyc gives a name one type.)
+                # from memory again; it is loaded afresh (viewers get a snapshot).
                 self.log.warning("room_out_of_date", command=command.kind, stored=str(conflict))
                 self._let_go(command, "the room changed under this server; sync and retry")
                 continue
@@ -353,6 +363,21 @@ class Room:
         else:
             self.log.info("commit_settled", version=version, stored=False)
 
+    def _hide_from_outsiders(self, command: Command) -> None:
+        """A private room does not exist for anyone outside it: neither seated in it nor
+        viewing it (after a ``join`` with its code). Every request of theirs is answered
+        exactly as one about a room that does not exist, so nothing (the room's existence, its
+        status, who created it) can be learnt without the code."""
+        session = command.session
+        if (
+            session is None
+            or command.kind in _OPEN_TO_OUTSIDERS
+            or session in self.viewers
+            or self.record.seat_of(session.player) is not None
+        ):
+            return
+        raise no_such_room(self.record.id)
+
     # -- storing a change ----------------------------------------------------------------------
 
     async def _commit(
@@ -382,6 +407,7 @@ class Room:
             summary = previous
         # (A dict compares entry by entry even with itself: the identity test spares every move.)
         lobby_changed = summary is not previous and summary != previous
+        unlist = summary is None and previous is not None
         checkpoint = (
             kind not in STEPS
             or new.status != old.status
@@ -395,10 +421,12 @@ class Room:
             record=new.pack() if checkpoint else b"",
             log=step_entry(new, kind, seat, player, move, mid),
             lobby=msgpack.packb(summary) if summary is not None and lobby_changed else None,
-            unlist=summary is None and previous is not None,
+            unlist=unlist,
             active=_needs_server(new, self.game),
             expire=self.config.finished_ttl if new.status == FINISHED else 0,
             code=new.code,
+            game=new.game,
+            order=_lobby_order(summary if not unlist else previous) if lobby_changed else "",
         )
         reply_lost = False
         try:
@@ -454,6 +482,36 @@ class Room:
             and any(s.taken and not s.bot for s in record.seats)
         )
         return views.lobby_summary(record, self.game.title) if listed else None
+
+    async def _relist(self, command: Command) -> dict[str, Any]:
+        """List the room again as it is now (the first command of a room loaded from Redis:
+        an evicted room left the listing)."""
+        await self._write_listing(self._lobby_entry(self.record))
+        return {}
+
+    async def unlist(self) -> None:
+        """Leave the listing, once the room's task has stopped (it is evicted: nobody viewed
+        it for idle_evict, or the process is draining). A waiting room whose people all went
+        away does not stay listed; loading it again lists it again."""
+        if self._listed is not None:
+            await self._write_listing(None)
+
+    async def _write_listing(self, summary: dict[str, Any] | None) -> None:
+        entry = summary if summary is not None else views.lobby_summary(self.record, "")
+        written = await self.store.set_listing(
+            self.record.id,
+            self.record.game,
+            self.lease,
+            msgpack.packb(summary) if summary is not None else None,
+            views.lobby_order(entry),
+        )
+        if written and summary != self._listed:
+            self.lobby.changed(self.record.id, summary, self.record.game)
+        self._listed = summary
+
+    def relist(self) -> None:
+        """Queue :meth:`_relist` (a room just loaded: before any client's command)."""
+        self._post("_relist")
 
     def needs_server(self) -> bool:
         """Whether the room has work to do with no client asking (timers, bots)."""
@@ -594,7 +652,7 @@ class Room:
             and record.seat_of(session.player) is None
             and command.args.get("code") != record.code
         ):
-            raise RoomError(errors.BAD_CODE, "this room is private; its join code is needed")
+            raise no_such_room(record.id)
         seat = record.seat_of(session.player)
         wanted = command.args.get("seat")
         if command.args.get("watch"):
@@ -643,8 +701,6 @@ class Room:
         else a snapshot."""
         session = self._require_viewer(command)
         seat = self.record.seat_of(session.player)
-        if self.record.private and seat is None and session not in self.viewers:
-            raise RoomError(errors.NOT_IN_ROOM, "join this private room with its code first")
         have = command.args.get("version")
         self._attach(session, seat)
         current = self.record.version
@@ -950,7 +1006,17 @@ _HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]
     "resnapshot": Room._resnapshot,
     "_auto": Room._auto,
     "_bot_turn": Room._bot_turn,
+    "_relist": Room._relist,
 }
+
+
+#: What a private room takes from anyone outside it: ``join`` (which checks the code itself)
+#: and the connection's own bookkeeping.
+_OPEN_TO_OUTSIDERS: Final = frozenset({"join", "detach", "resnapshot"})
+
+
+def _lobby_order(summary: dict[str, Any] | None) -> str:
+    return views.lobby_order(summary) if summary is not None else ""
 
 
 def _needs_server(record: RoomRecord, game: Game) -> bool:
@@ -974,10 +1040,6 @@ _SETTLE_TIMEOUT: Final = 2.0
 
 #: Commands the room posts to itself (no client waits for them).
 _SELF_DRIVEN: Final = frozenset({"_auto", "_bot_turn"})
-
-
-def new_room_id() -> str:
-    return secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")
 
 
 def new_seed() -> int:

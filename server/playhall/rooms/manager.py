@@ -14,11 +14,12 @@ from playhall import log
 from playhall.catalog import get_game
 from playhall.config import Config
 from playhall.lobby import Lobby
-from playhall.rooms.actor import Room, RoomError
+from playhall.rooms.actor import Room, RoomError, no_such_room
+from playhall.rooms.ids import is_room_id
 from playhall.rooms.record import RoomRecord
 from playhall.rooms.replay import replay
 from playhall.store.outage import is_store_error
-from playhall.store.redis_store import Commit, LogGap, Store
+from playhall.store.redis_store import Commit, LogGap, NoRoom, Store
 from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
@@ -50,6 +51,8 @@ class RoomManager:
         room = self.rooms.get(room_id)
         if room is not None:
             return room
+        if not is_room_id(room_id):
+            raise no_such_room(room_id)
         task = self._loading.get(room_id)
         if task is None:
             task = asyncio.create_task(self._load(room_id))
@@ -58,7 +61,12 @@ class RoomManager:
         return await asyncio.shield(task)
 
     async def _load(self, room_id: str) -> Room:
-        lease = await self.store.acquire(room_id, self.config.instance, self.config.lease_ms)
+        try:
+            lease = await self.store.acquire(
+                room_id, self.config.instance, self.config.lease_ms, existing=True
+            )
+        except NoRoom:
+            raise no_such_room(room_id) from None
         if lease is None:
             raise LeaseHeld()
         try:
@@ -68,7 +76,8 @@ class RoomManager:
             gap = "its stored log has a gap"
             raise await self._let_go(room_id, lease, errors.STORE_FAILED, gap) from None
         if stored is None:
-            raise await self._let_go(room_id, lease, errors.NO_SUCH_ROOM, f"no room {room_id!r}")
+            missing = no_such_room(room_id)
+            raise await self._let_go(room_id, lease, missing.code, missing.reason)
         record = RoomRecord.unpack(stored.record)
         game = get_game(record.game)
         if game is None:
@@ -81,6 +90,7 @@ class RoomManager:
             reason = "its stored log does not replay"
             raise await self._let_go(room_id, lease, errors.STORE_FAILED, reason) from None
         room = self._adopt(record, lease, stored.checkpoint)
+        room.relist()
         logger.info(
             "room_loaded",
             room=room_id,
@@ -137,6 +147,7 @@ class RoomManager:
                 record=first.pack(),
                 log={"v": first.version, "k": "create", "p": record.creator},
                 unlist=True,
+                game=record.game,
             )
         )
         self._adopt(first, lease)
@@ -151,6 +162,8 @@ class RoomManager:
 
     async def _stop(self, room: Room) -> None:
         await room.stop()
+        with contextlib.suppress(Exception):
+            await room.unlist()
         with contextlib.suppress(Exception):
             await self.store.release(room.record.id, room.lease)
         logger.info("room_evicted", room=room.record.id, version=room.record.version)

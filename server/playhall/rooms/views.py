@@ -146,3 +146,12 @@ def lobby_summary(record: RoomRecord, title: str) -> dict[str, Any]:
         "options": record.options,
         "created": record.created,
     }
+
+
+def lobby_order(summary: dict[str, Any]) -> str:
+    """The room's place in the lobby, as a string that sorts as the lobby lists: waiting rooms
+    first, then newest first, then by id. The lobby's index holds these (one sorted set per
+    game, read a page at a time), and a page's cursor is the last one it listed."""
+    rank = "0" if summary["status"] == "waiting" else "1"
+    newest_first = 10**13 - round(summary["created"] * 1000)
+    return f"{rank}{newest_first:013d}:{summary['room']}"

@@ -14,6 +14,7 @@ import time
 from typing import Final
 
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from playhall import log
@@ -25,8 +26,8 @@ def is_store_error(exc: BaseException) -> bool:
     """Whether ``exc`` is Redis failing rather than a bug: an exception of the Redis client, or
     one raised inside it by the socket under it (uvloop raises ``RuntimeError`` on a write to
     a connection the peer reset)."""
-    if type(exc).__module__.startswith("redis"):
-        return True
+    if isinstance(exc, RedisError) or type(exc).__module__.startswith("redis"):
+        return True  # (RedisError: the commit connection's own CommandTimeout too)
     if isinstance(exc, (OSError, RuntimeError, TimeoutError)):
         tb = exc.__traceback__
         while tb is not None:

@@ -8,24 +8,31 @@ parsed by hiredis in ``data_received`` and handed straight to the waiting future
 (Redis answers the commands of a connection in the order it got them). Everything else the
 server asks of Redis (hello, lobby, chat) is rarer and stays on redis-py.
 
-A connection lost fails every command in flight with ``redis.exceptions.ConnectionError``; the
-next command reconnects.
+The URL is read as redis-py reads it (``redis.connection.parse_url``): ``rediss://`` speaks TLS
+with the ``ssl_*`` options of its query string, the user name and password are sent with
+``AUTH``, the path's database is selected. A connection lost fails every command in flight with
+``redis.exceptions.ConnectionError``; the next command reconnects. Every command has a deadline
+(``timeout`` seconds, connecting included): a command Redis has not answered by then fails with
+:class:`CommandTimeout`, and so does every other in flight on that connection, which is dropped
+(its replies could no longer be matched to their commands) and made again by the next command.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Final, Protocol, cast
 
 import hiredis
-from redis.connection import parse_url
+from redis.asyncio.connection import RedisSSLContext
+from redis.connection import SSLConnection, parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from playhall.eventloop import Transport
-from playhall_protocol import codec
 
 
 class CommandPipe(Protocol):
@@ -47,38 +54,39 @@ def encode_command(args: list[bytes]) -> bytes:
     return b"*%d\r\n" % len(args) + encode_bulk(args)
 
 
-def encode_bulk_reference(args: list[bytes]) -> bytes:
+def encode_bulk(args: list[bytes]) -> bytes:
     """Bulk strings, the elements of a command's array (its header is the caller's): a command
-    whose first arguments never change can keep them encoded. (``encode_bulk`` is this, or its
-    C twin in ``_resp.c`` where that is built.)"""
+    whose first arguments never change can keep them encoded."""
+    heads = _BULK_HEADS  # a local: compiled, a module global is a dict lookup per use
     parts = []
     for arg in args:
         size = len(arg)
-        parts.append(_BULK_HEADS[size] if size < _SHORT else b"$%d\r\n" % size)
-        parts.append(arg)
-        parts.append(b"\r\n")
-    return b"".join(parts)
+        parts.append((heads[size] if size < len(heads) else b"$%d\r\n" % size) + arg)
+    # One part per argument, the CRLFs put in by join: joining costs per part.
+    parts.append(b"")
+    return b"\r\n".join(parts)
 
 
 #: The header of a bulk string of each short length, made once: a commit has some twenty
 #: arguments, nearly all short, and formatting each header would be a third of encoding them.
-_SHORT: Final = 512
-_BULK_HEADS: Final = [b"$%d\r\n" % size for size in range(_SHORT)]
+_BULK_HEADS: Final = [b"$%d\r\n" % size for size in range(512)]
 
 
-def _c_encode_bulk() -> Callable[[list[bytes]], bytes] | None:
-    """The C twin, unless the speedups are switched off (``PLAYHALL_SPEEDUPS=0``, as for the
-    protocol's) or it was not built."""
-    if not codec.SPEEDUPS_WANTED:
+class CommandTimeout(RedisTimeoutError):
+    """Redis did not answer a command within the deadline: whether a write it carried was made
+    is not known (it may have been, with the reply lost)."""
+
+
+def ssl_context(params: dict[str, Any]) -> ssl.SSLContext | None:
+    """The TLS context a ``rediss://`` URL asks for (``params`` from ``parse_url``), with
+    redis-py's defaults for what it leaves out (certificates required, host name checked), so
+    this connection and the server's redis-py pool check the same things; None for a URL
+    without TLS."""
+    if params.get("connection_class") is not SSLConnection:
         return None
-    try:
-        from playhall.store._resp import encode_bulk
-    except ImportError:
-        return None
-    return encode_bulk
-
-
-encode_bulk: Final = _c_encode_bulk() or encode_bulk_reference
+    options: dict[str, Any] = {"cert_reqs": "required", "check_hostname": True}
+    options.update((name[4:], value) for name, value in params.items() if name.startswith("ssl_"))
+    return RedisSSLContext(**options).get()
 
 
 class _Connection(asyncio.Protocol):
@@ -94,10 +102,14 @@ class _Connection(asyncio.Protocol):
         self.transport = cast(Transport, transport)
 
     def data_received(self, data: bytes) -> None:
+        if self.owner.connection is not self:
+            return  # given up on: its commands were failed already
         self.reader.feed(data)
         waiting = self.owner.waiting
+        deadlines = self.owner.deadlines
         while (reply := self.reader.gets()) is not False:
             future = waiting.popleft()
+            deadlines.popleft()
             if not future.done():
                 if isinstance(reply, ResponseError):
                     future.set_exception(reply)
@@ -112,12 +124,20 @@ class _Connection(asyncio.Protocol):
 class RedisPipe:
     """Sends commands on one connection of its own; :meth:`call` returns the reply."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, timeout: float = 5.0) -> None:
         self._params: dict[str, Any] = parse_url(url)
+        self._ssl = ssl_context(self._params)
+        self.timeout = timeout
         self.waiting: deque[asyncio.Future[Any]] = deque()
+        #: When each command in ``waiting`` is due (the loop's clock), in the same order.
+        self.deadlines: deque[float] = deque()
+        #: Fires at the first command's deadline while commands wait (one timer, not one per
+        #: command: it is moved on, not cancelled, when that command is answered in time).
+        self._watchdog: asyncio.TimerHandle | None = None
         self._queued: list[bytes] = []
         self._flush_scheduled = False
-        self._connection: _Connection | None = None
+        #: The connection in use; None until the next command makes one.
+        self.connection: _Connection | None = None
         self._connecting: asyncio.Future[_Connection] | None = None
         #: Set by the owner: called whenever Redis answers (for the health check).
         self.on_answer: Callable[[], None] | None = None
@@ -134,12 +154,15 @@ class RedisPipe:
 
     async def call_encoded(self, command: bytes) -> Any:
         """:meth:`call` for a command already in RESP."""
-        connection = self._connection
+        connection = self.connection
         if connection is None:
             connection = await self._connect()
         loop = connection.loop
         future: asyncio.Future[Any] = loop.create_future()
         self.waiting.append(future)
+        self.deadlines.append(loop.time() + self.timeout)
+        if self._watchdog is None:
+            self._watchdog = loop.call_later(self.timeout, self._check_deadline)
         self._queued.append(command)
         if not self._flush_scheduled:
             self._flush_scheduled = True
@@ -149,8 +172,29 @@ class RedisPipe:
     def _flush(self) -> None:
         self._flush_scheduled = False
         queued, self._queued = self._queued, []
-        if self._connection is not None and self._connection.transport is not None and queued:
-            self._connection.transport.write(b"".join(queued))
+        if self.connection is not None and self.connection.transport is not None and queued:
+            self.connection.transport.write(b"".join(queued))
+
+    def _check_deadline(self) -> None:
+        self._watchdog = None
+        connection = self.connection
+        if not self.deadlines or connection is None:
+            return
+        loop = connection.loop
+        if self.deadlines[0] > loop.time():
+            self._watchdog = loop.call_at(self.deadlines[0], self._check_deadline)
+            return
+        late = f"Redis did not answer within {self.timeout:g} s"
+        self._fail_all(CommandTimeout(late))
+        self.close()
+
+    def _fail_all(self, error: Exception) -> None:
+        waiting, self.waiting = self.waiting, deque()
+        self.deadlines = deque()
+        self._queued = []
+        for future in waiting:
+            if not future.done():
+                future.set_exception(error)
 
     async def _connect(self) -> _Connection:
         if self._connecting is None:
@@ -165,19 +209,24 @@ class RedisPipe:
         loop = asyncio.get_running_loop()
         params = self._params
         try:
-            if "path" in params:
-                _, connection = await loop.create_unix_connection(
-                    lambda: _Connection(self, loop), params["path"]
-                )
-            else:
-                _, connection = await loop.create_connection(
-                    lambda: _Connection(self, loop),
-                    params.get("host", "localhost"),
-                    params.get("port", 6379),
-                )
-        except OSError as exc:
+            async with asyncio.timeout(self.timeout):
+                if "path" in params:
+                    _, connection = await loop.create_unix_connection(
+                        lambda: _Connection(self, loop), params["path"]
+                    )
+                else:
+                    _, connection = await loop.create_connection(
+                        lambda: _Connection(self, loop),
+                        params.get("host", "localhost"),
+                        params.get("port", 6379),
+                        ssl=self._ssl,
+                    )
+        except TimeoutError as exc:
+            late = f"cannot reach Redis within {self.timeout:g} s"
+            raise CommandTimeout(late) from exc
+        except OSError as exc:  # ssl.SSLError (a certificate refused) included
             raise RedisConnectionError(f"cannot reach Redis: {exc}") from exc
-        self._connection = connection
+        self.connection = connection
         setup = []
         if params.get("password"):
             auth = [b"AUTH", str(params["password"]).encode()]
@@ -199,15 +248,14 @@ class RedisPipe:
             self.on_answer()
 
     def lost(self, connection: _Connection, exc: Exception | None) -> None:
-        if self._connection is connection:
-            self._connection = None
-        waiting, self.waiting = self.waiting, deque()
-        self._queued = []
-        for future in waiting:
-            if not future.done():
-                future.set_exception(RedisConnectionError(f"connection to Redis lost: {exc}"))
+        if self.connection is not connection:
+            return  # given up on (close): its commands were failed already
+        self.connection = None
+        self._fail_all(RedisConnectionError(f"connection to Redis lost: {exc}"))
 
     def close(self) -> None:
-        if self._connection is not None and self._connection.transport is not None:
-            self._connection.transport.close()
-        self._connection = None
+        """Drop the connection; commands still waiting on it fail (ConnectionError)."""
+        if self.connection is not None and self.connection.transport is not None:
+            self.connection.transport.abort()  # a Redis that stopped reading would keep close()
+        self.connection = None
+        self._fail_all(RedisConnectionError("connection to Redis closed"))

@@ -10,16 +10,24 @@ Keys (``p`` is the configured prefix, ``ph:`` by default):
 ``p lease:<id>``               "<owner>|<fence>" with a TTL: which process owns the room
 ``p fence:<id>``               counter: each lease acquisition gets a higher fence
 ``p code:<code>``              room id of a private room's join code
-``p player:<pid>``             hash: ``name``, ``th`` (sha256 of the token secret)
+``p player:<pid>``             hash: ``name``, ``th`` (sha256 of the token secret), ``n`` (set
+                               while the player has not sat, created or chatted)
 ``p player:<pid>:rooms``       set: rooms the player has a seat in
+``p player:<pid>:made``        set: waiting rooms the player created (at most a few: pruned
+                               and checked against ``waiting_rooms`` at every create)
+``p player:<pid>:created``     counter of the player's creations this minute (expires)
 ``p lobby``                    hash: room id -> lobby summary (msgpack) of public rooms
+``p lobby:<game>``             sorted set: the game's listed rooms in listing order (members
+                               ``rooms.views.lobby_order``, all scored 0, read by lex range)
 ``p active``                   set: rooms that need a server without any client (timers, bots)
 =============================  ==========================================================
 
 A finished room's record, log, chat, fence counter and join code expire ``finished_ttl`` seconds
 after its last change (a chat line said later gives the list the record's expiry); a player
 and their room set ``player_ttl`` seconds after their last hello (a set made later takes the
-record's expiry; the set forgets rooms that have expired whenever it is read).
+record's expiry; the set forgets rooms that have expired whenever it is read), a player who
+has not sat, created a room or chatted ``unused_player_ttl`` seconds after their last hello.
+Nothing is written for a room that does not exist.
 
 A room change is one Lua script run, so it is atomic: it checks the caller still holds the
 lease (fencing a stale owner out) and that the stored version is the one the change was made
@@ -38,19 +46,40 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import secrets
+import heapq
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
+import msgpack
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
+from playhall.rooms.codes import new_code
+from playhall.rooms.views import lobby_order
 from playhall.store.outage import Outage
 from playhall.store.pipe import CommandPipe, encode_bulk, encode_command
 
-_COMMIT = """
+# The lobby: a hash of summaries by room id, and per game an index of the rooms in listing order
+# (a sorted set of members all scored 0, ordered by the member itself: see
+# rooms/views.lobby_order, whose first character is the status rank). A room's member is
+# written again whenever its summary is, the variants of both ranks taken out first.
+_LOBBY = """
+local function lobby(hash, index, room, mode, blob, member)
+  if mode == 'keep' then return end
+  local rest = string.sub(member, 2)
+  redis.call('ZREM', index, '0' .. rest, '1' .. rest)
+  if mode == 'set' then
+    redis.call('HSET', hash, room, blob)
+    redis.call('ZADD', index, 0, member)
+  else
+    redis.call('HDEL', hash, room)
+  end
+end
+"""
+
+_COMMIT = _LOBBY + """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
   return redis.error_reply('FENCED lease lost')
 end
@@ -63,18 +92,14 @@ if ARGV[4] == '' then
 else
   redis.call('HSET', KEYS[1], 'v', ARGV[3], 'd', ARGV[4], 'c', ARGV[3])
 end
-if ARGV[5] == 'set' then
-  redis.call('HSET', KEYS[4], KEYS[6], ARGV[6])
-elseif ARGV[5] == 'del' then
-  redis.call('HDEL', KEYS[4], KEYS[6])
-end
+lobby(KEYS[4], KEYS[10], KEYS[6], ARGV[5], ARGV[6], ARGV[9])
 if ARGV[7] == '1' then
   redis.call('SADD', KEYS[5], KEYS[6])
 else
   redis.call('SREM', KEYS[5], KEYS[6])
 end
-if #ARGV > 8 then
-  redis.call('XADD', KEYS[2], '*', unpack(ARGV, 9))
+if #ARGV > 9 then
+  redis.call('XADD', KEYS[2], '*', unpack(ARGV, 10))
 end
 if ARGV[8] ~= '0' then
   for _, key in ipairs({KEYS[1], KEYS[2], KEYS[7], KEYS[8], KEYS[9]}) do
@@ -85,7 +110,11 @@ return 1
 """
 
 
+# KEYS: the lease, the fence counter, the room. ARGV: the owner, the time to live in
+# milliseconds, '1' if the room must exist already (then a room that does not gets 0 and
+# nothing is written: a request about a room that does not exist leaves no key behind).
 _ACQUIRE = """
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[3]) == 0 then return 0 end
 local current = redis.call('GET', KEYS[1])
 if current then
   local owner = string.match(current, '^(.*)|[0-9]+$')
@@ -115,6 +144,15 @@ return lost
 #: Leases renewed per script call: Redis runs one call at a time, so a call of a few hundred
 #: keys (~1 ms) never holds commits up long, and a process of many rooms sends a few calls.
 RENEW_BATCH: Final = 500
+
+# A room's listing changed without a change of the room (its last viewer went, or it was loaded
+# again). KEYS: the lease, the lobby hash, the game's index; ARGV: the lease token, the room,
+# 'set' or 'del', the summary, the index member. Only the lease holder may.
+_LIST = _LOBBY + """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+lobby(KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+return 1
+"""
 
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -171,6 +209,7 @@ _COMMIT_SCRIPT: Final = _Script.of(_COMMIT)
 _ACQUIRE_SCRIPT: Final = _Script.of(_ACQUIRE)
 _RENEW_SCRIPT: Final = _Script.of(_RENEW)
 _RELEASE_SCRIPT: Final = _Script.of(_RELEASE)
+_LIST_SCRIPT: Final = _Script.of(_LIST)
 _ADD_PLAYER_ROOM_SCRIPT: Final = _Script.of(_ADD_PLAYER_ROOM)
 _ADD_CHAT_SCRIPT: Final = _Script.of(_ADD_CHAT)
 
@@ -184,6 +223,7 @@ SCRIPT_LOADS: Final = [
         _ACQUIRE_SCRIPT,
         _RENEW_SCRIPT,
         _RELEASE_SCRIPT,
+        _LIST_SCRIPT,
         _ADD_PLAYER_ROOM_SCRIPT,
         _ADD_CHAT_SCRIPT,
     )
@@ -212,6 +252,10 @@ class VersionConflict(Exception):
     """The stored version is not the one the change was made against."""
 
 
+class NoRoom(Exception):
+    """The room asked for does not exist (nothing was written)."""
+
+
 class LogGap(Exception):
     """The log does not hold every entry since the room's checkpoint (the data is damaged)."""
 
@@ -222,7 +266,7 @@ class Commit:
 
     __slots__ = (
         "room", "lease", "prev_version", "version", "record", "log",
-        "lobby", "unlist", "active", "expire", "code",
+        "lobby", "unlist", "active", "expire", "code", "game", "order",
     )  # fmt: skip
 
     def __init__(
@@ -239,6 +283,8 @@ class Commit:
         active: bool = False,
         expire: int = 0,
         code: str | None = None,
+        game: str = "",
+        order: str = "",
     ) -> None:
         self.room = room
         self.lease = lease  # the lease token held ("" to skip the check, tests only)
@@ -255,6 +301,10 @@ class Commit:
         self.expire = expire
         #: The room's join code, if private: its key expires with the room.
         self.code = code
+        #: The room's game (its lobby index is the game's) and its place in that index
+        #: (rooms/views.lobby_order of the summary listed, or of the one unlisted).
+        self.game = game
+        self.order = order
 
 
 @dataclass(frozen=True)
@@ -270,6 +320,14 @@ class Stored:
     since: list[dict[str, bytes]]
 
 
+class StoredPlayer(NamedTuple):
+    name: str
+    token_hash: str
+    #: Whether the player has sat down, created a room or chatted (a record from before the
+    #: distinction counts as used).
+    used: bool
+
+
 class Store:
     def __init__(
         self, client: aioredis.Redis, pipe: CommandPipe, prefix: str = "ph:", player_ttl: int = 0
@@ -283,7 +341,7 @@ class Store:
         self.p = prefix
         #: _commit_head, cached per room and lease (an attribute of its own: a method cannot be
         #: replaced on an instance of a class compiled by mypyc).
-        self._head_for: Callable[[str, str | None, str], tuple[bytes, int]] = (
+        self._head_for: Callable[[str, str | None, str, str], tuple[bytes, int]] = (
             functools.lru_cache(maxsize=65536)(self._commit_head)
         )
         #: When Redis last answered (monotonic seconds), for /healthz.
@@ -317,7 +375,10 @@ class Store:
     def player_rooms_key(self, player: str) -> str:
         return f"{self.p}player:{player}:rooms"
 
-    def _commit_keys(self, room: str, code: str | None) -> tuple[bytes, ...]:
+    def lobby_index_key(self, game: str) -> str:
+        return f"{self.p}lobby:{game}"
+
+    def _commit_keys(self, room: str, code: str | None, game: str) -> tuple[bytes, ...]:
         """The commit script's keys for ``room`` (part of the commit's head, which is cached).
         A room without a join code names its fence key twice (expiring it twice does no
         harm)."""
@@ -332,14 +393,22 @@ class Store:
             self.chat_key(room).encode(),
             fence,
             self.code_key(code).encode() if code else fence,
+            self.lobby_index_key(game).encode(),
         )
 
     # -- leases ------------------------------------------------------------------------------
 
-    async def acquire(self, room: str, owner: str, ttl_ms: int) -> str | None:
-        """Take the room's lease; ``None`` if another owner holds it."""
-        keys = [self.lease_key(room), self.fence_key(room)]
-        token = await self._script(_ACQUIRE_SCRIPT, keys, [owner, str(ttl_ms)])
+    async def acquire(
+        self, room: str, owner: str, ttl_ms: int, *, existing: bool = False
+    ) -> str | None:
+        """Take the room's lease; ``None`` if another owner holds it. With ``existing``, a room
+        that is not stored raises :class:`NoRoom` and writes nothing (a new room's lease is
+        taken before its first commit, without it)."""
+        keys = [self.lease_key(room), self.fence_key(room), self.room_key(room)]
+        args = [owner, str(ttl_ms), "1" if existing else "0"]
+        token = await self._script(_ACQUIRE_SCRIPT, keys, args)
+        if token == 0:
+            raise NoRoom(room)
         return _text(token) if token is not None else None
 
     async def renew(self, leases: dict[str, str], ttl_ms: int) -> set[str]:
@@ -423,7 +492,7 @@ class Store:
         lost the script (restarted, or SCRIPT FLUSH) the commit is sent again with the script's
         text. That is safe: a NOSCRIPT reply means the commit did not run.
         """
-        head, count = self._head_for(change.room, change.code, change.lease)
+        head, count = self._head_for(change.room, change.code, change.lease, change.game)
         tail = self._commit_tail(change)
         try:
             await self._eval(_COMMIT_SCRIPT, head + encode_bulk(tail), count + len(tail))
@@ -451,11 +520,13 @@ class Store:
             _text(token) if token is not None else None,
         )
 
-    def _commit_head(self, room: str, code: str | None, lease: str) -> tuple[bytes, int]:
+    def _commit_head(
+        self, room: str, code: str | None, lease: str, game: str
+    ) -> tuple[bytes, int]:
         """The commit script's first arguments, the same for every commit of a room under one
         lease: the key count, the keys and the lease, in RESP; and how many arguments that is.
         (Cached per room and lease in ``__init__``.)"""
-        keys = self._commit_keys(room, code)
+        keys = self._commit_keys(room, code, game)
         head = [b"%d" % len(keys), *keys, lease.encode()]
         return encode_bulk(head), len(head)
 
@@ -475,6 +546,7 @@ class Store:
             lobby_blob,
             b"1" if change.active else b"0",
             b"%d" % change.expire,
+            change.order.encode(),
         ]
         for name, value in change.log.items():
             args.append(_LOG_FIELD_NAMES.get(name) or name.encode())
@@ -504,13 +576,56 @@ class Store:
 
     # -- lobby and join codes ----------------------------------------------------------------
 
-    async def lobby(self) -> list[bytes]:
-        return [_bytes(v) for v in (await self.redis.hgetall(f"{self.p}lobby")).values()]
+    async def lobby_page(
+        self, games: list[str], after: str, limit: int
+    ) -> tuple[list[bytes], str | None]:
+        """Up to ``limit`` lobby summaries of ``games`` in listing order, from just after the
+        index member ``after`` ("" from the start), and the cursor of the next page (None: this
+        is the last). Reads at most ``limit + 1`` index members per game and ``limit``
+        summaries, however many rooms are listed."""
+        low = f"({after}" if after else "-"
+        pipe = self.redis.pipeline(transaction=False)
+        for game in games:
+            pipe.zrangebylex(self.lobby_index_key(game), low, "+", 0, limit + 1)
+        members = heapq.nsmallest(
+            limit + 1, (_text(m) for found in await pipe.execute() for m in found)
+        )
+        page, more = members[:limit], len(members) > limit
+        if not page:
+            return [], None
+        blobs = await self.redis.hmget(f"{self.p}lobby", [m.rpartition(":")[2] for m in page])
+        # A member without its summary (none is, but for a hand-edited Redis) is skipped.
+        return [_bytes(b) for b in blobs if b is not None], page[-1] if more else None
+
+    async def set_listing(
+        self, room: str, game: str, lease: str, summary: bytes | None, order: str
+    ) -> bool:
+        """List (``summary``) or unlist (None) a room whose record did not change, if this
+        process still holds its lease (False if it does not: nothing was written)."""
+        keys = [self.lease_key(room), f"{self.p}lobby", self.lobby_index_key(game)]
+        mode = "set" if summary is not None else "del"
+        words = [b"%d" % len(keys), *(k.encode() for k in keys)]
+        words += [lease.encode(), room.encode(), mode.encode(), summary or b"", order.encode()]
+        return bool(await self._eval(_LIST_SCRIPT, encode_bulk(words), len(words)))
+
+    async def index_lobby(self) -> int:
+        """Put every listed room in its game's index (summaries listed before the index
+        existed); returns how many rooms are listed. Run at start: O(listed rooms) once."""
+        count = 0
+        pipe = self.redis.pipeline(transaction=False)
+        async for _, blob in self.redis.hscan_iter(f"{self.p}lobby", count=500):
+            summary = msgpack.unpackb(blob)
+            pipe.zadd(self.lobby_index_key(summary["game"]), {lobby_order(summary): 0})
+            count += 1
+            if count % 500 == 0:
+                await pipe.execute()
+        await pipe.execute()
+        return count
 
     async def claim_code(self, room: str) -> str:
-        """A fresh join code for a private room (six hex digits, unique among live codes)."""
+        """A fresh join code for a private room (see rooms/codes.py), unique among live codes."""
         while True:
-            code = secrets.token_hex(3).upper()
+            code = new_code()
             if await self.redis.set(self.code_key(code), room, nx=True):
                 return code
 
@@ -518,10 +633,67 @@ class Store:
         room = await self.redis.get(self.code_key(code))
         return _text(room) if room is not None else None
 
+    # -- rooms a player creates --------------------------------------------------------------
+
+    async def count_creation(self, player: str, window: int) -> int:
+        """Count one room creation of ``player``; how many in the current ``window`` seconds
+        (a counter that expires with its window)."""
+        key = f"{self.p}player:{player}:created"
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.set(key, 0, ex=window, nx=True)
+        pipe.incr(key)
+        _, count = await pipe.execute()
+        return int(count)
+
+    async def created_rooms(self, player: str) -> dict[str, bytes | None]:
+        """The rooms ``player`` created and noted with :meth:`note_created`: id -> the stored
+        record (None once the room is gone)."""
+        key = f"{self.p}player:{player}:made"
+        rooms = sorted(_text(m) for m in await self.redis.smembers(key))
+        if not rooms:
+            return {}
+        pipe = self.redis.pipeline(transaction=False)
+        for room in rooms:
+            pipe.hget(self.room_key(room), "d")
+        blobs = await pipe.execute()
+        return {room: blob for room, blob in zip(rooms, blobs, strict=True)}
+
+    async def note_created(
+        self, player: str, room: str, forget: list[str], ttl: int
+    ) -> None:
+        """Add ``room`` to the rooms ``player`` created, ``forget`` others (they no longer
+        count), keep the set ``ttl`` seconds (0: forever)."""
+        key = f"{self.p}player:{player}:made"
+        pipe = self.redis.pipeline(transaction=True)
+        if forget:
+            pipe.srem(key, *forget)
+        pipe.sadd(key, room)
+        if ttl > 0:
+            pipe.expire(key, ttl)
+        await pipe.execute()
+
     # -- players -----------------------------------------------------------------------------
 
-    async def create_player(self, player: str, name: str, token_hash: str) -> None:
-        await self.redis.hset(self.player_key(player), mapping={"name": name, "th": token_hash})
+    async def create_player(self, player: str, name: str, token_hash: str, ttl: int) -> None:
+        """Store a new player, marked unused (``n``) and kept ``ttl`` seconds (0: forever),
+        in one transaction: a record is never left without its expiry."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(self.player_key(player), mapping={"name": name, "th": token_hash, "n": 1})
+        if ttl > 0:
+            pipe.expire(self.player_key(player), ttl)
+        await pipe.execute()
+
+    async def player_used(self, player: str, ttl: int) -> None:
+        """The player sat down, created a room or chatted: no longer unused, kept ``ttl``
+        seconds from now (0: forever)."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hdel(self.player_key(player), "n")
+        for key in (self.player_key(player), self.player_rooms_key(player)):  # set: see hello
+            if ttl > 0:
+                pipe.expire(key, ttl)
+            else:
+                pipe.persist(key)
+        await pipe.execute()
 
     async def touch_player(self, player: str, ttl: int) -> None:
         """Keep a player (and their room list) for ``ttl`` more seconds; 0: forever."""
@@ -531,11 +703,13 @@ class Store:
             pipe.expire(self.player_rooms_key(player), ttl)
             await pipe.execute()
 
-    async def player(self, player: str) -> tuple[str, str] | None:
-        name, token_hash = await self.redis.hmget(self.player_key(player), ["name", "th"])
+    async def player(self, player: str) -> StoredPlayer | None:
+        name, token_hash, unused = await self.redis.hmget(
+            self.player_key(player), ["name", "th", "n"]
+        )
         if name is None or token_hash is None:
             return None
-        return _text(name), _text(token_hash)
+        return StoredPlayer(_text(name), _text(token_hash), unused is None)
 
     async def rename_player(self, player: str, name: str) -> None:
         await self.redis.hset(self.player_key(player), "name", name)

@@ -1,0 +1,146 @@
+// The page: one connection, the lobby and the room screens, and the address bar as the route
+// (#room=<id>, plus &code=<join code> for a private room's shareable link).
+import { PlayhallConnection, defaultUrl } from "../lib/playhall.js";
+import { h } from "./ui.js";
+import { showLobby } from "./lobby.js";
+import { showRoom } from "./room.js";
+
+const TOKEN_KEY = "playhall.token";
+const NAME_KEY = "playhall.name";
+
+const app = {
+  conn: null,
+  games: [],
+  screen: null, // {kind: "lobby"|"room", room?, stop()}
+  logs: new Map(), // room id -> game log lines
+  memos: new Map(), // room id -> a renderer's scratch state (deck composers...)
+  message,
+  openRoom,
+  openLobby,
+  rename,
+  storedName: () => localStorage.getItem(NAME_KEY) || "",
+};
+
+const main = document.getElementById("main");
+const statusEl = document.querySelector('[data-testid="conn-status"]');
+const messagesEl = document.getElementById("messages");
+
+/** A short message for the user (refusals, errors); kind "error" is announced as an alert. */
+function message(text, kind = "info") {
+  const line = h(
+    "p",
+    { class: `msg ${kind}`, role: kind === "error" ? "alert" : "status", "data-testid": "message" },
+    text,
+    h(
+      "button",
+      { type: "button", class: "quiet", "aria-label": "dismiss", on: { click: () => line.remove() } },
+      "×",
+    ),
+  );
+  messagesEl.append(line);
+  while (messagesEl.children.length > 4) messagesEl.firstChild.remove();
+  setTimeout(() => line.remove(), 8000);
+}
+
+function setStatus({ state }) {
+  const conn = app.conn;
+  statusEl.dataset.state = state;
+  const text =
+    {
+      connecting: "connecting…",
+      open: `connected as ${conn.name}`,
+      reconnecting: "reconnecting…",
+      closed: "disconnected (reload the page to connect again)",
+    }[state] || state;
+  statusEl.textContent = text;
+  document.body.classList.toggle("offline", state !== "open");
+}
+
+function switchTo(screen) {
+  if (app.screen && app.screen.stop) app.screen.stop();
+  if (app.conn && app.conn.state === "open" && app.screen && app.screen.kind === "lobby") {
+    app.conn.request("lobby.unwatch").catch(() => {});
+  }
+  main.replaceChildren();
+  app.screen = screen;
+}
+
+function openLobby() {
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  switchTo({ kind: "lobby" });
+  app.screen = showLobby(app, main);
+}
+
+/** Join (or create's follow-up) a room and show it; `code` for private rooms. */
+async function openRoom(room, { code, seat, watch } = {}) {
+  const fields = { room };
+  if (code) fields.code = code;
+  if (seat !== undefined) fields.seat = seat;
+  if (watch) fields.watch = true;
+  let reply;
+  try {
+    reply = await app.conn.request("join", fields);
+  } catch (err) {
+    message(`Could not open room ${room || code}: ${err.reason || err.message}`, "error");
+    if (!app.screen || app.screen.kind !== "lobby") openLobby();
+    return;
+  }
+  const id = reply.room;
+  const hash = `#room=${encodeURIComponent(id)}${code ? `&code=${encodeURIComponent(code)}` : ""}`;
+  if (location.hash !== hash) history.replaceState(null, "", hash);
+  if (app.screen && app.screen.kind === "room" && app.screen.room === id) {
+    app.screen.refresh();
+    return;
+  }
+  switchTo({ kind: "room", room: id });
+  app.screen = showRoom(app, main, id, reply.chat || []);
+}
+
+/** Changing the name means saying hello again: a new connection with the same token. */
+async function rename(name) {
+  localStorage.setItem(NAME_KEY, name);
+  switchTo(null);
+  app.conn.close();
+  await connect();
+  route();
+}
+
+function route() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const room = params.get("room");
+  const code = params.get("code");
+  if (room || code) openRoom(room || undefined, { code: code || undefined });
+  else openLobby();
+}
+
+async function connect() {
+  const conn = new PlayhallConnection(defaultUrl(), {
+    token: localStorage.getItem(TOKEN_KEY),
+    name: localStorage.getItem(NAME_KEY) || undefined,
+  });
+  app.conn = conn;
+  window.playhall = conn;
+  conn.on("status", (s) => conn === app.conn && setStatus(s));
+  conn.on("hello", () => {
+    if (conn.token) localStorage.setItem(TOKEN_KEY, conn.token);
+    if (app.screen && app.screen.refresh) app.screen.refresh();
+  });
+  conn.on("error", ({ code, reason }) => {
+    if (code === "bad_token") localStorage.setItem(TOKEN_KEY, conn.token);
+    else if (code !== "diff_failed") message(`${code}: ${reason}`, "error");
+  });
+  setStatus({ state: conn.state || "connecting" });
+  try {
+    await conn.connect();
+  } catch (err) {
+    message(`Cannot reach the server: ${err.reason || err.message}`, "error");
+    return;
+  }
+  if (conn.token) localStorage.setItem(TOKEN_KEY, conn.token);
+  app.games = (await conn.request("games")).games;
+}
+
+window.addEventListener("hashchange", route);
+window.playhallPage = app;
+await connect();
+route();

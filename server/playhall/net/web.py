@@ -1,0 +1,163 @@
+"""The web client's files, answered over plain HTTP on the websocket port.
+
+A browser's plain ``GET /`` (no ``Upgrade: websocket``) gets the page; the page's scripts then
+open a websocket to the same address. The files are the package data of ``playhall_web``
+(``clients/playhall_web/static/``), found with :mod:`importlib.resources` so they are served
+the same from a checkout, an editable install or a wheel. They are read once, when the server
+starts, into a table keyed by URL path: a request can only ever name one of those files, so no
+path (``..``, percent-encoded or not) reaches anything else. Anything not in the table is 404.
+
+Every answer closes its connection (the websocket core sends one response and stops); a page
+and its dozen modules are a dozen short connections, which is nothing next to the game's
+traffic. ``Cache-Control: no-cache`` with an ``ETag`` makes a browser revalidate each file
+(``304`` when unchanged), so a new server version is never hidden behind a stale script.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+from dataclasses import dataclass
+from http import HTTPStatus
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from playhall import log
+
+logger = log.get("playhall.net")
+
+#: Content types by file extension; any other file is served as bytes.
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".json": "application/json",
+    ".map": "application/json",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".webp": "image/webp",
+    ".ico": "image/x-icon",
+    ".woff2": "font/woff2",
+    ".txt": "text/plain; charset=utf-8",
+    ".md": "text/plain; charset=utf-8",
+}
+OCTET_STREAM = "application/octet-stream"
+
+#: Scripts, styles and images only from this server; the websocket to it (``'self'`` covers
+#: ws/wss to the same host in current browsers; ``ws:``/``wss:`` for the rest). No inline
+#: script, no plugins, no framing by other sites.
+CSP = (
+    "default-src 'self'; script-src 'self'; connect-src 'self' ws: wss:; "
+    "img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; "
+    "base-uri 'none'; frame-ancestors 'none'"
+)
+
+
+@dataclass(frozen=True)
+class WebFile:
+    body: bytes
+    content_type: str
+    etag: str
+
+
+def content_type(name: str) -> str:
+    dot = name.rfind(".")
+    return CONTENT_TYPES.get(name[dot:].lower(), OCTET_STREAM) if dot > 0 else OCTET_STREAM
+
+
+def _walk(folder: Traversable, prefix: str, files: dict[str, WebFile]) -> None:
+    for entry in folder.iterdir():
+        if entry.name.startswith(".") or entry.name == "__pycache__":
+            continue
+        path = f"{prefix}/{entry.name}"
+        if entry.is_dir():
+            _walk(entry, path, files)
+        elif entry.is_file():
+            body = entry.read_bytes()
+            etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+            files[path] = WebFile(body, content_type(entry.name), etag)
+
+
+def load_files(package: str = "playhall_web", folder: str = "static") -> dict[str, WebFile]:
+    """Every file under the package's ``folder``, keyed by URL path (``/lib/playhall.js``);
+    ``/`` is ``index.html``. Empty if the package is not installed."""
+    try:
+        root = resources.files(package) / folder
+    except ModuleNotFoundError:
+        return {}
+    files: dict[str, WebFile] = {}
+    if root.is_dir():
+        _walk(root, "", files)
+    if "/index.html" in files:
+        files["/"] = files["/index.html"]
+    return files
+
+
+def is_websocket_upgrade(request: Request) -> bool:
+    return any(
+        token.strip().lower() == "websocket"
+        for value in request.headers.get_all("Upgrade")
+        for token in value.split(",")
+    )
+
+
+def _response(
+    status: HTTPStatus, headers: list[tuple[str, str]], body: bytes, length: int | None = None
+) -> Response:
+    """A response that closes the connection; ``length`` is the Content-Length when it is not
+    the body's own (HEAD: the GET's; 304: none)."""
+    base = [("Date", email.utils.formatdate(usegmt=True)), ("Connection", "close")]
+    if status is not HTTPStatus.NOT_MODIFIED:
+        base.append(("Content-Length", str(len(body) if length is None else length)))
+    base.append(("X-Content-Type-Options", "nosniff"))
+    return Response(status.value, status.phrase, Headers(base + headers), body)
+
+
+def _text(status: HTTPStatus, text: str, headers: list[tuple[str, str]] | None = None) -> Response:
+    return _response(
+        status, [("Content-Type", "text/plain; charset=utf-8"), *(headers or [])], text.encode()
+    )
+
+
+def _etags(request: Request) -> set[str]:
+    return {tag.strip() for value in request.headers.get_all("If-None-Match")
+            for tag in value.split(",")}
+
+
+class WebFiles:
+    """Answers plain HTTP requests for the web client's files."""
+
+    def __init__(self, files: dict[str, WebFile]) -> None:
+        self.files = files
+
+    def answer(self, request: Request) -> Response:
+        response = self._answer(request)
+        logger.debug(
+            "http", method=request.method, path=request.path[:200], status=response.status_code
+        )
+        return response
+
+    def _answer(self, request: Request) -> Response:
+        if request.method not in ("GET", "HEAD"):
+            return _text(
+                HTTPStatus.METHOD_NOT_ALLOWED, "only GET and HEAD\n", [("Allow", "GET, HEAD")]
+            )
+        found = self.files.get(request.path.split("?", 1)[0])
+        if found is None:
+            return _text(HTTPStatus.NOT_FOUND, "not found\n")
+        headers = [
+            ("Content-Type", found.content_type),
+            ("Cache-Control", "no-cache"),
+            ("ETag", found.etag),
+        ]
+        if found.content_type.startswith("text/html"):
+            headers += [("Content-Security-Policy", CSP), ("Referrer-Policy", "no-referrer")]
+        if found.etag in _etags(request):
+            return _response(HTTPStatus.NOT_MODIFIED, headers, b"")
+        if request.method == "HEAD":
+            return _response(HTTPStatus.OK, headers, b"", len(found.body))
+        return _response(HTTPStatus.OK, headers, found.body)

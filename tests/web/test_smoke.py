@@ -1,0 +1,71 @@
+"""The web client in a real browser against a real server: the page loads from ``/``, connects
+and shows the lobby, without a single script error; and it comes back by itself after the
+server is killed and restarted."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .conftest import PHONE, NewPage, PageErrors, WebServer
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
+
+OPEN = '[data-testid="conn-status"][data-state="open"]'
+RECONNECTING = '[data-testid="conn-status"][data-state="reconnecting"]'
+
+
+async def test_the_page_loads_connects_and_shows_the_lobby(page: Page) -> None:
+    from playwright.async_api import expect
+
+    response = await page.goto("/")
+    assert response is not None and response.status == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    await expect(page.locator(OPEN)).to_be_visible()
+    await expect(page.locator('[data-testid="lobby"]')).to_be_visible()
+    await expect(page.locator('[data-testid="room-list"]')).to_be_attached()
+    # The page's connection said hello and holds a player token.
+    player = await page.evaluate("() => window.playhall.player")
+    token = await page.evaluate("() => window.playhall.token")
+    assert isinstance(player, str) and player
+    assert isinstance(token, str) and token.startswith(player)
+
+
+async def test_the_page_loads_without_script_errors_on_a_phone(
+    new_page: NewPage, page_errors: PageErrors
+) -> None:
+    """Every module loads and runs: no uncaught exception, no console error, no failed request
+    (a missing module would be both). The page_errors fixture fails the test at teardown; this
+    checks again here so the failure names this test's reason."""
+    from playwright.async_api import expect
+
+    phone = await new_page(viewport=PHONE)
+    failed: list[str] = []
+    phone.on("requestfailed", lambda request: failed.append(request.url))
+    statuses: list[tuple[int, str]] = []
+    phone.on("response", lambda response: statuses.append((response.status, response.url)))
+    await phone.goto("/")
+    await expect(phone.locator(OPEN)).to_be_visible()
+    await expect(phone.locator('[data-testid="lobby"]')).to_be_visible()
+    assert failed == []
+    assert [s for s in statuses if s[0] >= 400] == []
+    assert any(url.endswith("/lib/playhall.js") for _, url in statuses)
+    assert page_errors.unexpected() == []
+
+
+async def test_the_page_reconnects_after_kill_9_and_restart(
+    page: Page, web_server: WebServer, page_errors: PageErrors
+) -> None:
+    from playwright.async_api import expect
+
+    # While the server is down the browser logs each refused websocket attempt.
+    page_errors.allow(r"WebSocket connection to .* failed")
+    await page.goto("/")
+    await expect(page.locator(OPEN)).to_be_visible()
+    player = await page.evaluate("() => window.playhall.player")
+    web_server.kill()
+    await expect(page.locator(RECONNECTING)).to_be_visible()
+    await web_server.restart()
+    await expect(page.locator(OPEN)).to_be_visible()
+    # The same player again: the token was kept.
+    assert await page.evaluate("() => window.playhall.player") == player
