@@ -43,9 +43,11 @@ def base_message(kind: str, room: str, version: int) -> dict[str, Any]:
         "text": "hello",
         "version": version,
         "mid": "m-1",
+        "limit": 10,
         "move": {"type": "steal", "target": 1},
     }
-    fields = {f.name: values[f.name] for f in CLIENT_MESSAGES[kind]}
+    by_kind: dict[type, Any] = {str: "x", int: 1, bool: True, dict: {}, list: [1]}
+    fields = {f.name: values.get(f.name, by_kind[f.kinds[0]]) for f in CLIENT_MESSAGES[kind]}
     return {"t": kind, "id": 10**9, **fields}
 
 
