@@ -35,11 +35,19 @@ from playhall.rooms.codes import normalise_code
 from playhall.rooms.ids import new_room_id
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import WAITING, RoomRecord, Seat
+from playhall.store.outage import is_store_error, outcome_unknown
 from playhall.store.redis_store import Store
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, errors
 from playhall_protocol.messages import request_id_of, validate
 
 logger = log.get("playhall.net")
+
+
+#: The answer to a create whose first write's reply was lost.
+_CREATE_UNKNOWN = (
+    "Redis did not answer whether the room was made; if it was, it is the room named here and "
+    "in your rooms at your next hello: sync it, or create again"
+)
 
 
 def hash_secret(secret: str) -> str:
@@ -60,6 +68,8 @@ class Endpoint:
         self.admission = Admission(config.connections_per_address, config.forwarded_header)
         self.guesses = GuessLimiter(config.code_tries, config.code_backoff, config.code_backoff_max)
         self.web = WebFiles(load_files())  # the web client, for browsers' plain GETs
+        #: The embedded Redis died and is being started again (see ``app.supervise``).
+        self.redis_restarting = False
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
@@ -71,6 +81,8 @@ class Endpoint:
         if request.path == "/healthz":
             if self.draining:
                 return HTTPStatus.SERVICE_UNAVAILABLE, "draining\n"
+            if self.redis_restarting:
+                return HTTPStatus.SERVICE_UNAVAILABLE, "embedded redis restarting\n"
             silent = time.monotonic() - self.store.answered_at
             if silent > self.config.lease_ms / 1000:
                 return HTTPStatus.SERVICE_UNAVAILABLE, f"redis silent for {silent:.0f}s\n"
@@ -172,8 +184,19 @@ class Endpoint:
                 )
         except (ProtocolError, RoomError, Rejected) as exc:
             self._refused(session, rid, exc, message)
-        except Exception:
-            clog.exception("request_failed", req=rid, player=session.player)
+        except Exception as failure:  # (not `exc`: mypyc gives a name one type, the one above's)
+            if is_store_error(failure):  # Redis away: retryable, and logged as one outage
+                self.store.outage.failed(failure, req=rid, player=session.player)
+                unreachable = RoomError(errors.STORE_FAILED, "Redis is unreachable; retry shortly")
+                self._refused(session, rid, unreachable, message)
+                return
+            clog.exception(
+                "request_failed",
+                req=rid,
+                player=session.player,
+                kind=message.get("t") if isinstance(message, dict) else None,
+                room=message.get("room") if isinstance(message, dict) else None,
+            )
             session.reply(error_frame(rid, errors.INTERNAL, "internal error; nothing was changed"))
 
     def _fast_move(self, session: Session, frame: bytes | str) -> bool:
@@ -187,19 +210,26 @@ class Endpoint:
             message = decode(frame)
             if not isinstance(message, dict) or message.get("t") != "move":
                 return False
-            room = self.rooms.rooms.get(message.get("room"))  # type: ignore[arg-type]
-            if room is None:
-                return False
+            # Validated before any field is used: a "room" that is an array or a map cannot
+            # even be looked up (unhashable).
             _, rid = validate(message)
         except ProtocolError:
             return False
+        room = self.rooms.rooms.get(message["room"])
+        if room is None:
+            return False
 
         def done(result: dict[str, Any] | None, error: RoomError | None) -> None:
-            if error is None:
-                session.reply(ok_frame(rid, result or {}))
-            else:
-                self._refused(session, rid, error, message)
-            session.answered()
+            try:
+                if error is None:
+                    session.reply(ok_frame(rid, result or {}))
+                else:
+                    self._refused(session, rid, error, message)
+            except Exception:  # the request still gets its one answer
+                session.log.exception("reply_failed", req=rid, player=session.player)
+                session.reply(error_frame(rid, errors.INTERNAL, "internal error"))
+            finally:
+                session.answered()
 
         session.in_flight = True
         try:
@@ -384,6 +414,11 @@ class Endpoint:
         private = bool(message.get("private", False))
         finished_with = await self._room_quota(session)
         room_id = new_room_id()
+        # Listed for its creator before it exists: if Redis then loses the reply to the room's
+        # first write, the room (if it was made) is in the creator's "hello" rooms, not an
+        # orphan nobody can find. (A set entry for a room that was never made is forgotten
+        # the next time the set is read.)
+        await self.store.add_player_room(session.player, room_id)
         code = await self.store.claim_code(room_id) if private else None
         record = RoomRecord(
             id=room_id,
@@ -396,7 +431,13 @@ class Endpoint:
             code=code,
             created=time.time(),
         )
-        room = await self.rooms.create(record)
+        try:
+            room = await self.rooms.create(record)
+        except Exception as exc:
+            if not outcome_unknown(exc):
+                raise
+            self.store.outage.failed(exc, req=message["id"], player=session.player)
+            raise RoomError(errors.STORE_FAILED, _CREATE_UNKNOWN, room=room_id) from None
         args: dict[str, Any] = {"code": code}
         if message.get("sit", True):
             args["seat"] = 0

@@ -110,11 +110,24 @@ class Session:
         if (
             self._fast_path is not None
             and not (self._inbox or self.busy or self.in_flight)
-            and self._fast_path(self, message)
+            and self._try_fast_path(self._fast_path, message)
         ):
             return
         self._inbox.append(message)
         self._wake()
+
+    def _try_fast_path(self, fast_path: FastPath, message: bytes | str) -> bool:
+        """``fast_path(message)``, contained: it runs inside the transport's read callback,
+        where an exception would abort the connection and lose the rest of the read. One that
+        raises leaves the message to the connection's task, which answers every message
+        exactly once (``internal`` if it raises there too). The fast path hands a message to
+        a room only as its last step, so one that raised has not taken the message."""
+        try:
+            return fast_path(self, message)
+        except Exception:
+            if self.log is not None:
+                self.log.exception("fast_path_failed", req=_request_id(message), player=self.player)
+            return False
 
     def closed(self) -> None:
         self._gone = True

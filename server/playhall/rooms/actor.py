@@ -35,8 +35,8 @@ from playhall.rooms.ids import new_room_id
 from playhall.rooms.inbox import Inbox
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.rooms.replay import STEPS, game_fields, played, step_entry
-from playhall.store.pipe import CommandTimeout
-from playhall.store.redis_store import Commit, Fenced, Store
+from playhall.store.outage import is_store_error, outcome_unknown
+from playhall.store.redis_store import Commit, Fenced, Store, VersionConflict
 from playhall_protocol import encode, errors, packed_diff
 from playhall_protocol.codec import frame_head, pack
 
@@ -200,6 +200,9 @@ class Room:
         self._idle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        #: A change whose commit reply was lost, not yet known to be stored or not, and what
+        #: adopts it if it was (see _settle).
+        self._unsettled: tuple[RoomRecord, Callable[[], None]] | None = None
         self.log = logger.bind(room=record.id, game=record.game)
         self._debug = log.debug_enabled()
 
@@ -272,31 +275,93 @@ class Room:
             try:
                 if self.record.private:
                     self._hide_from_outsiders(command)
+                if self._unsettled is not None:
+                    await self._settle()
                 result = await handler(self, command)
             except RoomError as refusal:
                 # (A name of its own: compiled, one name bound in two except clauses has the
                 # first clause's type, and any other exception then fails the assignment.)
                 command.finish(None, refusal)
+                if refusal.code == errors.STORE_FAILED:
+                    self._retry_later(command)
                 continue
             except Fenced:
                 self.log.warning("room_fenced", command=command.kind)
                 lost = "this server no longer owns the room; reconnect"
-                command.finish(None, RoomError(errors.STORE_FAILED, lost))
-                self._closed = True
-                self._on_idle(self)
+                self._let_go(command, lost)
+                continue
+            except VersionConflict as conflict:
+                # Redis holds another version than this process does: never serve that room
+                # from memory again; it is loaded afresh (viewers get a snapshot).
+                self.log.warning("room_out_of_date", command=command.kind, stored=str(conflict))
+                self._let_go(command, "the room changed under this server; sync and retry")
                 continue
             except Exception as exc:
-                self.log.exception(
-                    "room_command_failed",
-                    command=command.kind,
-                    player=getattr(command.session, "player", None),
-                    req=command.request,
-                )
-                code = errors.STORE_FAILED if _is_store_error(exc) else errors.INTERNAL
-                command.finish(None, RoomError(code, "the change was not made"))
+                self._failed(command, exc)
                 continue
             command.finish(result)
             self._check_idle()
+
+    def _failed(self, command: Command, exc: Exception) -> None:
+        """A command that raised: Redis failing (``store_failed``, counted in the outage
+        log, tried again if the room posted it itself) or a bug (``internal``, logged with
+        its traceback). Either way the change was not made."""
+        if is_store_error(exc):
+            self.store.outage.failed(exc, room=self.record.id, command=command.kind)
+            command.finish(None, RoomError(errors.STORE_FAILED, "the change was not made"))
+            self._retry_later(command)
+            return
+        self.log.exception(
+            "room_command_failed",
+            command=command.kind,
+            player=getattr(command.session, "player", None),
+            req=command.request,
+        )
+        command.finish(None, RoomError(errors.INTERNAL, "the change was not made"))
+
+    def _let_go(self, command: Command, reason: str) -> None:
+        """Refuse ``command`` and close the room: this process may no longer serve it from
+        memory. The manager loads it again from Redis if anyone watches or it has work."""
+        command.finish(None, RoomError(errors.STORE_FAILED, reason))
+        self._closed = True
+        self._on_idle(self)
+
+    def _retry_later(self, command: Command) -> None:
+        """An automatic step or a bot's turn that could not be stored is tried again shortly:
+        nobody else would ask for it, and the room would stand still."""
+        if command.done is None and command.kind in _SELF_DRIVEN:
+            delay = min(1.0, self.config.lease_ms / 10_000)
+            asyncio.get_running_loop().call_later(delay, self._post, command.kind, command.args)
+
+    async def _settle(self) -> None:
+        """Resolve a change whose commit reply was lost (the connection to Redis dropped after
+        the script was sent): it may or may not have been stored. Redis says which: its
+        version is the new one (stored: adopt and broadcast it, as if the reply had come) or
+        still the old one (not stored). This process's lease token still being there proves
+        nobody else wrote the room meanwhile. Raises :class:`RoomError` (``store_failed``,
+        outcome unknown) while Redis cannot be asked; the room then answers nothing from
+        memory until it can."""
+        assert self._unsettled is not None
+        new, adopt = self._unsettled
+        try:
+            version, token = await asyncio.wait_for(
+                self.store.version_and_lease(self.record.id), _SETTLE_TIMEOUT
+            )
+        except Exception as exc:
+            if not (is_store_error(exc) or isinstance(exc, TimeoutError)):
+                raise
+            self.store.outage.failed(exc, room=self.record.id, during="settling a commit")
+            raise RoomError(errors.STORE_FAILED, _OUTCOME_UNKNOWN) from None
+        self._unsettled = None
+        if token != self.lease:
+            raise Fenced(f"lease now {token!r}")
+        if version == new.version:
+            self.log.info("commit_settled", version=version, stored=True)
+            adopt()
+        elif version != self.record.version:
+            raise VersionConflict(f"VERSION {version}")
+        else:
+            self.log.info("commit_settled", version=version, stored=False)
 
     def _hide_from_outsiders(self, command: Command) -> None:
         """A private room does not exist for anyone outside it: neither seated in it nor
@@ -348,23 +413,55 @@ class Room:
             or new.status != old.status
             or new.version - self._checkpoint >= self.config.checkpoint_every
         )
-        await self.store.commit(
-            Commit(
-                room=new.id,
-                lease=self.lease,
-                prev_version=old.version,
-                version=new.version,
-                record=new.pack() if checkpoint else b"",
-                log=step_entry(new, kind, seat, player, move, mid),
-                lobby=msgpack.packb(summary) if summary is not None and lobby_changed else None,
-                unlist=unlist,
-                active=_needs_server(new, self.game),
-                expire=self.config.finished_ttl if new.status == FINISHED else 0,
-                code=new.code,
-                game=new.game,
-                order=_lobby_order(summary if not unlist else previous) if lobby_changed else "",
-            )
+        change = Commit(
+            room=new.id,
+            lease=self.lease,
+            prev_version=old.version,
+            version=new.version,
+            record=new.pack() if checkpoint else b"",
+            log=step_entry(new, kind, seat, player, move, mid),
+            lobby=msgpack.packb(summary) if summary is not None and lobby_changed else None,
+            unlist=unlist,
+            active=_needs_server(new, self.game),
+            expire=self.config.finished_ttl if new.status == FINISHED else 0,
+            code=new.code,
+            game=new.game,
+            order=_lobby_order(summary if not unlist else previous) if lobby_changed else "",
         )
+        reply_lost = False
+        try:
+            await self.store.commit(change)
+        except Exception as exc:
+            if not outcome_unknown(exc):
+                raise
+            reply_lost = True
+        # (Settled outside the except block: a compiled coroutine that awaits while handling an
+        # exception can leave that exception to surface in another task.)
+        if reply_lost:
+            self._unsettled = (
+                new,
+                lambda: self._adopt(new, kind, seat, player, events, checkpoint, summary),
+            )
+            await self._settle()
+            if self.record is not new:
+                raise RoomError(errors.STORE_FAILED, "the change was not made")
+            return
+        self._adopt(new, kind, seat, player, events, checkpoint, summary)
+
+    def _adopt(
+        self,
+        new: RoomRecord,
+        kind: str,
+        seat: int | None,
+        player: str | None,
+        events: list[Event] | None,
+        checkpoint: bool,
+        summary: dict[str, Any] | None,
+    ) -> None:
+        """Make ``new``, stored, the room's record, and tell everyone."""
+        old = self.record
+        seats_changed = new.seats is not old.seats
+        lobby_changed = summary is not self._listed and summary != self._listed
         self.record = new
         if checkpoint:
             self._checkpoint = new.version
@@ -932,9 +1029,17 @@ def _needs_server(record: RoomRecord, game: Game) -> bool:
     return any(record.seats[s].bot for s in game.to_act(record.state))
 
 
-def _is_store_error(exc: BaseException) -> bool:
-    # A command past its deadline on the commit connection: the change's outcome is not known.
-    return isinstance(exc, CommandTimeout) or type(exc).__module__.startswith("redis")
+_OUTCOME_UNKNOWN: Final = (
+    "Redis did not answer whether the change was stored; retry the same request (a move's"
+    " mid makes that safe)"
+)
+
+#: Seconds the room waits for Redis to say whether a change was stored, before it answers
+#: that the outcome is unknown (the room's other commands wait behind it).
+_SETTLE_TIMEOUT: Final = 2.0
+
+#: Commands the room posts to itself (no client waits for them).
+_SELF_DRIVEN: Final = frozenset({"_auto", "_bot_turn"})
 
 
 def new_seed() -> int:
