@@ -180,7 +180,7 @@ class Endpoint:
                 )
         except (ProtocolError, RoomError, Rejected) as exc:
             self._refused(session, rid, exc, message)
-        except Exception as failure:  # (not `exc`: mypyc gives a name one type, the one above's)
+        except Exception as failure:  # (named apart: docs/operations.md, "The compiled build")
             if is_store_error(failure):  # Redis away: retryable, and logged as one outage
                 self.store.outage.failed(failure, req=rid, player=session.player)
                 unreachable = RoomError(errors.STORE_FAILED, "Redis is unreachable; retry shortly")

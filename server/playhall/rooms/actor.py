@@ -258,8 +258,7 @@ class Room:
             if not outcome_unknown(exc):
                 raise
             reply_lost = True
-        # (Settled outside the except block: a compiled coroutine that awaits while handling an
-        # exception can leave that exception to surface in another task.)
+        # (Settled after the except block: docs/operations.md, "The compiled build".)
         if reply_lost:
             self._unsettled = (
                 new,
