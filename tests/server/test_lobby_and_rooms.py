@@ -10,7 +10,7 @@ import pytest
 from playhall.catalog import all_games
 from playhall_client import Client, ServerError
 
-from .helpers import next_push, play_to_the_end, started_table
+from .helpers import finished_against_a_bot, next_push, play_to_the_end, started_table
 
 
 async def test_games_lists_every_game_with_seats_and_options(url: str) -> None:
@@ -177,10 +177,7 @@ async def test_presence_shows_who_is_connected(url: str) -> None:
 async def test_rematch_reseats_the_same_players(url: str) -> None:
     alice = await Client.connect(url, name="alice")
     try:
-        room = await alice.create("mantis", 2)
-        await alice.add_bot(room.room, 1)
-        await alice.ready(room.room)
-        await play_to_the_end(alice, room)
+        room = await finished_against_a_bot(alice)
         new_id = await alice.rematch(room.room)
         assert await alice.rematch(room.room) == new_id  # asking twice gives the same room
         await room.wait(lambda m: m.view["rematch"] == new_id)

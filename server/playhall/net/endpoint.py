@@ -36,6 +36,7 @@ from playhall.rooms.actor import Room
 from playhall.rooms.codes import normalise_code
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.table import RoomError
+from playhall.store.outage import is_store_error
 from playhall.store.redis_store import Store
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, errors
 
@@ -57,6 +58,8 @@ class Endpoint:
         self.admission = Admission(config.connections_per_address, config.forwarded_header)
         self.guesses = GuessLimiter(config.code_tries, config.code_backoff, config.code_backoff_max)
         self.web = WebFiles(load_files())  # the web client, for browsers' plain GETs
+        #: The embedded Redis died and is being started again (see ``app.supervise``).
+        self.redis_restarting = False
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
@@ -68,6 +71,8 @@ class Endpoint:
         if request.path == "/healthz":
             if self.draining:
                 return HTTPStatus.SERVICE_UNAVAILABLE, "draining\n"
+            if self.redis_restarting:
+                return HTTPStatus.SERVICE_UNAVAILABLE, "embedded redis restarting\n"
             silent = time.monotonic() - self.store.answered_at
             if silent > self.config.lease_ms / 1000:
                 return HTTPStatus.SERVICE_UNAVAILABLE, f"redis silent for {silent:.0f}s\n"
@@ -175,8 +180,19 @@ class Endpoint:
                 )
         except (ProtocolError, RoomError, Rejected) as exc:
             self._refused(session, rid, exc, message)
-        except Exception:
-            clog.exception("request_failed", req=rid, player=session.player)
+        except Exception as failure:  # (named apart: docs/operations.md, "The compiled build")
+            if is_store_error(failure):  # Redis away: retryable, and logged as one outage
+                self.store.outage.failed(failure, req=rid, player=session.player)
+                unreachable = RoomError(errors.STORE_FAILED, "Redis is unreachable; retry shortly")
+                self._refused(session, rid, unreachable, message)
+                return
+            clog.exception(
+                "request_failed",
+                req=rid,
+                player=session.player,
+                kind=message.get("t") if isinstance(message, dict) else None,
+                room=message.get("room") if isinstance(message, dict) else None,
+            )
             session.reply(error_frame(rid, errors.INTERNAL, "internal error; nothing was changed"))
 
     # -- moves ---------------------------------------------------------------------------------
@@ -210,11 +226,16 @@ class Endpoint:
         message = request.message
 
         def done(result: dict[str, Any] | None, error: RoomError | None) -> None:
-            if error is None:
-                session.reply(ok_frame(rid, result or {}))
-            else:
-                self._refused(session, rid, error, message)
-            session.answered()
+            try:
+                if error is None:
+                    session.reply(ok_frame(rid, result or {}))
+                else:
+                    self._refused(session, rid, error, message)
+            except Exception:  # the request still gets its one answer
+                session.log.exception("reply_failed", req=rid, player=session.player)
+                session.reply(error_frame(rid, errors.INTERNAL, "internal error"))
+            finally:
+                session.answered()
 
         session.in_flight = True
         try:
@@ -366,6 +387,7 @@ class Endpoint:
             message["seats"],
             session.player,
             private=bool(message.get("private", False)),
+            request=message["id"],
         )
         code = room.record.code
         args: dict[str, Any] = {"code": code}

@@ -130,11 +130,24 @@ class Session:
         if (
             self._fast_path is not None
             and not (self._inbox or self.busy or self.in_flight)
-            and self._fast_path(self, request)
+            and self._try_fast_path(self._fast_path, request)
         ):
             return
         self._inbox.append(request)
         self._wake()
+
+    def _try_fast_path(self, fast_path: FastPath, request: Request) -> bool:
+        """``fast_path(request)``, contained: it runs inside the transport's read callback,
+        where an exception would abort the connection and lose the rest of the read. One that
+        raises leaves the request to the connection's task, which answers every request
+        exactly once (``internal`` if it raises there too). The fast path hands a move to its
+        room only as its last step, so one that raised has not taken the request."""
+        try:
+            return fast_path(self, request)
+        except Exception:
+            if self.log is not None:
+                self.log.exception("fast_path_failed", req=request.rid, player=self.player)
+            return False
 
     def closed(self) -> None:
         self._gone = True

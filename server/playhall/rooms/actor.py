@@ -32,8 +32,8 @@ from playhall.rooms.listing import Listing
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
 from playhall.rooms.replay import STEPS, step_entry
 from playhall.rooms.table import RoomError
-from playhall.store.pipe import CommandTimeout
-from playhall.store.redis_store import Commit, Fenced, Store
+from playhall.store.outage import is_store_error, outcome_unknown
+from playhall.store.redis_store import Commit, Fenced, Store, VersionConflict
 from playhall_protocol import errors
 
 if TYPE_CHECKING:
@@ -83,6 +83,9 @@ class Room:
         self._idle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        #: A change whose commit reply was lost, not yet known to be stored or not, and what
+        #: adopts it if it was (see _settle).
+        self._unsettled: tuple[RoomRecord, Callable[[], None]] | None = None
         self.log = logger.bind(room=record.id, game=record.game)
         self._debug = log.debug_enabled()
 
@@ -137,26 +140,28 @@ class Room:
                 return
             handler = HANDLERS[command.kind]
             try:
+                if self._unsettled is not None:
+                    await self._settle()
                 if self.record.private:
                     hide_from_outsiders(self, command)
                 result = await handler(self, command)
             except RoomError as refusal:  # (named apart: docs/operations.md, "The compiled build")
                 command.finish(None, refusal)
+                if refusal.code == errors.STORE_FAILED:
+                    self._retry_later(command)
                 continue
             except Fenced:
                 self.log.warning("room_fenced", command=command.kind)
-                lost = "this server no longer owns the room; reconnect"
-                command.finish(None, RoomError(errors.STORE_FAILED, lost))
-                self._closed = True
-                self._on_idle(self)
+                self._let_go(command, "this server no longer owns the room; reconnect")
+                continue
+            except VersionConflict as conflict:
+                # Redis holds another version than this process does: never serve that room
+                # from memory again; it is loaded afresh (viewers get a snapshot).
+                self.log.warning("room_out_of_date", command=command.kind, stored=str(conflict))
+                self._let_go(command, "the room changed under this server; sync and retry")
                 continue
             except Exception as exc:
-                player = getattr(command.session, "player", None)
-                self.log.exception(
-                    "room_command_failed", command=command.kind, player=player, req=command.request
-                )
-                code = errors.STORE_FAILED if _is_store_error(exc) else errors.INTERNAL
-                command.finish(None, RoomError(code, "the change was not made"))
+                self._failed(command, exc)
                 continue
             command.finish(result)
             if command.kind in _COMINGS_AND_GOINGS:
@@ -164,6 +169,65 @@ class Room:
                 if not self.audience.viewers:
                     self.active_at = time.time()
             self._check_idle()
+
+    def _failed(self, command: Command, exc: Exception) -> None:
+        """A command that raised: Redis failing (``store_failed``, counted in the outage
+        log, tried again if the room posted it itself) or a bug (``internal``, logged with
+        its traceback). Either way the change was not made."""
+        if is_store_error(exc):
+            self.store.outage.failed(exc, room=self.record.id, command=command.kind)
+            command.finish(None, RoomError(errors.STORE_FAILED, "the change was not made"))
+            self._retry_later(command)
+            return
+        player = getattr(command.session, "player", None)
+        self.log.exception(
+            "room_command_failed", command=command.kind, player=player, req=command.request
+        )
+        command.finish(None, RoomError(errors.INTERNAL, "the change was not made"))
+
+    def _let_go(self, command: Command, reason: str) -> None:
+        """Refuse ``command`` and close the room: this process may no longer serve it from
+        memory. The manager loads it again from Redis if anyone watches or it has work."""
+        command.finish(None, RoomError(errors.STORE_FAILED, reason))
+        self._closed = True
+        self._on_idle(self)
+
+    def _retry_later(self, command: Command) -> None:
+        """An automatic step or a bot's turn that could not be stored is tried again shortly:
+        nobody else would ask for it, and the room would stand still."""
+        if command.done is None and command.kind in _SELF_DRIVEN:
+            delay = min(1.0, self.config.lease_ms / 10_000)
+            asyncio.get_running_loop().call_later(delay, self._post, command.kind, command.args)
+
+    async def _settle(self) -> None:
+        """Resolve a change whose commit reply was lost (the connection to Redis dropped after
+        the script was sent): it may or may not have been stored. Redis says which: its
+        version is the new one (stored: adopt and broadcast it, as if the reply had come) or
+        still the old one (not stored). This process's lease token still being there proves
+        nobody else wrote the room meanwhile. Raises :class:`RoomError` (``store_failed``,
+        outcome unknown) while Redis cannot be asked; the room then answers nothing from
+        memory until it can."""
+        assert self._unsettled is not None
+        new, adopt = self._unsettled
+        try:
+            version, token = await asyncio.wait_for(
+                self.store.version_and_lease(self.record.id), _SETTLE_TIMEOUT
+            )
+        except Exception as exc:
+            if not (is_store_error(exc) or isinstance(exc, TimeoutError)):
+                raise
+            self.store.outage.failed(exc, room=self.record.id, during="settling a commit")
+            raise RoomError(errors.STORE_FAILED, _OUTCOME_UNKNOWN) from None
+        self._unsettled = None
+        if token != self.lease:
+            raise Fenced(f"lease now {token!r}")
+        if version == new.version:
+            self.log.info("commit_settled", version=version, stored=True)
+            adopt()
+        elif version != self.record.version:
+            raise VersionConflict(f"VERSION {version}")
+        else:
+            self.log.info("commit_settled", version=version, stored=False)
 
     # -- storing a change ----------------------------------------------------------------------
 
@@ -188,7 +252,7 @@ class Room:
             or new.status != old.status
             or new.version - self._checkpoint >= self.config.checkpoint_every
         )
-        await self.store.commit(Commit(
+        change = Commit(
             room=new.id,
             lease=self.lease,
             prev_version=old.version,
@@ -202,12 +266,37 @@ class Room:
             code=new.code,
             game=new.game,
             order=order,
-        ))
+        )
+        reply_lost = False
+        try:
+            await self.store.commit(change)
+        except Exception as exc:
+            if not outcome_unknown(exc):
+                raise
+            reply_lost = True
+        # (Settled after the except block: docs/operations.md, "The compiled build".)
+        if reply_lost:
+            self._unsettled = (
+                new,
+                lambda: self._adopt(new, kind, seat, player, events, checkpoint, summary),
+            )
+            await self._settle()
+            if self.record is not new:
+                raise RoomError(errors.STORE_FAILED, "the change was not made")
+        else:
+            self._adopt(new, kind, seat, player, events, checkpoint, summary)
+        if new.status != old.status:
+            await self._expiry_due(new)
+
+    def _adopt(
+        self, new: RoomRecord, kind: str, seat: int | None, player: str | None,
+        events: list[Event] | None, checkpoint: bool, summary: dict[str, Any] | None,
+    ) -> None:
+        """Make ``new``, stored, the room's record, and tell everyone."""
+        seats_changed = new.seats is not self.record.seats
         self.record = new
         if not self.audience.viewers:  # with viewers, the room is not alone: their leaving is
             self.active_at = time.time()  # when it starts to be (see _run)
-        if new.status != old.status:
-            await self._expiry_due(new)
         if checkpoint:
             self._checkpoint = new.version
         self.listing.adopt(new, summary)
@@ -244,10 +333,13 @@ class Room:
         """Its status changed: check the room for expiry a whole ``ttl`` from now (or never,
         once finished: its keys expire by themselves)."""
         ttl = self.expiry_ttl()
-        if ttl is None:
-            await self.store.drop_due(record.id)
-        else:
-            await self.store.set_due(record.id, time.time() + ttl)
+        try:
+            if ttl is None:
+                await self.store.drop_due(record.id)
+            else:
+                await self.store.set_due(record.id, time.time() + ttl)
+        except Exception:  # the change itself is stored: the next sweep or eviction sets it
+            self.log.exception("expiry_due_failed", version=record.version)
 
     def post_expiry(self, due: float) -> None:
         """The room was due for its expiry check at ``due`` (``rooms.commands.expire``)."""
@@ -347,10 +439,17 @@ class Room:
             self._idle = asyncio.get_running_loop().call_later(delay, self._on_idle, self)
 
 
+_OUTCOME_UNKNOWN: Final = (
+    "Redis did not answer whether the change was stored; retry the same request (a move's"
+    " mid makes that safe)"
+)
+
+#: Seconds the room waits for Redis to say whether a change was stored, before it answers
+#: that the outcome is unknown (the room's other commands wait behind it).
+_SETTLE_TIMEOUT: Final = 2.0
+
+#: Commands the room posts to itself (no client waits for them).
+_SELF_DRIVEN: Final = frozenset({"_auto", "_bot_turn"})
+
 #: Commands after which a seat may be watched by nobody, or by somebody again.
 _COMINGS_AND_GOINGS: Final = frozenset({"join", "sync", "detach", "leave"})
-
-
-def _is_store_error(exc: BaseException) -> bool:
-    # A command past its deadline on the commit connection: the change's outcome is not known.
-    return isinstance(exc, CommandTimeout) or type(exc).__module__.startswith("redis")

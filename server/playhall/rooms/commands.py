@@ -15,7 +15,7 @@ import msgpack
 from playhall.rooms import clocks, table, views
 from playhall.rooms.ids import new_room_id
 from playhall.rooms.inbox import Command
-from playhall.rooms.record import FINISHED, WAITING
+from playhall.rooms.record import WAITING
 from playhall.rooms.table import RoomError
 from playhall_protocol import errors
 
@@ -119,10 +119,7 @@ async def chat(room: Room, command: Command) -> dict[str, Any]:
         raise RoomError(errors.NOT_IN_ROOM, "join or watch the room to chat in it")
     text = command.args["text"]
     line = table.chat_line(room.record, session.player, session.name, text, time.time())
-    # A finished room's keys already expire: its chat list, if written only now, goes too.
-    finished = room.record.status == FINISHED
-    expire = room.config.finished_ttl if finished else 0
-    await room.store.add_chat(room.record.id, msgpack.packb(line), expire=expire)
+    await room.store.add_chat(room.record.id, msgpack.packb(line))
     room.audience.push_all(line)
     return {}
 
