@@ -189,7 +189,7 @@ def _check(node: dict[Any, Any] | list[Any], level: int, limit: int) -> str | No
         return f"nested deeper than {limit} levels"
     # Plain loops and exact types (msgpack makes exact dicts and lists): generator
     # expressions made this check cost three times the decoding itself.
-    timestamp = _TIMESTAMP  # a local: compiled, a module global is a dict lookup per use
+    timestamp = _TIMESTAMP  # a local (docs/operations.md, "The compiled build")
     values: Iterable[Any] = node
     if type(node) is dict:
         for key in node:

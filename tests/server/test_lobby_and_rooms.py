@@ -191,7 +191,8 @@ async def test_rematch_reseats_the_same_players(url: str) -> None:
 
 
 async def test_full_inbox_is_refused_with_overloaded(url: str, server) -> None:  # type: ignore[no-untyped-def]
-    from playhall.rooms.actor import Command, RoomError
+    from playhall.rooms.inbox import Command
+    from playhall.rooms.table import RoomError
 
     table = await started_table(url)
     try:
@@ -201,7 +202,7 @@ async def test_full_inbox_is_refused_with_overloaded(url: str, server) -> None: 
         while room.inbox.put(Command("_bot_turn", None, {"seat": 0})):
             pass
         with pytest.raises(RoomError) as err:
-            await room.submit("sync", None, {})
+            await room.ask("sync", None, {})
         assert err.value.code == "overloaded" and "retry" in err.value.reason
         # The actor works through its backlog and the room serves again, unchanged.
         reply = await table.clients[0].request("sync", room=table.room)
@@ -250,7 +251,7 @@ async def test_moves_do_not_touch_the_lobby(url: str) -> None:
 
 
 async def test_a_failing_reply_callback_leaves_the_room_serving(url: str, server) -> None:  # type: ignore[no-untyped-def]
-    from playhall.rooms.actor import RoomError
+    from playhall.rooms.table import RoomError
 
     alice = await Client.connect(url, name="alice")
     try:
@@ -261,7 +262,7 @@ async def test_a_failing_reply_callback_leaves_the_room_serving(url: str, server
             raise RuntimeError("a bug in whoever waits")
 
         session = next(s for s in server.endpoint.sessions if s.player == alice.player)
-        room.offer("chat", session, {"text": "first"}, None, broken)
+        room.submit("chat", session, {"text": "first"}, None, broken)
         # The room's task survived the callback: the next command is handled as usual.
         await asyncio.wait_for(alice.chat(mirror.room, "second"), 10)
         assert room._task is not None and not room._task.done()

@@ -13,7 +13,7 @@ import pytest
 
 from playhall import app, log
 from playhall.config import Config
-from playhall.net.session import Session
+from playhall.net.session import Request, Session
 from playhall_client import Client
 from playhall_protocol.messages import CLIENT_MESSAGES
 
@@ -124,11 +124,12 @@ async def test_a_fast_path_that_raises_leaves_the_message_to_the_connection_task
     """An exception in the read callback's fast path must not escape into the transport (which
     would abort the connection): the message goes to the connection's task, which answers it."""
 
-    def broken(session: Session, message: bytes | str) -> bool:
+    def broken(session: Session, request: Request) -> bool:
         raise TypeError("a bug in the fast path")
 
     session = Session(_Socket(), Config(), lambda s, r: None, broken)
     session.log = log.get("test")
     frame = msgpack.packb({"t": "move", "id": 3})
     session.message_received(frame)
-    assert await session.next_message() == frame
+    request = await session.next_request()
+    assert request is not None and request.message == {"t": "move", "id": 3}

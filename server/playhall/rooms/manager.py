@@ -9,20 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from dataclasses import replace
+from typing import Any
 
 from playhall import log
 from playhall.catalog import get_game
 from playhall.config import Config
 from playhall.lobby import Lobby
-from playhall.rooms.actor import Room, RoomError, no_such_room
-from playhall.rooms.ids import is_room_id
+from playhall.rooms import table
+from playhall.rooms.actor import Room
+from playhall.rooms.ids import is_room_id, new_room_id
 from playhall.rooms.record import RoomRecord
 from playhall.rooms.replay import replay
-from playhall.store.outage import is_store_error
+from playhall.rooms.table import RoomError, needs_server, no_such_room
+from playhall.store.outage import is_store_error, outcome_unknown
 from playhall.store.redis_store import Commit, LogGap, NoRoom, Store
 from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
+
+#: The answer to a create whose first write's reply was lost.
+_CREATE_UNKNOWN = (
+    "Redis did not answer whether the room was made; if it was, it is the room named here and "
+    "in your rooms at your next hello: sync it, or create again"
+)
 
 
 class LeaseHeld(RoomError):
@@ -123,6 +134,66 @@ class RoomManager:
         room.start()
         return room
 
+    async def open(
+        self,
+        game: str,
+        options: dict[str, Any],
+        seats: int,
+        creator: str,
+        *,
+        private: bool,
+        request: int | None = None,
+    ) -> Room:
+        """A new room of ``game`` (refused by the table's rules if the game, its options or the
+        seat count are wrong, and past the creator's caps), stored, its actor started; a
+        private one with its join code. ``request``: the creating request's id, for the log."""
+        record = table.create(
+            game, options, seats, creator, private=private, room_id=new_room_id(),
+            seed=table.new_seed(), created=time.time(),
+        )
+        finished_with = await self._room_quota(creator)
+        # Listed for its creator before it exists: if Redis then loses the reply to the room's
+        # first write, the room (if it was made) is in the creator's "hello" rooms, not an
+        # orphan nobody can find. (A set entry for a room that was never made is forgotten
+        # the next time the set is read.)
+        await self.store.add_player_room(creator, record.id)
+        if private:
+            record = replace(record, code=await self.store.claim_code(record.id))
+        try:
+            room = await self.create(record)
+        except Exception as exc:
+            if not outcome_unknown(exc):
+                raise
+            self.store.outage.failed(exc, req=request, player=creator)
+            raise RoomError(errors.STORE_FAILED, _CREATE_UNKNOWN, room=record.id) from None
+        await self.store.note_created(creator, record.id, finished_with, self.config.player_ttl)
+        return room
+
+    async def _room_quota(self, player: str) -> list[str]:
+        """Refuse a create past the player's caps (``rooms_per_minute``; ``waiting_rooms``
+        created rooms still waiting with the player seated); else the rooms they created that
+        no longer count (started, left, gone), to be forgotten. Costs at most
+        ``waiting_rooms`` record reads: the set never holds more than the cap and one."""
+        per_minute = self.config.rooms_per_minute
+        if per_minute and await self.store.count_creation(player, 60) > per_minute:
+            raise RoomError(
+                errors.TOO_MANY_ROOMS, f"at most {per_minute} new rooms a minute; wait a little"
+            )
+        done: list[str] = []
+        counted = 0
+        for room_id, blob in (await self.store.created_rooms(player)).items():
+            if blob is not None and table.waits_with(RoomRecord.unpack(blob), player):
+                counted += 1
+            else:
+                done.append(room_id)
+        cap = self.config.waiting_rooms
+        if cap and counted >= cap:
+            raise RoomError(
+                errors.TOO_MANY_ROOMS,
+                f"you sit in {counted} waiting rooms you created; start or leave one first",
+            )
+        return done
+
     async def create(self, record: RoomRecord) -> Room:
         """Store a new room (version 1) and start its actor."""
         await self._create_stored(record)
@@ -169,7 +240,7 @@ class RoomManager:
         logger.info("room_evicted", room=room.record.id, version=room.record.version)
         # A room let go while people watch it, or while it has timers or bots to run, was not
         # idle: its lease was lost. Take it back (unless this process is shutting down).
-        if not self.closing and (room.viewers or room.needs_server()):
+        if not self.closing and (room.audience.viewers or needs_server(room.record, room.game)):
             await self._reattach(room)
 
     async def _reattach(self, old: Room) -> None:
@@ -189,9 +260,9 @@ class RoomManager:
             self.store.outage.failed(exc, during="reattach", room=old.record.id)
             logger.warning("room_reattach_failed", room=old.record.id, code=errors.STORE_FAILED)
             return
-        for viewer in list(old.viewers):
+        for viewer in list(old.audience.viewers):
             with contextlib.suppress(RoomError):
-                await room.submit("sync", viewer, {})
+                await room.ask("sync", viewer, {})
 
     async def restore_active(self) -> int:
         """Load every room that needs a server even with no client (timers, bots to move) and

@@ -57,7 +57,7 @@ def encode_command(args: list[bytes]) -> bytes:
 def encode_bulk(args: list[bytes]) -> bytes:
     """Bulk strings, the elements of a command's array (its header is the caller's): a command
     whose first arguments never change can keep them encoded."""
-    heads = _BULK_HEADS  # a local: compiled, a module global is a dict lookup per use
+    heads = _BULK_HEADS  # a local (docs/operations.md, "The compiled build")
     parts = []
     for arg in args:
         size = len(arg)

@@ -261,8 +261,8 @@ class LogGap(Exception):
 
 
 class Commit:
-    """One atomic room change. (A plain class, not a dataclass: one is made per move, and in
-    the compiled build a dataclass's generated ``__init__`` stays interpreted.)"""
+    """One atomic room change. (A plain class, not a dataclass: one is made per move; see
+    docs/operations.md, "The compiled build".)"""
 
     __slots__ = (
         "room", "lease", "prev_version", "version", "record", "log",
@@ -339,8 +339,8 @@ class Store:
         pipe.on_answer = self._answered
         pipe.preamble = list(SCRIPT_LOADS)
         self.p = prefix
-        #: _commit_head, cached per room and lease (an attribute of its own: a method cannot be
-        #: replaced on an instance of a class compiled by mypyc).
+        #: _commit_head, cached per room and lease (an attribute of its own: see
+        #: docs/operations.md, "The compiled build").
         self._head_for: Callable[[str, str | None, str, str], tuple[bytes, int]] = (
             functools.lru_cache(maxsize=65536)(self._commit_head)
         )
