@@ -10,6 +10,7 @@ import pytest
 
 from .conftest import StartWebServer, WebServer
 from .pagekit import (
+    MIRROR,
     OUTCOME,
     click_offered,
     create_room,
@@ -37,7 +38,9 @@ async def seconds_shown(page: Page) -> float:
     return float(await page.locator(MY_CLOCK).get_attribute("data-seconds") or "nan")
 
 
-async def test_clock_counts_down_and_a_stand_in_hands_the_seat_back(page: Page, tmp_path: Path) -> None:
+async def test_clock_counts_down_and_a_stand_in_hands_the_seat_back(
+    page: Page, tmp_path: Path
+) -> None:
     await open_lobby(page, "alice")
     options = {"clock": "turn", "clock_ms": 1500, "on_timeout": "bot"}
     await create_room(page, "mantis", 2, {"target": 30, **options})
@@ -46,7 +49,7 @@ async def test_clock_counts_down_and_a_stand_in_hands_the_seat_back(page: Page, 
     await page.locator(f"{MY_CLOCK}.running").wait_for()
     first = await seconds_shown(page)
     assert 0 < first <= 1.5
-    assert "⏳" in await page.locator(MY_CLOCK).inner_text() or "low" in await page.locator(MY_CLOCK).inner_text()
+    assert (await page.locator(MY_CLOCK).inner_text()).startswith(("⏳ 00:0", "⚠ low 00:0"))
     await page.wait_for_function(
         "([sel, first]) => Number(document.querySelector(sel).dataset.seconds) < first",
         arg=[MY_CLOCK, first],
@@ -57,12 +60,15 @@ async def test_clock_counts_down_and_a_stand_in_hands_the_seat_back(page: Page, 
     assert await badge.inner_text() == "stand-in (timeout)"
     hint = page.locator('[data-testid="stand-in-hint"]')
     assert "any move takes your seat back" in await hint.inner_text()
-    assert (await page_view(page))["seats"][0]["stand_in"] == "timeout"
+    view = await page_view(page)
+    assert view["seats"][0]["stand_in"] == "timeout"
+    # The create form offered the clock options (filled in above) and the room took them.
+    assert view["clock"]["kind"] == "turn" and view["clock"]["on_timeout"] == "bot"
     await screenshots_both_widths(page, "clocks", tmp_path)
     # Any move takes the seat back (even one the stand-in beat by a moment).
     while await badge.count():
         assert await click_offered(page), "the game ended before the seat was taken back"
-    await page.wait_for_function("() => !window.playhall.rooms.get(window.playhallPage.screen.room).view.seats[0].stand_in")
+    await page.wait_for_function(f"() => !{MIRROR}.view.seats[0].stand_in")
     assert await hint.count() == 0
     assert "plays for themselves again" in await page.locator('[data-testid="log"]').inner_text()
 
@@ -83,6 +89,8 @@ async def test_resign_ends_a_two_player_game(page: Page) -> None:
     assert "resignation" in text and "Left the game: bob (you)" in text
     view = await page_view(page)
     assert view["outcome"]["reason"] == "resignation" and view["outcome"]["left"] == [0]
-    assert await page.locator('.seat[data-seat="0"] [data-testid="left-game"]').inner_text() == "left the game"
-    assert "bob (you) left the game (resigned)" in await page.locator('[data-testid="log"]').inner_text()
+    gone = page.locator('.seat[data-seat="0"] [data-testid="left-game"]')
+    assert await gone.inner_text() == "left the game"
+    log = await page.locator('[data-testid="log"]').inner_text()
+    assert "bob (you) left the game (resigned)" in log
     assert await page.get_by_role("button", name="Resign…").count() == 0
