@@ -8,7 +8,6 @@ frame is always answered, never crashes the reader.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from types import ModuleType
 from typing import Any, Final
 
@@ -187,22 +186,29 @@ def _check(node: dict[Any, Any] | list[Any], level: int, limit: int) -> str | No
     bounded whatever the frame."""
     if level > limit:
         return f"nested deeper than {limit} levels"
-    # Plain loops and exact types (msgpack makes exact dicts and lists): generator
-    # expressions made this check cost three times the decoding itself.
-    timestamp = _TIMESTAMP  # a local: compiled, a module global is a dict lookup per use
-    values: Iterable[Any] = node
-    if type(node) is dict:
-        for key in node:
+    # Plain loops over exact types (msgpack makes exact dicts and lists), each container's own
+    # loop: compiled, a loop over a value known to be a dict or a list is a C loop.
+    if isinstance(node, dict):
+        for key, value in node.items():
             if type(key) is not str:
                 return "map keys must be strings"
-        values = node.values()
-    for value in values:
-        if type(value) is dict or type(value) is list:
-            problem = _check(value, level + 1, limit)
+            problem = _check_value(value, level, limit)
             if problem is not None:
                 return problem
-        elif type(value) is timestamp:
-            return _NO_EXT
+    else:
+        for value in node:
+            problem = _check_value(value, level, limit)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _check_value(value: Any, level: int, limit: int) -> str | None:
+    """:func:`_check` of one value in a container at ``level``."""
+    if type(value) is dict or type(value) is list:
+        return _check(value, level + 1, limit)
+    if type(value) is _TIMESTAMP:
+        return _NO_EXT
     return None
 
 
