@@ -78,8 +78,9 @@ def run(records: list[RoomRecord]) -> tuple[float, float, float, int, int, int]:
     """Seconds spent in views, diffs and packs over one game, and the numbers of calls."""
     t0 = time.perf_counter()
     built: list[list[dict[str, Any]]] = []
+    memo = views.ViewMemo()  # one room's, as its audience keeps it
     for record in records:
-        built.append([views.room_view(record, GAME, seat) for seat in SEATS])
+        built.append([views.room_view(record, GAME, seat, memo) for seat in SEATS])
     t1 = time.perf_counter()
     for old, new in zip(built, built[1:], strict=False):
         for seat in SEATS:

@@ -4,7 +4,7 @@ commit connection (the commit's arguments are still built and encoded).
     python bench/room_path.py [--moves 3000] [--profile]
 
 Real 2-seat Mantis rooms (target 105) with two viewers each play to the end, one move at a time
-through ``Room.submit`` (queue, actor, apply, record, commit, views, diffs, frames, reply), until
+through ``Room.ask`` (queue, actor, apply, record, commit, views, diffs, frames, reply), until
 ``--moves`` moves are made. Reported: process CPU microseconds per move. ``--profile`` prints
 the cProfile of the moves instead (cProfile inflates Python-heavy parts; use it for shares).
 Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
@@ -30,7 +30,7 @@ from playhall import log  # noqa: E402
 from playhall.catalog import get_game  # noqa: E402
 from playhall.config import Config  # noqa: E402
 from playhall.lobby import Lobby  # noqa: E402
-from playhall.rooms.actor import Room, _ViewerState  # noqa: E402
+from playhall.rooms.actor import Room  # noqa: E402
 from playhall.rooms.record import RoomRecord, Seat  # noqa: E402
 from playhall.store.pipe import encode_command  # noqa: E402
 from playhall.store.redis_store import Store  # noqa: E402
@@ -105,19 +105,19 @@ async def run(moves: int, profiler: cProfile.Profile | None) -> float:
         room.start()
         viewers = (FakeViewer("a"), FakeViewer("b"))
         for seat, viewer in enumerate(viewers):
-            room.viewers[viewer] = _ViewerState(seat)
-        await room.submit("start", viewers[0], {})
+            room.audience.attach(room.record, viewer, seat)
+        await room.ask("start", viewers[0], {})
         mid = 0
         while room.record.status == "playing" and made < moves:
             assert room.record.state is not None
             seat = game.to_act(room.record.state)[0]
-            move = room._view(seat)["moves"][0]
+            move = room.audience.view(room.record, seat)["moves"][0]
             mid += 1
             args = {"room": record.id, "version": room.record.version, "mid": mid, "move": move}
             started = time.process_time()
             if profiler is not None:
                 profiler.enable()
-            await room.submit("move", viewers[seat], args)
+            await room.ask("move", viewers[seat], args)
             if profiler is not None:
                 profiler.disable()
             cpu += time.process_time() - started

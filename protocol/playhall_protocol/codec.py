@@ -184,7 +184,7 @@ def _check(value: Any, level: int, limit: int) -> str | None:
     that is not a string: msgpack's strict_map_key still lets bin keys through; a msgpack
     timestamp; nesting past ``limit``), or None. The recursion stops at ``limit``, so its depth
     is bounded whatever the frame."""
-    timestamp = _TIMESTAMP  # a local: compiled, a module global is a dict lookup per use
+    timestamp = _TIMESTAMP  # a local (docs/operations.md, "The compiled build")
     if type(value) is timestamp:
         return _NO_EXT
     if level > limit:

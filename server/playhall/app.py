@@ -39,6 +39,7 @@ class Running:
     redis: aioredis.Redis
     embedded: EmbeddedRedis | None
     sweeper: asyncio.Task[None] | None = None
+    supervisor: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
@@ -47,8 +48,9 @@ class Running:
     async def drain(self) -> None:
         logger.info("draining", rooms=len(self.rooms.rooms), sessions=len(self.endpoint.sessions))
         self.endpoint.draining = True
-        if self.sweeper is not None:
-            self.sweeper.cancel()
+        for task in (self.sweeper, self.supervisor):
+            if task is not None:
+                task.cancel()
         try:
             await asyncio.wait_for(self.rooms.close(), self.config.drain_timeout)
         except TimeoutError:
@@ -74,6 +76,34 @@ def _tune_gc() -> None:
     gc.set_threshold(50_000, 50, 100)
 
 
+#: Seconds between checks that the embedded Redis still runs.
+SUPERVISE_EVERY = 0.5
+
+
+async def supervise(embedded: EmbeddedRedis, endpoint: Endpoint) -> None:
+    """Start the embedded Redis again (same data directory, same append-only file) whenever
+    it dies; ``/healthz`` says so meanwhile. Commands refused while it is away are answered
+    ``store_failed``; the connections reconnect by themselves."""
+    while True:
+        await asyncio.sleep(SUPERVISE_EVERY)
+        if await asyncio.to_thread(embedded.alive):
+            continue
+        exit_code = embedded.process.poll() if embedded.process is not None else None
+        logger.error("embedded_redis_died", pid=embedded.pid, exit_code=exit_code)
+        endpoint.redis_restarting = True
+        try:
+            while True:
+                try:
+                    await asyncio.to_thread(embedded.start)
+                    break
+                except RuntimeError as exc:  # it would not start: say why, try again
+                    logger.error("embedded_redis_restart_failed", error=str(exc)[-500:])
+                    await asyncio.sleep(1.0)
+        finally:
+            endpoint.redis_restarting = False
+        logger.warning("embedded_redis_restarted", pid=embedded.pid, dir=str(embedded.data_dir))
+
+
 async def start(config: Config) -> Running:
     embedded = None
     url = config.redis_url
@@ -85,7 +115,12 @@ async def start(config: Config) -> Running:
     pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=64, timeout=20)
     client = aioredis.Redis(connection_pool=pool)
     await client.ping()
-    store = Store(client, RedisPipe(url, timeout=config.redis_timeout), config.key_prefix)
+    store = Store(
+        client,
+        RedisPipe(url, timeout=config.redis_timeout),
+        config.key_prefix,
+        config.player_ttl,
+    )
     lobby = Lobby(store, config.lobby_page, config.lobby_interval)
     rooms = RoomManager(store, config, lobby)
     endpoint = Endpoint(config, store, rooms, lobby)
@@ -98,6 +133,8 @@ async def start(config: Config) -> Running:
     restored = await rooms.restore_active()
     rooms.start_renewing()
     running.sweeper = asyncio.create_task(endpoint.sweep_slow())
+    if embedded is not None:
+        running.supervisor = asyncio.create_task(supervise(embedded, endpoint))
     logger.info(
         "listening",
         url=f"ws://{config.host}:{running.port}/",

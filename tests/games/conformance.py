@@ -1,4 +1,7 @@
-"""Checks every engine must pass, shared by each game's tests.
+"""Checks every engine must pass, shared by each game's tests, and the tables every game is
+played at by the suites that play all of them (:func:`quick_cases`; each game names its own,
+``Game.quick_tables``). ``test_conformance.py`` runs the contract's checks for every registered
+game.
 
 ``play_random_game`` plays a whole game choosing uniformly among legal moves (filling move
 templates through a game-supplied ``fill`` callback) and checks the contract on the way:
@@ -12,8 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 import msgpack
+import pytest
 
-from playhall.games.contract import Applied, Game, Move, Outcome, State
+from playhall.catalog import all_games
+from playhall.games.contract import Applied, Game, Move, Options, Outcome, State
 from playhall.games.rng import Rng
 
 Fill = Callable[[State, int, Move, Rng], Move]
@@ -85,3 +90,23 @@ def replay(
     for seat, move in moves:
         state = (game.apply_auto(state) if seat is None else game.apply(state, seat, move)).state
     return state
+
+
+def tables(game: Game) -> list[tuple[int, Options]]:
+    """The tables the test suites play ``game`` at: its own quick tables, else its smallest."""
+    return [(seats, dict(options)) for seats, options in game.quick_tables] or [
+        (game.min_seats, {})
+    ]
+
+
+def quick_cases() -> list[Any]:
+    """``(game id, seats, options)`` for every registered game and each of its tables, as
+    pytest parameters named ``<game>-<seats>`` (and a number when a game has two of a size)."""
+    cases = []
+    for game in all_games().values():
+        seen: dict[int, int] = {}
+        for seats, options in tables(game):
+            seen[seats] = seen.get(seats, 0) + 1
+            name = f"{game.id}-{seats}" + ("" if seen[seats] == 1 else f"-{seen[seats]}")
+            cases.append(pytest.param(game.id, seats, options, id=name))
+    return cases

@@ -186,8 +186,8 @@ def test_ruling_3_views_show_tanks_pile_sizes_top_back_and_count_only() -> None:
         top = state["deck"][state["next"]]
         assert view["top_back"] == [COLOURS[i] for i in BACKS[BACK[top]]]
         assert view["cards_left"] == 105 - state["next"]
-    # Every viewer sees the same thing: the very same map.
-    assert all(v is views[0] for v in views)
+    # Every viewer sees the same thing, and the game says so: the room shows them one map.
+    assert all(v == views[0] for v in views) and GAME.public_view
 
 
 def test_ruling_3_view_does_not_depend_on_the_top_face_or_deck_order() -> None:

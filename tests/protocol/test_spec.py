@@ -75,7 +75,7 @@ def test_view_fields_are_the_table() -> None:
         seed=1,
         creator="p",
     )
-    fields = set(views.room_view(record, game, None))
+    fields = set(views.room_view(record, game, None, views.ViewMemo()))
     assert _table_codes(_section(6)) == fields
 
 

@@ -15,25 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from playhall.catalog import all_games, get_game
+from playhall.catalog import get_game
 from playhall.games.contract import Game
 from playhall.rooms.record import PLAYING, RoomRecord, Seat
 from playhall.rooms.replay import ReplayError, game_fields, played, replay, step_entry
+from tests.games.conformance import quick_cases
 
-#: Tables with an automatic step (Mandala solo's Master Yoga, Card Battle's paced turns) give
-#: the log a deadline to carry.
-TABLES: dict[str, list[tuple[int, dict[str, Any]]]] = {
-    "mantis": [(2, {}), (4, {})],
-    "mandragora": [(2, {})],
-    "mandala": [(2, {}), (1, {"mode": "solo", "yoga_delay_ms": 500})],
-    "card_battle": [(2, {"turn_delay_ms": 300})],
-    "math_card": [(2, {})],
-}
-CASES = [
-    (game, seats, options)
-    for game in all_games()
-    for seats, options in TABLES.get(game, [(all_games()[game].min_seats, {})])
-]
+#: Each game at each of its quick tables; those with an automatic step (Mandala solo's Master
+#: Yoga, Card Battle's turns) give the log a deadline to carry.
+CASES = quick_cases()
 
 
 def as_stored(entry: dict[str, bytes | str | int]) -> dict[str, bytes]:

@@ -1,4 +1,4 @@
-"""Update frames are spliced from parts packed once per version (rooms.actor._UpdateParts):
+"""Update frames are spliced from parts packed once per version (rooms.audience.UpdateParts):
 the bytes must be exactly what encoding the whole message gives, for every viewer."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playhall.rooms import views
-from playhall.rooms.actor import _UpdateParts
+from playhall.rooms.audience import UpdateParts
 from playhall_protocol import decode, encode
 from playhall_protocol.codec import pack
 
@@ -29,7 +29,7 @@ _EVENT = st.fixed_dictionaries({"type": st.sampled_from(["flip", "scored", "deal
 def test_every_viewers_frame_is_the_encoded_message(
     room: str, version: int, events: list[dict[str, Any]], viewers: list[tuple[Any, list[Any]]]
 ) -> None:
-    parts = _UpdateParts(room, version, events)
+    parts = UpdateParts(room, version, events)
     for key, diff in viewers:
         frame = parts.frame(pack(diff), key)
         whole = {"t": "update", "room": room, "from": version - 1, "to": version, "diff": diff,

@@ -94,6 +94,15 @@ async def stored_room(redis_url: str, prefix: str, room: str) -> tuple[Stored, R
     return stored, replay(record, game, stored.since)
 
 
+async def finished_against_a_bot(client: Client) -> RoomMirror:
+    """A two-seat Mantis room of ``client``'s, played to the end against a server bot."""
+    room = await client.create("mantis", 2)
+    await client.add_bot(room.room, 1)
+    await client.ready(room.room)
+    await play_to_the_end(client, room)
+    return room
+
+
 async def play_to_the_end(client: Client, room: RoomMirror, timeout: float = 30) -> None:
     """Make ``client``'s first legal move whenever it is its turn, until ``room`` is finished
     (its other seats being the server's bots)."""

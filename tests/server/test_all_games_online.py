@@ -14,31 +14,16 @@ import msgpack
 import pytest
 import redis.asyncio as aioredis
 
-from playhall.catalog import all_games, get_game
+from playhall.catalog import get_game
 from playhall_client import Client, ServerError
+from tests.games.conformance import quick_cases
 
 from .conftest import free_port
 from .helpers import stored_room
 from .process import ServerProcess
 
-#: Each game's table for these tests: seats and options that keep the automatic pacing short.
-TABLES: dict[str, list[tuple[int, dict]]] = {
-    "mantis": [(2, {}), (5, {})],
-    "mandragora": [(2, {})],
-    "mandala": [(2, {}), (1, {"mode": "solo", "yoga_delay_ms": 0})],
-    "card_battle": [(2, {"turn_delay_ms": 0})],
-    "math_card": [(2, {})],
-}
-
-CASES = [
-    pytest.param(game, seats, options, id=f"{game}-{seats}")
-    for game in all_games()
-    for seats, options in TABLES.get(game, [(all_games()[game].min_seats, {})])
-]
-
-
-def test_every_game_has_a_table_here() -> None:
-    assert set(TABLES) >= set(all_games()), "add the new game to TABLES"
+#: Each game at each of its quick tables (Game.quick_tables: unpaced automatic steps).
+CASES = quick_cases()
 
 
 async def bot_room(client: Client, game: str, seats: int, options: dict) -> str:

@@ -1,6 +1,6 @@
 """A diff never costs more than the snapshot it replaces (DESIGN.md, "Views and diffs"): when
 a viewer's update would be larger than a fresh snapshot of its view, the room sends the
-snapshot instead (rooms.actor.Room._update_or_snapshot). None of the real games changes a
+snapshot instead (rooms.audience.Audience._update_or_snapshot). None of the real games changes a
 view that much in one move, so a game made for this test does: ``rewrite`` changes every
 element of a long array (a diff of one op per element, several times the array's own size),
 ``nudge`` changes one."""

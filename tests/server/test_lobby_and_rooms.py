@@ -10,7 +10,7 @@ import pytest
 from playhall.catalog import all_games
 from playhall_client import Client, ServerError
 
-from .helpers import next_push, play_to_the_end, started_table
+from .helpers import finished_against_a_bot, next_push, play_to_the_end, started_table
 
 
 async def test_games_lists_every_game_with_seats_and_options(url: str) -> None:
@@ -177,10 +177,7 @@ async def test_presence_shows_who_is_connected(url: str) -> None:
 async def test_rematch_reseats_the_same_players(url: str) -> None:
     alice = await Client.connect(url, name="alice")
     try:
-        room = await alice.create("mantis", 2)
-        await alice.add_bot(room.room, 1)
-        await alice.ready(room.room)
-        await play_to_the_end(alice, room)
+        room = await finished_against_a_bot(alice)
         new_id = await alice.rematch(room.room)
         assert await alice.rematch(room.room) == new_id  # asking twice gives the same room
         await room.wait(lambda m: m.view["rematch"] == new_id)
@@ -194,7 +191,8 @@ async def test_rematch_reseats_the_same_players(url: str) -> None:
 
 
 async def test_full_inbox_is_refused_with_overloaded(url: str, server) -> None:  # type: ignore[no-untyped-def]
-    from playhall.rooms.actor import Command, RoomError
+    from playhall.rooms.inbox import Command
+    from playhall.rooms.table import RoomError
 
     table = await started_table(url)
     try:
@@ -204,7 +202,7 @@ async def test_full_inbox_is_refused_with_overloaded(url: str, server) -> None: 
         while room.inbox.put(Command("_bot_turn", None, {"seat": 0})):
             pass
         with pytest.raises(RoomError) as err:
-            await room.submit("sync", None, {})
+            await room.ask("sync", None, {})
         assert err.value.code == "overloaded" and "retry" in err.value.reason
         # The actor works through its backlog and the room serves again, unchanged.
         reply = await table.clients[0].request("sync", room=table.room)
@@ -253,7 +251,7 @@ async def test_moves_do_not_touch_the_lobby(url: str) -> None:
 
 
 async def test_a_failing_reply_callback_leaves_the_room_serving(url: str, server) -> None:  # type: ignore[no-untyped-def]
-    from playhall.rooms.actor import RoomError
+    from playhall.rooms.table import RoomError
 
     alice = await Client.connect(url, name="alice")
     try:
@@ -264,7 +262,7 @@ async def test_a_failing_reply_callback_leaves_the_room_serving(url: str, server
             raise RuntimeError("a bug in whoever waits")
 
         session = next(s for s in server.endpoint.sessions if s.player == alice.player)
-        room.offer("chat", session, {"text": "first"}, None, broken)
+        room.submit("chat", session, {"text": "first"}, None, broken)
         # The room's task survived the callback: the next command is handled as usual.
         await asyncio.wait_for(alice.chat(mirror.room, "second"), 10)
         assert room._task is not None and not room._task.done()

@@ -14,10 +14,11 @@ import redis.asyncio as aioredis
 
 from playhall.catalog import get_game
 from playhall.lobby import Lobby
-from playhall.rooms.actor import Room, RoomError, _ViewerState
+from playhall.rooms.actor import Room
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import RoomRecord, Seat
 from playhall.rooms.replay import game_fields
+from playhall.rooms.table import RoomError
 from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Store
 
@@ -77,7 +78,7 @@ async def started_room(manager: RoomManager, room_id: str) -> tuple[Room, list[V
     record = replace(record, **game_fields(game, game.setup(2, record.options, 11)))
     room = await manager.create(record)
     for seat, viewer in enumerate(viewers):
-        room.viewers[viewer] = _ViewerState(seat)
+        room.audience.attach(room.record, viewer, seat)
     return room, viewers
 
 
@@ -88,12 +89,12 @@ async def play(room: Room, viewers: list[Viewer], moves: int) -> None:
         seat = game.to_act(room.record.state)[0]
         move = game.legal_moves(room.record.state, seat)[n % 2]
         args = {"room": room.record.id, "version": room.record.version, "mid": n, "move": move}
-        await room.submit("move", viewers[seat], args)
+        await room.ask("move", viewers[seat], args)
 
 
 async def unload(manager: RoomManager, room: Room) -> None:
     """Let the room go from memory (as an idle room is), leaving Redis as it is."""
-    room.viewers.clear()
+    room.audience.viewers.clear()
     manager.evict(room)
     await asyncio.gather(*manager._stopping)
 
@@ -115,12 +116,12 @@ async def test_a_loaded_room_is_the_live_one_however_far_its_checkpoint_lags(
         assert room.record.pack() == live.pack()
         assert room.record.seen == live.seen
         for seat, viewer in enumerate(viewers):
-            room.viewers[viewer] = _ViewerState(seat)
+            room.audience.attach(room.record, viewer, seat)
     # A move id seen before the reload is still answered, not applied again.
     before = room.record.version
     seat = viewers.index(next(v for v in viewers if room.record.seen.get(v.player)))
     mid = next(iter(room.record.seen[viewers[seat].player]))
-    answer = await room.submit(
+    answer = await room.ask(
         "move",
         viewers[seat],
         {"room": LOAD1, "version": before, "mid": mid, "move": {"type": "score"}},

@@ -56,6 +56,9 @@ class Transport(asyncio.Transport):
     def abort(self) -> None:
         self.closing = True
 
+    def is_closing(self) -> bool:
+        return self.closing
+
 
 HANDSHAKE = (
     b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"

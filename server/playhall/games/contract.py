@@ -57,10 +57,7 @@ class Rejected(Exception):
 
 class Applied(NamedTuple):
     """The result of applying a move or an automatic step: the new state and what happened.
-
-    A named tuple, not a frozen dataclass: one is made per move, and a frozen dataclass's
-    generated ``__init__`` stays interpreted in the compiled build (two
-    ``object.__setattr__`` calls)."""
+    (A named tuple: see docs/operations.md, "The compiled build".)"""
 
     state: State
     events: list[Event]
@@ -144,6 +141,15 @@ class Game(ABC):
     max_seats: int
     #: Room options the game accepts.
     options: Sequence[Option] = ()
+    #: Whether every viewer (each seat, and spectators) sees the same view of a state. Then the
+    #: room asks :meth:`view` once per state and shows that one map to all of them, which also
+    #: lets it diff the map once for all viewers.
+    public_view: bool = False
+    #: Small tables that play the game quickly, as (seat count, options) pairs: the test suites
+    #: (tests/games/test_conformance.py and every suite that plays all games) play the game at
+    #: each. Cover each seat count or mode that plays differently; keep automatic steps
+    #: unpaced. Empty: one table of ``min_seats`` with the default options.
+    quick_tables: Sequence[tuple[int, Options]] = ()
 
     # -- options and seats ------------------------------------------------------------------
 

@@ -1,49 +1,46 @@
-"""The websocket endpoint: reads frames, checks them against the protocol, and dispatches each
-request to the lobby, the player registry or a room actor. Every request gets exactly one
-reply; bad input gets an ``error`` reply with a code and a reason and changes nothing.
+"""The websocket endpoint: takes each connection's requests (decoded and checked once, as they
+arrive: :class:`playhall.net.session.Request`) and dispatches them to the lobby, the player
+registry or a room actor. Every request gets exactly one reply; bad input gets an ``error``
+reply with a code and a reason and changes nothing.
 
 Requests of one connection are handled in order, one at a time: replies come back in request
-order and a flooding client slows only itself.
+order and a flooding client slows only itself. A move for a room this process holds is handed
+to the room from the callback that read it; any other request goes through the connection's
+task.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import itertools
 import math
-import secrets
 import time
 from http import HTTPStatus
 from typing import Any
 
-from websockets.http11 import Request, Response
+from websockets.http11 import Request as HttpRequest
+from websockets.http11 import Response
 
 from playhall import __version__, log
-from playhall.catalog import all_games, get_game
+from playhall.catalog import all_games
 from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
 from playhall.net.admission import Admission
 from playhall.net.guesses import GuessLimiter
-from playhall.net.session import Session, error_frame, ok_frame
+from playhall.net.session import Request, Session, error_frame, ok_frame
 from playhall.net.web import WebFiles, is_websocket_upgrade, load_files
 from playhall.net.websocket import WebSocket, WriteBatch
-from playhall.rooms.actor import RoomError, new_seed
+from playhall.players import Players
+from playhall.rooms.actor import Room
 from playhall.rooms.codes import normalise_code
-from playhall.rooms.ids import new_room_id
 from playhall.rooms.manager import RoomManager
-from playhall.rooms.record import WAITING, RoomRecord, Seat
+from playhall.rooms.table import RoomError
+from playhall.store.outage import is_store_error
 from playhall.store.redis_store import Store
-from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, decode, errors
-from playhall_protocol.messages import request_id_of, validate
+from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, errors
 
 logger = log.get("playhall.net")
-
-
-def hash_secret(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 class Endpoint:
@@ -52,6 +49,7 @@ class Endpoint:
         self.store = store
         self.rooms = rooms
         self.lobby = lobby
+        self.players = Players(store, config.player_ttl, config.unused_player_ttl)
         self.sessions: set[Session] = set()
         self.draining = False
         self._ids = itertools.count(1)
@@ -60,10 +58,12 @@ class Endpoint:
         self.admission = Admission(config.connections_per_address, config.forwarded_header)
         self.guesses = GuessLimiter(config.code_tries, config.code_backoff, config.code_backoff_max)
         self.web = WebFiles(load_files())  # the web client, for browsers' plain GETs
+        #: The embedded Redis died and is being started again (see ``app.supervise``).
+        self.redis_restarting = False
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
-    def process_request(self, request: Request) -> Response | tuple[HTTPStatus, str] | None:
+    def process_request(self, request: HttpRequest) -> Response | tuple[HTTPStatus, str] | None:
         """Plain HTTP answers on the websocket port: ``/healthz``, the web client's files for
         any other request that is not a websocket handshake (playhall.net.web), and 503 to
         handshakes while draining (reconnecting clients then go to the next process instead of
@@ -71,6 +71,8 @@ class Endpoint:
         if request.path == "/healthz":
             if self.draining:
                 return HTTPStatus.SERVICE_UNAVAILABLE, "draining\n"
+            if self.redis_restarting:
+                return HTTPStatus.SERVICE_UNAVAILABLE, "embedded redis restarting\n"
             silent = time.monotonic() - self.store.answered_at
             if silent > self.config.lease_ms / 1000:
                 return HTTPStatus.SERVICE_UNAVAILABLE, f"redis silent for {silent:.0f}s\n"
@@ -83,7 +85,9 @@ class Endpoint:
 
     # -- one connection ------------------------------------------------------------------------
 
-    def _admit(self, ws: WebSocket, request: Request) -> Response | tuple[HTTPStatus, str] | None:
+    def _admit(
+        self, ws: WebSocket, request: HttpRequest
+    ) -> Response | tuple[HTTPStatus, str] | None:
         """The handshake's answer: :meth:`process_request`'s, else 429 to an address that
         holds ``connections_per_address`` connections already; None accepts it."""
         answer = self.process_request(request)
@@ -120,14 +124,14 @@ class Endpoint:
         return session
 
     async def _serve(self, session: Session) -> None:
-        """Handle one connection's messages in order, one at a time, until it is gone."""
+        """Handle one connection's requests in order, one at a time, until it is gone."""
         clog = session.log
         clog.debug("connected")
         try:
-            while (message := await session.next_message()) is not None:
+            while (request := await session.next_request()) is not None:
                 session.busy = True
                 try:
-                    await self._handle_frame(session, message, clog)
+                    await self._handle(session, request, clog)
                 finally:
                     session.busy = False
         finally:
@@ -140,28 +144,32 @@ class Endpoint:
                 room = self.rooms.rooms.get(room_id)
                 if room is not None:
                     try:
-                        await room.submit("detach", session, {})
+                        await room.ask("detach", session, {})
                     except RoomError:
                         pass
             clog.debug("disconnected", player=session.player)
 
-    async def _handle_frame(self, session: Session, frame: bytes | str, clog: Any) -> None:
-        rid: int | None = None
-        message: Any = None
+    async def _handle(self, session: Session, request: Request, clog: Any) -> None:
+        rid = request.rid
+        message = request.message
+        kind = request.kind
         try:
-            message = decode(frame)
-            rid = request_id_of(message)
-            kind, rid = validate(message)
+            if request.error is not None:
+                raise request.error
+            assert rid is not None  # checked: every request has one
             if kind != "hello" and not session.greeted:
                 raise ProtocolError(errors.NOT_HELLO, 'say "hello" first')
             if kind == "hello" and session.greeted:
                 # One connection is one player: switching identity would leave its seats and
                 # presence pointing at the wrong player.
                 raise ProtocolError(errors.BAD_MESSAGE, "hello was already said on this connection")
+            if kind == "move":
+                await self._move(session, request)
+                return
             started = time.perf_counter()
             result = await self._dispatch(session, kind, message)
             session.reply(ok_frame(rid, result))
-            if kind != "move" and kind != "ping":
+            if kind != "ping":
                 clog.debug(
                     "request",
                     kind=kind,
@@ -172,44 +180,71 @@ class Endpoint:
                 )
         except (ProtocolError, RoomError, Rejected) as exc:
             self._refused(session, rid, exc, message)
-        except Exception:
-            clog.exception("request_failed", req=rid, player=session.player)
+        except Exception as failure:  # (named apart: docs/operations.md, "The compiled build")
+            if is_store_error(failure):  # Redis away: retryable, and logged as one outage
+                self.store.outage.failed(failure, req=rid, player=session.player)
+                unreachable = RoomError(errors.STORE_FAILED, "Redis is unreachable; retry shortly")
+                self._refused(session, rid, unreachable, message)
+                return
+            clog.exception(
+                "request_failed",
+                req=rid,
+                player=session.player,
+                kind=message.get("t") if isinstance(message, dict) else None,
+                room=message.get("room") if isinstance(message, dict) else None,
+            )
             session.reply(error_frame(rid, errors.INTERNAL, "internal error; nothing was changed"))
 
-    def _fast_move(self, session: Session, frame: bytes | str) -> bool:
-        """Hand a move for a room this process holds straight to the room, from the callback
-        that read it: no task switch on the way in, and the room answers it in the same pass
-        of the loop as it broadcasts the update. Anything unusual (not a move, malformed, room
-        not loaded, draining) is left to the connection's task, which answers it in full."""
-        if not isinstance(frame, bytes) or not session.greeted or self.draining:
+    # -- moves ---------------------------------------------------------------------------------
+
+    def _fast_move(self, session: Session, request: Request) -> bool:
+        """Take a move for a room this process holds from the callback that read it: no task
+        switch on the way in, and the room answers it in the same pass of the loop as it
+        broadcasts the update. Anything else (not a move, refused, room not loaded, draining)
+        is left to the connection's task."""
+        if request.kind != "move" or request.error is not None or not session.greeted:
             return False
-        try:
-            message = decode(frame)
-            if not isinstance(message, dict) or message.get("t") != "move":
-                return False
-            room = self.rooms.rooms.get(message.get("room"))  # type: ignore[arg-type]
-            if room is None:
-                return False
-            _, rid = validate(message)
-        except ProtocolError:
+        room = self.rooms.rooms.get(request.message["room"])
+        if room is None or self.draining:
             return False
+        self._submit_move(session, room, request)
+        return True
+
+    async def _move(self, session: Session, request: Request) -> None:
+        """A move the fast path left: its room is loaded first."""
+        if self.draining:
+            raise RoomError(errors.DRAINING, "the server is restarting; reconnect shortly")
+        room = await self.rooms.get(request.message["room"])
+        self._submit_move(session, room, request)
+
+    def _submit_move(self, session: Session, room: Room, request: Request) -> None:
+        """The one way a move reaches its room, already decoded and checked: the room answers
+        it when it is stored (or refused), and until then the connection's next request waits
+        (``in_flight``)."""
+        rid = request.rid
+        assert rid is not None
+        message = request.message
 
         def done(result: dict[str, Any] | None, error: RoomError | None) -> None:
-            if error is None:
-                session.reply(ok_frame(rid, result or {}))
-            else:
-                self._refused(session, rid, error, message)
-            session.answered()
+            try:
+                if error is None:
+                    session.reply(ok_frame(rid, result or {}))
+                else:
+                    self._refused(session, rid, error, message)
+            except Exception:  # the request still gets its one answer
+                session.log.exception("reply_failed", req=rid, player=session.player)
+                session.reply(error_frame(rid, errors.INTERNAL, "internal error"))
+            finally:
+                session.answered()
 
         session.in_flight = True
         try:
             # The message itself as the command's arguments: the move's handler reads its
             # fields by name, so "t" and "id" are left in rather than copied out on every move.
-            room.offer("move", session, message, rid, done)
-        except RoomError:
+            room.submit("move", session, message, rid, done)
+        except RoomError as exc:
             session.in_flight = False
-            return False
-        return True
+            self._refused(session, rid, exc, message)
 
     def _refused(
         self,
@@ -228,6 +263,8 @@ class Endpoint:
             player=session.player,
             room=message.get("room") if isinstance(message, dict) else None,
         )
+
+    # -- everything else -----------------------------------------------------------------------
 
     async def _dispatch(
         self, session: Session, kind: str, message: dict[str, Any]
@@ -299,14 +336,12 @@ class Endpoint:
         if room_id is None:
             raise ProtocolError(errors.BAD_MESSAGE, f'{kind!r} needs "room" (or "code")')
         room = await self.rooms.get(room_id)
-        result = await room.submit(kind, session, args, request)
+        result = await room.ask(kind, session, args, request)
         if kind in ("join", "sync"):
             session.rooms.add(room_id)
         elif kind == "leave":
             session.rooms.discard(room_id)
         return result
-
-    # -- hello ---------------------------------------------------------------------------------
 
     async def _hello(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
         offered = message["protocol"]
@@ -317,122 +352,55 @@ class Endpoint:
                 errors.UNSUPPORTED_VERSION,
                 f"this server speaks protocol versions {list(SUPPORTED_VERSIONS)}",
             )
-        name = (message.get("name") or "").strip()
-        token = message.get("token")
-        new_token = None
-        if token is not None:
-            player, _, secret = token.partition(".")
-            stored = await self.store.player(player) if player and secret else None
-            if stored is None or not hmac.compare_digest(stored.token_hash, hash_secret(secret)):
-                raise ProtocolError(errors.BAD_TOKEN, "unknown or wrong player token")
-            if name and name != stored.name:
-                await self.store.rename_player(player, name)
-            name = name or stored.name
-            session.used = stored.used
-            await self.store.touch_player(player, self._player_ttl(session))
-        else:
-            player = secrets.token_hex(6)
-            secret = secrets.token_urlsafe(24)
-            name = name or f"Player-{player[:4]}"
-            await self.store.create_player(
-                player, name, hash_secret(secret), self._player_ttl(session)
-            )
-            new_token = f"{player}.{secret}"
-        session.player, session.name, session.protocol = player, name, max(common)
+        who = await self.players.identify(message.get("token"), message.get("name") or "")
+        session.player, session.name, session.protocol = who.player, who.name, max(common)
+        session.used = who.used
         reply: dict[str, Any] = {
-            "player": player,
-            "name": name,
+            "player": who.player,
+            "name": who.name,
             "protocol": session.protocol,
             "server": f"playhall/{__version__}",
-            "rooms": await self.store.player_rooms(player),
+            "rooms": await self.players.rooms(who.player),
             "limits": {
                 "max_frame": self.config.max_frame,
                 "rate": self.config.rate,
                 "burst": self.config.burst,
             },
         }
-        if new_token is not None:
-            reply["token"] = new_token
+        if who.token is not None:
+            reply["token"] = who.token
         return reply
 
-    def _player_ttl(self, session: Session) -> int:
-        """How long the session's player record is kept after this hello: a player who never
-        sat down, created a room or chatted is forgotten within hours (a hello costs a
-        stranger nothing; it must not leave a record for months)."""
-        return self.config.player_ttl if session.used else self.config.unused_player_ttl
-
     async def _note_use(self, session: Session, kind: str, result: dict[str, Any]) -> None:
-        """Keep the player for ``player_ttl`` once they first sit down, create a room or chat
-        (then their token is worth keeping: it holds seats or names them in a room)."""
+        """The player is used once they first sit down, create a room or chat (see
+        :class:`playhall.players.Players`)."""
         if session.used:
             return
         if kind in ("create", "chat") or result.get("seat") is not None:
-            await self.store.player_used(session.player, self.config.player_ttl)
+            await self.players.used(session.player)
             session.used = True
 
-    # -- create --------------------------------------------------------------------------------
-
     async def _create(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
-        game = get_game(message["game"])
-        if game is None:
-            raise RoomError(errors.NO_SUCH_GAME, f'no game {message["game"]!r}; see "games"')
-        options = game.normalize_options(message.get("options") or {})
-        low, high = game.seat_range(options)
-        seats = message["seats"]
-        if not low <= seats <= high:
-            raise RoomError(errors.BAD_SEATS, f"{game.title} takes {low} to {high} seats")
-        private = bool(message.get("private", False))
-        finished_with = await self._room_quota(session)
-        room_id = new_room_id()
-        code = await self.store.claim_code(room_id) if private else None
-        record = RoomRecord(
-            id=room_id,
-            game=game.id,
-            options=options,
-            seats=tuple(Seat() for _ in range(seats)),
-            seed=new_seed(),
-            creator=session.player,
-            private=private,
-            code=code,
-            created=time.time(),
+        room = await self.rooms.open(
+            message["game"],
+            message.get("options") or {},
+            message["seats"],
+            session.player,
+            private=bool(message.get("private", False)),
+            request=message["id"],
         )
-        room = await self.rooms.create(record)
+        code = room.record.code
         args: dict[str, Any] = {"code": code}
         if message.get("sit", True):
             args["seat"] = 0
         else:
             args["watch"] = True
-        await self.store.note_created(
-            session.player, room_id, finished_with, self.config.player_ttl
-        )
-        joined = await room.submit("join", session, args, message["id"])
-        session.rooms.add(room_id)
-        return {"room": room_id, "code": code, "seat": joined["seat"], "version": joined["version"]}
-
-    async def _room_quota(self, session: Session) -> list[str]:
-        """Refuse a create past the player's caps (``rooms_per_minute``; ``waiting_rooms``
-        created rooms still waiting with the player seated); else the rooms they created that
-        no longer count (started, left, gone), to be forgotten. Costs at most
-        ``waiting_rooms`` record reads: the set never holds more than the cap and one."""
-        player, per_minute = session.player, self.config.rooms_per_minute
-        if per_minute and await self.store.count_creation(player, 60) > per_minute:
-            raise RoomError(
-                errors.TOO_MANY_ROOMS, f"at most {per_minute} new rooms a minute; wait a little"
-            )
-        done: list[str] = []
-        counted = 0
-        for room_id, blob in (await self.store.created_rooms(player)).items():
-            if blob is not None and _waits_with(RoomRecord.unpack(blob), player):
-                counted += 1
-            else:
-                done.append(room_id)
-        cap = self.config.waiting_rooms
-        if cap and counted >= cap:
-            raise RoomError(
-                errors.TOO_MANY_ROOMS,
-                f"you sit in {counted} waiting rooms you created; start or leave one first",
-            )
-        return done
+        joined = await room.ask("join", session, args, message["id"])
+        session.rooms.add(room.record.id)
+        return {
+            "room": room.record.id, "code": code, "seat": joined["seat"],
+            "version": joined["version"],
+        }
 
     # -- outbox drained after overflow ---------------------------------------------------------
 
@@ -444,7 +412,7 @@ class Endpoint:
 
         async def ask() -> None:
             try:
-                await room.submit("resnapshot", session, {})
+                await room.ask("resnapshot", session, {})
             except RoomError:
                 pass
 
@@ -479,8 +447,3 @@ class Endpoint:
                 if not done.done():
                     done.cancel()
                     session.ws.abort()
-
-
-def _waits_with(record: RoomRecord, player: str) -> bool:
-    """Whether the room still waits for players with ``player`` seated in it."""
-    return record.status == WAITING and record.seat_of(player) is not None

@@ -26,7 +26,26 @@ from playhall.config import Config
 from playhall.net.ratelimit import TokenBucket
 from playhall_protocol import ProtocolError, decode, encode, errors
 from playhall_protocol.codec import frame_head, pack
-from playhall_protocol.messages import request_id_of
+from playhall_protocol.messages import request_id_of, validate
+
+
+class Request:
+    """A client message as it arrived, decoded and checked once: its kind and request id, or
+    the :class:`ProtocolError` that refuses it (with the request id, when one was readable)."""
+
+    __slots__ = ("kind", "rid", "message", "error")
+
+    def __init__(self, frame: bytes | str) -> None:
+        self.kind = ""
+        self.rid: int | None = None
+        self.message: Any = None
+        self.error: ProtocolError | None = None
+        try:
+            self.message = decode(frame)
+            self.kind, self.rid = validate(self.message)
+        except ProtocolError as exc:
+            self.rid = request_id_of(self.message)
+            self.error = exc
 
 
 class Socket(Protocol):
@@ -44,8 +63,8 @@ class Socket(Protocol):
     async def wait_closed(self) -> None: ...
 
 
-#: Tries to handle a message at once, without the connection's task; True if it took it.
-FastPath = Callable[["Session", bytes | str], bool]
+#: Tries to handle a request at once, without the connection's task; True if it took it.
+FastPath = Callable[["Session", Request], bool]
 
 
 class Session:
@@ -71,12 +90,12 @@ class Session:
         self.blocked_since: float | None = None
         self.flooded = False
         self.log: Any = None  # the connection's bound logger, set by the endpoint
-        #: The connection's task is handling a message / a message is with a room (fast path).
-        #: Either way the next message waits: requests are handled in order, one at a time.
+        #: The connection's task is handling a request / a move is with its room. Either way
+        #: the next request waits: requests are handled in order, one at a time.
         self.busy = False
         self.in_flight = False
         self._fast_path = fast_path
-        self._inbox: deque[bytes | str] = deque()
+        self._inbox: deque[Request] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._gone = False
         self._outbox: deque[bytes] = deque()
@@ -107,14 +126,28 @@ class Session:
                 )
             )
             return
+        request = Request(message)
         if (
             self._fast_path is not None
             and not (self._inbox or self.busy or self.in_flight)
-            and self._fast_path(self, message)
+            and self._try_fast_path(self._fast_path, request)
         ):
             return
-        self._inbox.append(message)
+        self._inbox.append(request)
         self._wake()
+
+    def _try_fast_path(self, fast_path: FastPath, request: Request) -> bool:
+        """``fast_path(request)``, contained: it runs inside the transport's read callback,
+        where an exception would abort the connection and lose the rest of the read. One that
+        raises leaves the request to the connection's task, which answers every request
+        exactly once (``internal`` if it raises there too). The fast path hands a move to its
+        room only as its last step, so one that raised has not taken the request."""
+        try:
+            return fast_path(self, request)
+        except Exception:
+            if self.log is not None:
+                self.log.exception("fast_path_failed", req=request.rid, player=self.player)
+            return False
 
     def closed(self) -> None:
         self._gone = True
@@ -132,8 +165,8 @@ class Session:
             for room in list(self._stale):
                 self._on_drained(self, room)
 
-    async def next_message(self) -> bytes | str | None:
-        """The next message to handle, in arrival order, once the one in flight (if any) is
+    async def next_request(self) -> Request | None:
+        """The next request to handle, in arrival order, once the one in flight (if any) is
         answered; None once the connection is gone and nothing is in flight."""
         while self.in_flight or not self._inbox:
             if self._gone and not self.in_flight:
@@ -143,7 +176,7 @@ class Session:
         return self._inbox.popleft()
 
     def answered(self) -> None:
-        """The message taken by the fast path has its reply."""
+        """The request in flight (see :attr:`in_flight`) has its reply."""
         self.in_flight = False
         if self._inbox or self._gone:  # else the task would only wake to wait again
             self._wake()

@@ -41,12 +41,15 @@ from websockets.http11 import Request, Response
 from websockets.protocol import CONNECTING, OPEN
 from websockets.server import ServerProtocol
 
+from playhall import log
 from playhall.eventloop import Transport
 
 try:
     from websockets.speedups import apply_mask
 except ImportError:  # pragma: no cover - websockets' wheels ship the C helper
     from websockets.utils import apply_mask
+
+logger = log.get("playhall.net")
 
 
 class Handler(Protocol):
@@ -104,7 +107,10 @@ class WriteBatch:
     def _flush(self) -> None:
         waiting, self._waiting = self._waiting, []
         for ws in waiting:
-            ws.flush()
+            try:
+                ws.flush()
+            except Exception:  # one connection's failure must not hold the others' frames
+                ws.write_failed()
 
 
 class WebSocket(asyncio.Protocol):
@@ -335,10 +341,16 @@ class WebSocket(asyncio.Protocol):
             self.handler.message_received(data.decode("utf-8", "replace") if text else data)
 
     def flush(self) -> None:
-        """Write what is waiting: data frames first, then what the protocol has to send."""
+        """Write what is waiting: data frames first, then what the protocol has to send.
+
+        A transport already closing (the peer reset the connection, or it was aborted) takes
+        nothing more: its frames are dropped (uvloop's transports raise on such a write)."""
         self._write_scheduled = False
         transport = self.transport
         if transport is None:
+            return
+        if transport.is_closing():
+            self._outgoing = []
             return
         if self._outgoing:  # data frames go before whatever the protocol wrote since (a close)
             transport.write(b"".join(self._outgoing))
@@ -351,6 +363,17 @@ class WebSocket(asyncio.Protocol):
                 transport.write(data)
             else:  # the protocol is done writing: close once the buffer is flushed
                 transport.close()
+
+    def write_failed(self) -> None:
+        """A write raised (the socket failed under it): log it, drop what was waiting, and
+        drop the connection; its handler hears of it through ``connection_lost``."""
+        logger.warning("write_failed", peer=self.remote_address, exc_info=True)
+        self._outgoing = []
+        self._write_scheduled = False
+        try:
+            self.abort()
+        except Exception:  # already torn down: nothing more to do
+            pass
 
     def _schedule_ping(self) -> None:
         if self._open:

@@ -9,19 +9,39 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from dataclasses import replace
+from typing import Any
 
 from playhall import log
 from playhall.catalog import get_game
 from playhall.config import Config
 from playhall.lobby import Lobby
-from playhall.rooms.actor import Room, RoomError, no_such_room
-from playhall.rooms.ids import is_room_id
+from playhall.rooms import table
+from playhall.rooms.actor import Room
+from playhall.rooms.ids import is_room_id, new_room_id
 from playhall.rooms.record import RoomRecord
 from playhall.rooms.replay import replay
+from playhall.rooms.table import RoomError, needs_server, no_such_room
+from playhall.store.outage import is_store_error, outcome_unknown
 from playhall.store.redis_store import Commit, LogGap, NoRoom, Store
 from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
+
+#: The answer to a create whose first write's reply was lost.
+_CREATE_UNKNOWN = (
+    "Redis did not answer whether the room was made; if it was, it is the room named here and "
+    "in your rooms at your next hello: sync it, or create again"
+)
+
+
+class LeaseHeld(RoomError):
+    """Another process holds the room's lease (it may be a dead one whose lease is running
+    out)."""
+
+    def __init__(self) -> None:
+        super().__init__(errors.STORE_FAILED, "another server process holds this room")
 
 
 class RoomManager:
@@ -32,6 +52,9 @@ class RoomManager:
         self.rooms: dict[str, Room] = {}
         self._loading: dict[str, asyncio.Task[Room]] = {}
         self._renewer: asyncio.Task[None] | None = None
+        self._restorer: asyncio.Task[None] | None = None
+        #: Rooms of the active set whose loading failed (logged once each).
+        self._restore_failed: set[str] = set()
         self._stopping: set[asyncio.Task[None]] = set()
         self.closing = False
 
@@ -56,7 +79,7 @@ class RoomManager:
         except NoRoom:
             raise no_such_room(room_id) from None
         if lease is None:
-            raise RoomError(errors.STORE_FAILED, "another server process holds this room")
+            raise LeaseHeld()
         try:
             stored = await self.store.load(room_id)
         except LogGap:
@@ -111,6 +134,66 @@ class RoomManager:
         room.start()
         return room
 
+    async def open(
+        self,
+        game: str,
+        options: dict[str, Any],
+        seats: int,
+        creator: str,
+        *,
+        private: bool,
+        request: int | None = None,
+    ) -> Room:
+        """A new room of ``game`` (refused by the table's rules if the game, its options or the
+        seat count are wrong, and past the creator's caps), stored, its actor started; a
+        private one with its join code. ``request``: the creating request's id, for the log."""
+        record = table.create(
+            game, options, seats, creator, private=private, room_id=new_room_id(),
+            seed=table.new_seed(), created=time.time(),
+        )
+        finished_with = await self._room_quota(creator)
+        # Listed for its creator before it exists: if Redis then loses the reply to the room's
+        # first write, the room (if it was made) is in the creator's "hello" rooms, not an
+        # orphan nobody can find. (A set entry for a room that was never made is forgotten
+        # the next time the set is read.)
+        await self.store.add_player_room(creator, record.id)
+        if private:
+            record = replace(record, code=await self.store.claim_code(record.id))
+        try:
+            room = await self.create(record)
+        except Exception as exc:
+            if not outcome_unknown(exc):
+                raise
+            self.store.outage.failed(exc, req=request, player=creator)
+            raise RoomError(errors.STORE_FAILED, _CREATE_UNKNOWN, room=record.id) from None
+        await self.store.note_created(creator, record.id, finished_with, self.config.player_ttl)
+        return room
+
+    async def _room_quota(self, player: str) -> list[str]:
+        """Refuse a create past the player's caps (``rooms_per_minute``; ``waiting_rooms``
+        created rooms still waiting with the player seated); else the rooms they created that
+        no longer count (started, left, gone), to be forgotten. Costs at most
+        ``waiting_rooms`` record reads: the set never holds more than the cap and one."""
+        per_minute = self.config.rooms_per_minute
+        if per_minute and await self.store.count_creation(player, 60) > per_minute:
+            raise RoomError(
+                errors.TOO_MANY_ROOMS, f"at most {per_minute} new rooms a minute; wait a little"
+            )
+        done: list[str] = []
+        counted = 0
+        for room_id, blob in (await self.store.created_rooms(player)).items():
+            if blob is not None and table.waits_with(RoomRecord.unpack(blob), player):
+                counted += 1
+            else:
+                done.append(room_id)
+        cap = self.config.waiting_rooms
+        if cap and counted >= cap:
+            raise RoomError(
+                errors.TOO_MANY_ROOMS,
+                f"you sit in {counted} waiting rooms you created; start or leave one first",
+            )
+        return done
+
     async def create(self, record: RoomRecord) -> Room:
         """Store a new room (version 1) and start its actor."""
         await self._create_stored(record)
@@ -121,6 +204,11 @@ class RoomManager:
         if lease is None:  # pragma: no cover - a fresh random id nobody can hold
             raise RoomError(errors.STORE_FAILED, "could not take the new room's lease")
         first = record.evolve()
+        # Listed for its players first: if the reply to the room's first write is lost, the
+        # room (if it was made) is still in their "hello" rooms, never an orphan.
+        for seat in first.seats:
+            if seat.player is not None:
+                await self.store.add_player_room(seat.player, record.id)
         await self.store.commit(
             Commit(
                 room=record.id,
@@ -133,9 +221,6 @@ class RoomManager:
                 game=record.game,
             )
         )
-        for seat in first.seats:
-            if seat.player is not None:
-                await self.store.add_player_room(seat.player, record.id)
         self._adopt(first, lease)
 
     def evict(self, room: Room) -> None:
@@ -155,7 +240,7 @@ class RoomManager:
         logger.info("room_evicted", room=room.record.id, version=room.record.version)
         # A room let go while people watch it, or while it has timers or bots to run, was not
         # idle: its lease was lost. Take it back (unless this process is shutting down).
-        if not self.closing and (room.viewers or room.needs_server()):
+        if not self.closing and (room.audience.viewers or needs_server(room.record, room.game)):
             await self._reattach(room)
 
     async def _reattach(self, old: Room) -> None:
@@ -167,25 +252,88 @@ class RoomManager:
         except RoomError as exc:
             logger.warning("room_reattach_failed", room=old.record.id, code=exc.code)
             return
-        for viewer in list(old.viewers):
+        except Exception as exc:
+            if not is_store_error(exc):
+                raise
+            # Redis is away: the restore pass loads it once it is back if it has work to do;
+            # its viewers resume with a sync.
+            self.store.outage.failed(exc, during="reattach", room=old.record.id)
+            logger.warning("room_reattach_failed", room=old.record.id, code=errors.STORE_FAILED)
+            return
+        for viewer in list(old.audience.viewers):
             with contextlib.suppress(RoomError):
-                await room.submit("sync", viewer, {})
+                await room.ask("sync", viewer, {})
 
     async def restore_active(self) -> int:
-        """Load every room that needs a server even with no client (timers, bots to move)."""
-        count = 0
-        for room_id in await self.store.active_rooms():
-            try:
-                await self.get(room_id)
-                count += 1
-            except RoomError as exc:
-                logger.warning(
-                    "room_restore_failed", room=room_id, code=exc.code, reason=exc.reason
-                )
+        """Load every room that needs a server even with no client (timers, bots to move) and
+        is held by no other live process; the number loaded. Rooms whose lease another
+        process still holds (perhaps a dead one, until its lease runs out) are left to
+        :meth:`_restore_forever`."""
+        count, _ = await self._restore_pass()
         return count
+
+    async def _restore_forever(self) -> None:
+        """Keep loading the rooms that need a server and have none: those a dead process held,
+        as soon as its lease runs out, and any that lost their lease here while nobody was
+        attached (a Redis outage longer than the lease)."""
+        while not self.closing:
+            try:
+                _, wait = await self._restore_pass()
+            except Exception:  # a bug: logged, and the next pass tries again
+                logger.exception("restore_pass_failed")
+                wait = self.config.lease_ms / 3000
+            await asyncio.sleep(wait)
+
+    async def _restore_pass(self) -> tuple[int, float]:
+        """Try once every room of the active set this process does not hold; the number
+        loaded, and the seconds until the next pass is worth making: a third of the lease
+        time, or sooner when a lease that kept a room from us runs out sooner."""
+        wait = self.config.lease_ms / 3000
+        try:
+            active = await self.store.active_rooms()
+        except Exception as exc:
+            if not is_store_error(exc):
+                raise
+            self.store.outage.failed(exc, during="restore")
+            return 0, wait
+        count = 0
+        for room_id in active:
+            if self.closing:
+                break
+            if room_id in self.rooms or room_id in self._loading:
+                continue
+            try:
+                try:
+                    await self.get(room_id)
+                except LeaseHeld:
+                    ttl_ms = await self.store.lease_ttl(room_id)
+                    wait = min(wait, max(ttl_ms, 0) / 1000 + 0.02)
+                    raise
+            except LeaseHeld as exc:
+                self._note_restore_failed(room_id, exc.code, exc.reason)
+                continue
+            except RoomError as exc:
+                self._note_restore_failed(room_id, exc.code, exc.reason)
+                continue
+            except Exception as exc:
+                if not is_store_error(exc):
+                    raise
+                self.store.outage.failed(exc, during="restore", room=room_id)
+                break
+            self._restore_failed.discard(room_id)
+            count += 1
+        return count, wait
+
+    def _note_restore_failed(self, room_id: str, code: str, reason: str) -> None:
+        """Log a room of the active set that could not be loaded, the first time only (it is
+        tried again every pass)."""
+        if room_id not in self._restore_failed:
+            self._restore_failed.add(room_id)
+            logger.warning("room_restore_failed", room=room_id, code=code, reason=reason)
 
     def start_renewing(self) -> None:
         self._renewer = asyncio.create_task(self._renew_forever())
+        self._restorer = asyncio.create_task(self._restore_forever())
 
     async def _renew_forever(self) -> None:
         interval = self.config.lease_ms / 3000
@@ -195,8 +343,11 @@ class RoomManager:
                 lost = await self.store.renew(
                     {rid: room.lease for rid, room in self.rooms.items()}, self.config.lease_ms
                 )
-            except Exception:
-                logger.exception("lease_renew_failed")
+            except Exception as exc:
+                if is_store_error(exc):
+                    self.store.outage.failed(exc, during="lease renewal")
+                else:
+                    logger.exception("lease_renew_failed")
                 continue
             for room_id in lost:
                 room = self.rooms.get(room_id)
@@ -207,8 +358,9 @@ class RoomManager:
     async def close(self) -> None:
         """Stop every room (each finishes its command in hand) and release the leases."""
         self.closing = True
-        if self._renewer is not None:
-            self._renewer.cancel()
+        for task in (self._renewer, self._restorer):
+            if task is not None:
+                task.cancel()
         for room in list(self.rooms.values()):
             self.evict(room)
         if self._stopping:

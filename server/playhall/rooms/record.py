@@ -6,7 +6,7 @@ the old one in memory, so a failed write leaves the room exactly as it was.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import msgpack
@@ -79,9 +79,8 @@ class RoomRecord:
         created: float = 0.0,
         seen: dict[str, dict[Any, int]] | None = None,
     ) -> None:
-        """The fields in order, as the dataclass would take them. Written out because the
-        compiled build compiles this one (each ``object.__setattr__`` becomes a native store),
-        while a dataclass's generated ``__init__`` stays interpreted: 17 fields, every move."""
+        """The fields in order, as the dataclass would take them (see docs/operations.md, "The
+        compiled build", for why it is written out)."""
         object.__setattr__(self, "id", id)
         object.__setattr__(self, "game", game)
         object.__setattr__(self, "options", options)
@@ -101,26 +100,14 @@ class RoomRecord:
         object.__setattr__(self, "seen", {} if seen is None else seen)
 
     def evolve(self, **changes: Any) -> RoomRecord:
-        """A new record with ``changes`` and the version moved on by one.
-
-        Not ``dataclasses.replace``: it re-runs ``__init__`` with every field, a fifth of the
-        room's own work per move. Records are frozen, so a shallow copy is a valid new one."""
-        unknown = changes.keys() - _FIELD_SET
+        """A new record with ``changes`` and the version moved on by one."""
+        values = self.fields()
+        unknown = changes.keys() - values.keys()
         if unknown:
             raise TypeError(f"RoomRecord has no fields {sorted(unknown)}")
-        if not _PLAIN:
-            # Compiled by mypyc (the opt-in build): a native class has no instance dict, and
-            # its __init__ is cheap, so the record is built the ordinary way.
-            values = self.fields()
-            values.update(changes)
-            values["version"] = self.version + 1
-            return RoomRecord(**values)
-        new = object.__new__(RoomRecord)
-        fields_of = new.__dict__
-        fields_of.update(self.__dict__)
-        fields_of.update(changes)
-        fields_of["version"] = self.version + 1
-        return new
+        values.update(changes)
+        values["version"] = self.version + 1
+        return RoomRecord(**values)
 
     def stepped(
         self,
@@ -130,17 +117,8 @@ class RoomRecord:
         deadline: float | None,
         seen: dict[str, dict[Any, int]] | None,
     ) -> RoomRecord:
-        """The next version after a game step (``seen``: None for unchanged). :meth:`evolve`
+        """The next version after a game step (``seen``: None for unchanged): :meth:`evolve`
         with these fields, for the path every move takes."""
-        if _PLAIN:  # see evolve
-            return self.evolve(
-                state=state,
-                status=status,
-                outcome=outcome,
-                deadline=deadline,
-                seen=self.seen if seen is None else seen,
-            )
-        # Compiled: positional arguments, where keywords would be matched by name one by one.
         return RoomRecord(
             self.id,
             self.game,
@@ -162,8 +140,7 @@ class RoomRecord:
         )
 
     def fields(self) -> dict[str, Any]:
-        """Every field by name. Written out: in the compiled build reading a field by its
-        name (``getattr``) costs several times reading it as an attribute."""
+        """Every field by name, in order."""
         return {
             "id": self.id,
             "game": self.game,
@@ -227,11 +204,3 @@ class RoomRecord:
             for player, moves in data.get("seen", {}).items()
         }
         return cls(**data)
-
-
-_FIELD_SET: Final = frozenset(f.name for f in fields(RoomRecord))
-#: Whether records keep their fields in an instance dict: in the pure build; not when mypyc
-#: compiled this module (a native class has none). Found once here: asked of each record (by
-#: ``getattr(record, "__dict__", None)``), the compiled build would raise and catch an
-#: AttributeError on every move.
-_PLAIN: Final = hasattr(RoomRecord("", "", {}, (), 0, ""), "__dict__")

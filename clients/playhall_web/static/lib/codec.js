@@ -11,7 +11,8 @@
 //
 // Encoding writes every int in its smallest form and every float as float64, like the server.
 // Decoding is strict, as the server is (vectors/codec.json "invalid_frames"): one map per frame,
-// str keys only, valid UTF-8, no extension types (the timestamp included), nesting <= 32.
+// str keys only, each once per map, valid UTF-8, no extension types (the timestamp included),
+// nesting <= 32.
 // The library's Encoder and Decoder are subclassed, overriding methods that are private in its
 // TypeScript sources: the vendored version is pinned exactly (vendor/msgpack/README.md).
 
@@ -77,8 +78,13 @@ class NoExtensions extends ExtensionCodec {
 }
 const NO_EXTENSIONS = new NoExtensions();
 
+// A map key: a str, and one the map does not hold yet (a key twice in one map is a bad frame).
+// The library calls it as the decoder's method, so `this.stack.top()` is the map being read.
 function strKey(key) {
   if (typeof key !== 'string') throw new CodecError(`a map key must be a str, not ${typeof key}`);
+  if (Object.hasOwn(this.stack.top().map, key)) {
+    throw new CodecError(`the key ${JSON.stringify(key)} appears twice in one map`);
+  }
   return key;
 }
 

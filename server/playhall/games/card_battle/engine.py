@@ -72,6 +72,7 @@ class CardBattle(Game):
     title = "Card Battle"
     min_seats = 2
     max_seats = 2
+    quick_tables = ((2, {"turn_delay_ms": 0}),)
     options: Sequence[Option] = (
         Option(
             "turn_delay_ms",

@@ -59,6 +59,7 @@ class Mandala(Game):
     title = "Mandala"
     min_seats = 1
     max_seats = 2
+    quick_tables = ((2, {}), (1, {"mode": "solo", "yoga_delay_ms": 0}))
     options: Sequence[Option] = (
         Option(
             "mode",

@@ -38,6 +38,7 @@ class MandragoraGame(Game):
     title = "Mandragora Mania"
     min_seats = SEATS
     max_seats = SEATS
+    quick_tables = ((SEATS, {}),)
     options: Sequence[Option] = (
         Option(
             "pattern",

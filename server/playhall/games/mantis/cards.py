@@ -12,9 +12,6 @@ Views show a card as a *code* string ``"<face>:<c1>,<c2>,<c3>"`` (back colours i
 :data:`COLOURS` order), e.g. ``"blue:red,green,blue"``. A string is immutable, so one shared
 object per card can go into every view without copying, and clients split it without knowing
 any rule.
-
-The tables are ``Final``: the compiled build then reads them from C variables, not by a lookup
-in the module's dict at every use (the engine reads them a few dozen times a move).
 """
 
 from __future__ import annotations

@@ -54,23 +54,13 @@ MIN_SEATS: Final = 2  # the seed rules: 2 to 6 players
 MAX_SEATS: Final = 6
 
 
-# -- view parts, shared between views (which are never changed once built) ----------------------
-
-#: The state whose view was built last, and that view: the viewers of a room are sent their
-#: views one after the other, and all but the first find it here. The entry
-#: holds the state, so its id cannot be reused while it is here.
-_last_public: tuple[State | None, dict[str, Any]] = (None, {})
+# -- the view ------------------------------------------------------------------------------------
 
 
 def _public(state: State) -> dict[str, Any]:
     """The view of ``state``: the same for every viewer (Ruling 3)."""
-    global _last_public
-    if _last_public[0] is state:
-        return _last_public[1]
     nxt = state["next"]
     result = state["result"]
-    # Typed locals: compiled, iterating them and indexing the card table by their ints are
-    # native list operations, where the state's values (Any) went through generic ones.
     tanks: list[list[int]] = state["tanks"]
     piles: list[list[int]] = state["piles"]
     public = {
@@ -96,7 +86,6 @@ def _public(state: State) -> dict[str, Any]:
             "reason": result["reason"],
         },
     }
-    _last_public = (state, public)
     return public
 
 
@@ -172,6 +161,8 @@ class Mantis(Game):
     title = "Mantis"
     min_seats = MIN_SEATS
     max_seats = MAX_SEATS
+    public_view = True  # Ruling 3: everything is public but the deck and the score piles
+    quick_tables: Sequence[tuple[int, dict[str, Any]]] = ((2, {}), (5, {}))
     options: Sequence[Option] = (
         Option(
             "target",
@@ -228,21 +219,15 @@ class Mantis(Game):
             return None
         return Outcome(list(result["winners"]), list(result["scores"]), result["reason"])
 
-    def auto_delay(self, state: State) -> float | None:
-        """Never: Mantis has no automatic steps. (The base class says the same; written out
-        here so that the compiled build's every move calls a compiled method, not the
-        interpreted base's.)"""
-        return None
-
     def view(self, state: State, seat: int | None) -> View:
         """Everything in Mantis is public except the deck's faces and order and the colours in
         score piles (Ruling 3), so every viewer gets the same view: the very same map. (Which
         seat is looking is the room view's ``you``.)
 
-        Views are never changed once built, so the viewers of one state share one (see
-        :func:`_public`), and the room works out the diff of one state's view once for all of
-        them. A tank that did not change is an equal list in the next view, not the same one
-        (see ``_public`` for why); the C diff finds it unchanged about as fast."""
+        The game says so (``public_view``): the room asks once per state and shows all its
+        viewers the one map, and works out its diff once for all of them. A tank that did not
+        change is an equal list in the next view, not the same one (see ``_public`` for why);
+        the C diff finds it unchanged about as fast."""
         return _public(state)
 
     # -- the move ---------------------------------------------------------------------------
@@ -256,7 +241,6 @@ class Mantis(Game):
             raise Rejected("not_your_turn", "it is not your turn")
         victim = _parse(state, seat, move)
 
-        # Typed locals, as in _public: native list operations when compiled.
         nxt: int = state["next"]
         deck: list[int] = state["deck"]
         card = deck[nxt]

@@ -79,6 +79,7 @@ class MathCardGame(Game):
     title = "Math Magic Card duel"
     min_seats = 2
     max_seats = 2
+    quick_tables = ((2, {}),)
     options: Sequence[Option] = ()
 
     # -- setup and turn flow ----------------------------------------------------------------

@@ -1,0 +1,264 @@
+"""Who watches a room, and what each of them is sent: viewers, their presence and the away
+grace, the views of each viewer key, update frames (diff or snapshot) and the frame history a
+reconnecting client catches up from.
+
+Synchronous, and it never changes the room: the actor (:mod:`playhall.rooms.actor`) hands it
+each record it stored, and it sends that version to everybody watching.
+
+Broadcasting: each viewer key (a seat, or ``None`` for spectators) gets its view computed once
+per version, the diff from its previous view computed once, and the frame encoded once; every
+session of that key receives the same bytes. Diffs are kept in a short history so a client that
+reconnects with an old version catches up without a snapshot.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Final, Protocol
+
+from playhall.config import Config
+from playhall.games.contract import Event, Game
+from playhall.rooms import views
+from playhall.rooms.history import FrameHistory
+from playhall.rooms.record import RoomRecord
+from playhall_protocol import encode, packed_diff
+from playhall_protocol.codec import frame_head, pack
+
+ViewerKey = int | None  # a seat, or None for spectators
+
+
+class Viewer(Protocol):
+    """What a room needs of a connection (implemented by :class:`playhall.net.session.Session`)."""
+
+    player: str
+    name: str
+
+    def push(self, frame: bytes, room: str | None = None) -> None: ...
+
+    def is_stale(self, room: str) -> bool: ...
+
+    def clear_stale(self, room: str) -> None: ...
+
+
+class UpdateParts:
+    """What the update frames of one version have in common, packed once for all its viewers:
+    the head (type, room, versions) and the events, when the viewer may see all of them (then
+    ``visible_events`` gives the version's own list). A frame is these bytes around the
+    viewer's own diff, byte for byte what ``encode`` makes of the whole message."""
+
+    __slots__ = ("head", "events", "all_events")
+
+    def __init__(self, room: str, version: int, events: list[Event]) -> None:
+        # encode's bytes of {"t": "update", "room": room, "from": .., "to": .., "diff": ..,
+        # "events": ..} up to the diff's value, the constant runs packed once.
+        self.head = b"".join(
+            (_UPDATE_HEAD, pack(room), _FROM_KEY, pack(version - 1), _TO_KEY, pack(version),
+             _DIFF_KEY)
+        )
+        self.events = events
+        self.all_events: bytes | None = None  # packed when a viewer first needs it
+
+    def frame(self, diff: bytes, key: ViewerKey) -> bytes:
+        """The frame of a viewer whose diff, packed, is ``diff``."""
+        visible = views.visible_events(self.events, key)
+        if visible is self.events:
+            if self.all_events is None:
+                self.all_events = _EVENTS_KEY + pack(visible)
+            tail = self.all_events
+        else:  # some events are hidden from this viewer: its own list
+            tail = _EVENTS_KEY + pack(visible)
+        return b"".join((self.head, diff, tail))
+
+
+_DIFF_KEY: Final = pack("diff")
+_EVENTS_KEY: Final = pack("events")
+#: An update is a map of six: t, room, from, to, diff, events (fewer than 16: a fixmap).
+_UPDATE_HEAD: Final = frame_head({"t": "update"}, 5) + pack("room")
+_FROM_KEY: Final = pack("from")
+_TO_KEY: Final = pack("to")
+
+
+class ViewerState:
+    """A session watching the room: its seat, and the version of the last view it was sent."""
+
+    __slots__ = ("seat", "version")
+
+    def __init__(self, seat: int | None) -> None:
+        self.seat = seat
+        self.version = -1
+
+
+class Audience:
+    def __init__(self, room: str, game: Game, config: Config) -> None:
+        self.room = room
+        self.game = game
+        self.config = config
+        self.viewers: dict[Viewer, ViewerState] = {}
+        self._views: dict[ViewerKey, tuple[int, dict[str, Any]]] = {}
+        self._memo = views.ViewMemo()
+        # The frame sent to each viewer key, by version: replayed as is to a client catching
+        # up. Encoded bytes, a few hundred per key, not diffs as Python objects (ten times that).
+        self._history: FrameHistory[ViewerKey] = FrameHistory(config.history)
+        self._away_since: dict[int, float] = {}
+        # The keys of the viewers now, worked out again only when one comes or goes (None).
+        self._viewer_keys: set[ViewerKey] | None = None
+        # key -> (version, bytes) of the last snapshot encoded for it
+        self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}
+        self._last_presence: dict[str, Any] = {}
+
+    # -- coming and going ----------------------------------------------------------------------
+
+    def attach(self, record: RoomRecord, session: Viewer, seat: int | None) -> None:
+        """``session`` watches the room from ``seat`` (None: as a spectator)."""
+        self.viewers[session] = ViewerState(seat)
+        self._viewer_keys = None
+        if seat is not None:
+            self._away_since.pop(seat, None)
+        self.push_presence(record)
+
+    def detach(self, record: RoomRecord, session: Viewer) -> None:
+        """``session`` stops watching. A seat nobody watches any more is kept up to date for
+        ``away_grace`` seconds, so its player's reconnect is a short catch-up."""
+        state = self.viewers.pop(session, None)
+        if state is None:
+            return
+        self._viewer_keys = None
+        if state.seat is not None and all(v.seat != state.seat for v in self.viewers.values()):
+            self._away_since[state.seat] = time.monotonic()
+        self.push_presence(record)
+
+    def presence(self, record: RoomRecord) -> list[bool]:
+        online = {record.seat_of(v.player) for v in self.viewers}
+        return [seat.bot or index in online for index, seat in enumerate(record.seats)]
+
+    def presence_push(self, record: RoomRecord) -> dict[str, Any]:
+        """Who is here: each seat's presence, and how many people watch without a seat."""
+        watching = {v.player for v in self.viewers if record.seat_of(v.player) is None}
+        return {"t": "presence", "room": self.room, "presence": self.presence(record),
+                "watching": len(watching)}
+
+    def push_presence(self, record: RoomRecord) -> None:
+        """Tell every viewer who is here, when that changed (a player came or went, a seat was
+        taken or given to a bot, a spectator came or went)."""
+        message = self.presence_push(record)
+        if message != self._last_presence:
+            self._last_presence = message
+            self.push_all(message)
+
+    def push_all(self, message: dict[str, Any]) -> None:
+        frame = encode(message)
+        for session in self.viewers:
+            session.push(frame)
+
+    # -- snapshots and catching up -------------------------------------------------------------
+
+    def send_snapshot(self, record: RoomRecord, session: Viewer) -> None:
+        state = self.viewers[session]
+        session.clear_stale(self.room)
+        session.push(self._snapshot_frame(record, state.seat), self.room)
+        state.version = record.version
+
+    def catch_up(self, record: RoomRecord, session: Viewer, have: Any) -> bool:
+        """Bring an attached ``session`` that has version ``have`` to the record's: the frames
+        it missed if the history holds them all (True), else a snapshot (False)."""
+        state = self.viewers[session]
+        current = record.version
+        replay = self._history.since(state.seat, have, current) if isinstance(have, int) else None
+        session.clear_stale(self.room)
+        if replay is None:
+            self.send_snapshot(record, session)
+            return False
+        for frame in replay:
+            session.push(frame, self.room)
+        state.version = current
+        # Frames carry no presence; who is here now may differ from then.
+        session.push(encode(self.presence_push(record)))
+        return True
+
+    # -- views and broadcast -------------------------------------------------------------------
+
+    def view(self, record: RoomRecord, key: ViewerKey) -> dict[str, Any]:
+        """The view of ``key`` at the record's version (computed once per version and key)."""
+        version = record.version
+        cached = self._views.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        view = views.room_view(record, self.game, key, self._memo)
+        self._views[key] = (version, view)
+        return view
+
+    def _live_keys(self) -> set[ViewerKey]:
+        """Keys whose views are kept up to date: watched ones, and seats whose player dropped
+        recently (so their reconnect is a short diff, not a snapshot). Asked on every move: while
+        nobody is away, that is the viewers' keys as last worked out."""
+        keys = self._viewer_keys
+        if keys is None:
+            keys = self._viewer_keys = {v.seat for v in self.viewers.values()}
+        if not self._away_since:
+            return keys
+        keys = set(keys)
+        now = time.monotonic()
+        for seat, since in list(self._away_since.items()):
+            if now - since <= self.config.away_grace:
+                keys.add(seat)
+            else:
+                del self._away_since[seat]
+        return keys
+
+    def broadcast(self, record: RoomRecord, events: list[Event]) -> None:
+        """Send ``record``'s version to every viewer: the update frame of its key (encoded once
+        per key), or a snapshot if it was not at the previous version. The frames are kept as
+        they were sent: a client catching up later gets exactly those bytes again."""
+        version = record.version
+        frames: dict[ViewerKey, bytes] = {}
+        shared: dict[Any, Any] = {}  # what the views share is diffed once (see packed_diff)
+        parts: UpdateParts | None = None  # and what their frames share is packed once
+        for key in self._live_keys():
+            previous = self._views.get(key)
+            new_view = self.view(record, key)
+            if previous is not None and previous[0] == version - 1:
+                diff = packed_diff(previous[1], new_view, shared)
+                if parts is None:
+                    parts = UpdateParts(self.room, version, events)
+                frame = parts.frame(diff, key)
+                frames[key] = self._update_or_snapshot(record, key, frame, events)
+        self._history.record(version, frames)
+        for session, state in self.viewers.items():
+            if session.is_stale(self.room):
+                continue  # its outbox overflowed; it gets a snapshot once it drains
+            if state.version == version - 1 and state.seat in frames:
+                session.push(frames[state.seat], self.room)
+            else:
+                session.push(self._snapshot_frame(record, state.seat, events), self.room)
+            state.version = version
+
+    def _update_or_snapshot(
+        self, record: RoomRecord, key: ViewerKey, frame: bytes, events: list[Event]
+    ) -> bytes:
+        """``frame``, the key's update, or its snapshot if that is no larger."""
+        # A diff never costs more than the snapshot it replaces. Encoding the snapshot to
+        # compare costs as much as the diff saves, so it is done only when the diff is not
+        # clearly smaller than the snapshot this key was last measured at, or that measure is
+        # 16 versions old (views change size slowly; the margin and re-measuring cover it).
+        measured = self._snapshot_size.get(key)
+        if measured is not None and record.version - measured[0] < 16:
+            if len(frame) * 4 < measured[1] * 3:
+                return frame
+        snapshot = self._snapshot_frame(record, key, events)
+        return snapshot if len(snapshot) <= len(frame) else frame
+
+    def _snapshot_frame(
+        self, record: RoomRecord, key: ViewerKey, events: list[Event] | None = None
+    ) -> bytes:
+        frame = encode(
+            {
+                "t": "snapshot",
+                "room": self.room,
+                "version": record.version,
+                "view": self.view(record, key),
+                "presence": self.presence(record),
+                "events": views.visible_events(events or [], key),
+            }
+        )
+        self._snapshot_size[key] = (record.version, len(frame))
+        return frame

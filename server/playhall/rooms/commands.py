@@ -1,0 +1,211 @@
+"""What each command does to a room: the handlers the room's actor (:mod:`playhall.rooms.actor`)
+calls, one command at a time. Each asks the table's rules (:mod:`playhall.rooms.table`) for the
+change, makes the store's side changes that go with it (a player's list of rooms, a join code,
+a chat line), has the actor commit it, and answers: what the client's ``ok`` reply carries.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Final
+
+import msgpack
+
+from playhall.rooms import table, views
+from playhall.rooms.ids import new_room_id
+from playhall.rooms.inbox import Command
+from playhall.rooms.table import RoomError
+from playhall_protocol import errors
+
+if TYPE_CHECKING:
+    from playhall.rooms.actor import Room
+
+
+# -- people at the table ------------------------------------------------------------------------
+
+
+async def join(room: Room, command: Command) -> dict[str, Any]:
+    session = command.viewer()
+    args = command.args
+    record = room.record
+    new, events, seat = table.join(
+        record, room.game, session.player, session.name,
+        wanted=args.get("seat"), watch=bool(args.get("watch")), code=args.get("code"),
+    )
+    if new is not record:
+        await room.store.add_player_room(session.player, record.id)
+        await room.commit(new, "join", seat, session.player, events=events)
+    room.audience.attach(room.record, session, seat)
+    room.audience.send_snapshot(room.record, session)
+    lines = [msgpack.unpackb(b) for b in await room.store.chat(record.id)]
+    return {"room": record.id, "seat": seat, "version": room.record.version, "chat": lines}
+
+
+async def sync(room: Room, command: Command) -> dict[str, Any]:
+    """Attach (again) and catch up from ``version``: missed diffs if history has them all,
+    else a snapshot."""
+    session = command.viewer()
+    record = room.record
+    seat = record.seat_of(session.player)
+    room.audience.attach(record, session, seat)
+    diffs = room.audience.catch_up(record, session, command.args.get("version"))
+    caught_up = "diffs" if diffs else "snapshot"
+    return {"room": record.id, "seat": seat, "version": record.version, "caught_up": caught_up}
+
+
+async def resnapshot(room: Room, command: Command) -> dict[str, Any]:
+    session = command.viewer()
+    if session in room.audience.viewers:
+        room.audience.send_snapshot(room.record, session)
+    return {}
+
+
+async def detach(room: Room, command: Command) -> dict[str, Any]:
+    room.audience.detach(room.record, command.viewer())
+    return {}
+
+
+async def leave(room: Room, command: Command) -> dict[str, Any]:
+    session = command.viewer()
+    record = room.record
+    new, events = table.leave(record, session.player, session.name)
+    if new is not record:
+        await room.store.remove_player_room(session.player, record.id)
+        seat = record.seat_of(session.player)
+        await room.commit(new, "leave", seat, session.player, events=events)
+    room.audience.detach(room.record, session)
+    return {"room": record.id}
+
+
+async def ready(room: Room, command: Command) -> dict[str, Any]:
+    player = command.viewer().player
+    is_ready = bool(command.args.get("ready", True))
+    new, events = table.ready(room.record, room.game, player, is_ready)
+    await room.commit(new, "ready", room.record.seat_of(player), player, events=events)
+    return {"room": room.record.id, "status": room.record.status}
+
+
+async def start(room: Room, command: Command) -> dict[str, Any]:
+    player = command.viewer().player
+    new, events = table.start(room.record, room.game, player)
+    await room.commit(new, "start", None, player, events=events)
+    return {"room": room.record.id, "status": room.record.status}
+
+
+async def add_bot(room: Room, command: Command) -> dict[str, Any]:
+    player = command.viewer().player
+    seat = command.args["seat"]
+    new, events = table.add_bot(room.record, room.game, player, seat)
+    await room.commit(new, "bot", seat, player, events=events)
+    return {"room": room.record.id, "seat": seat}
+
+
+async def chat(room: Room, command: Command) -> dict[str, Any]:
+    session = command.viewer()
+    if session not in room.audience.viewers:
+        raise RoomError(errors.NOT_IN_ROOM, "join or watch the room to chat in it")
+    text = command.args["text"]
+    line = table.chat_line(room.record, session.player, session.name, text, time.time())
+    await room.store.add_chat(room.record.id, msgpack.packb(line))
+    room.audience.push_all(line)
+    return {}
+
+
+async def rematch(room: Room, command: Command) -> dict[str, Any]:
+    player = command.viewer().player
+    old = room.record
+    if table.rematch_needed(old, player):
+        room_id = new_room_id()
+        code = await room.store.claim_code(room_id) if old.private else None
+        new_room, new, events = table.rematch(
+            old, room.game, player,
+            room_id=room_id, seed=table.new_seed(), code=code, created=time.time(),
+        )
+        await room.create_room(new_room)
+        await room.commit(new, "rematch", old.seat_of(player), player, events=events)
+    return {"room": room.record.rematch}
+
+
+async def relist(room: Room, command: Command) -> dict[str, Any]:
+    """List the room again as it is now (see ``Room.relist``)."""
+    summary = views.lobby_entry(room.record, room.game.title)
+    await room.listing.write(room.record, room.lease, summary)
+    return {}
+
+
+def hide_from_outsiders(room: Room, command: Command) -> None:
+    """A private room does not exist for anyone outside it: neither seated in it nor viewing
+    it (after a ``join`` with its code). Every request of theirs is answered exactly as one
+    about a room that does not exist, so nothing (the room's existence, its status, who
+    created it) can be learnt without the code."""
+    session = command.session
+    if (
+        session is None
+        or command.kind in _OPEN_TO_OUTSIDERS
+        or session in room.audience.viewers
+        or room.record.seat_of(session.player) is not None
+    ):
+        return
+    raise table.no_such_room(room.record.id)
+
+
+#: What a private room takes from anyone outside it: ``join`` (which checks the code itself)
+#: and the connection's own bookkeeping.
+_OPEN_TO_OUTSIDERS: Final = frozenset({"join", "detach", "resnapshot"})
+
+
+# -- moves, bots and automatic steps -------------------------------------------------------------
+
+
+async def move(room: Room, command: Command) -> dict[str, Any]:
+    args = command.args
+    player = command.viewer().player
+    record = room.record
+    seat = table.seated(record, player)
+    earlier = record.seen_version(player, args["mid"])
+    if earlier is not None:
+        # The same move sent again (a retry after a lost reply): same answer, applied once.
+        return {"room": record.id, "version": earlier}
+    new, events = table.move(
+        record, room.game, seat, player, args["version"], args["mid"], args["move"]
+    )
+    await room.commit(new, "move", seat, player, args["move"], events, args["mid"])
+    return {"room": record.id, "version": new.version}
+
+
+async def bot_turn(room: Room, command: Command) -> dict[str, Any]:
+    seat = command.args["seat"]
+    new, events, chosen = table.bot_move(room.record, room.game, seat)
+    if new is not room.record:
+        await room.commit(new, "bot_move", seat, None, chosen, events)
+    return {}
+
+
+async def auto(room: Room, command: Command) -> dict[str, Any]:
+    record = room.record
+    new, events = table.auto_step(record, room.game, time.time())
+    if new is not record:
+        await room.commit(new, "auto", None, None, None, events)
+    elif record.deadline is not None:
+        room.schedule()  # woken early (clock adjustments): wait again
+    return {}
+
+
+#: What each kind of command does.
+HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]] = {
+    "join": join,
+    "sync": sync,
+    "leave": leave,
+    "ready": ready,
+    "start": start,
+    "bot": add_bot,
+    "chat": chat,
+    "move": move,
+    "rematch": rematch,
+    "detach": detach,
+    "resnapshot": resnapshot,
+    "_auto": auto,
+    "_bot_turn": bot_turn,
+    "_relist": relist,
+}

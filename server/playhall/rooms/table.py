@@ -1,0 +1,347 @@
+"""The table's rules: what each request does to a room, as pure functions of its record.
+
+Each function takes the room record (and the game, where the game decides) and returns the
+record of the next version with the events it caused, or raises :class:`RoomError` with the
+refusal. A function that changes nothing returns the record it was given, the very same object,
+so the caller can tell by identity. Nothing here waits, reads a clock or draws a random number
+(the caller passes the time, the new room's id and seed in: :func:`new_seed` draws one), or
+touches Redis: the room's command handlers (:mod:`playhall.rooms.commands`) and its actor do the
+storing and the broadcasting, in order.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Any
+
+from playhall.catalog import get_game
+from playhall.games.contract import Event, Game, Rejected
+from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
+from playhall.rooms.replay import game_fields, played
+from playhall_protocol import errors
+
+Change = tuple[RoomRecord, list[Event]]
+
+
+class RoomError(Exception):
+    """A refused command; becomes an ``error`` reply."""
+
+    def __init__(self, code: str, reason: str, **extra: Any) -> None:
+        super().__init__(f"{code}: {reason}")
+        self.code = code
+        self.reason = reason
+        self.extra = extra
+
+
+def no_such_room(room_id: str) -> RoomError:
+    """The refusal for a room that does not exist, and for a private room to anyone without
+    its code: the two must be indistinguishable."""
+    return RoomError(errors.NO_SUCH_ROOM, f"no room {room_id!r}")
+
+
+def new_seed() -> int:
+    return int.from_bytes(os.urandom(8), "big") >> 1
+
+
+# -- creating a room ---------------------------------------------------------------------------
+
+
+def create(
+    game_id: str,
+    options: dict[str, Any],
+    seats: int,
+    creator: str,
+    *,
+    private: bool,
+    room_id: str,
+    seed: int,
+    created: float,
+) -> RoomRecord:
+    """A new room of ``seats`` empty seats (version 0: storing it makes version 1). A private
+    room's join code is the store's to hand out; it is set on the record afterwards."""
+    game = get_game(game_id)
+    if game is None:
+        raise RoomError(errors.NO_SUCH_GAME, f'no game {game_id!r}; see "games"')
+    try:
+        normalized = game.normalize_options(options)
+    except Rejected as exc:
+        raise RoomError(exc.code, exc.reason) from None
+    low, high = game.seat_range(normalized)
+    if not low <= seats <= high:
+        raise RoomError(errors.BAD_SEATS, f"{game.title} takes {low} to {high} seats")
+    return RoomRecord(
+        id=room_id,
+        game=game.id,
+        options=normalized,
+        seats=tuple(Seat() for _ in range(seats)),
+        seed=seed,
+        creator=creator,
+        private=private,
+        created=created,
+    )
+
+
+# -- seats -------------------------------------------------------------------------------------
+
+
+def join(
+    record: RoomRecord,
+    game: Game,
+    player: str,
+    name: str,
+    *,
+    wanted: int | None = None,
+    watch: bool = False,
+    code: Any = None,
+) -> tuple[RoomRecord, list[Event], int | None]:
+    """``player`` comes to the table: the seat they hold, the one they ask for, the first free
+    one while the room waits for players, or none (watching; a full room's newcomers watch)."""
+    seat = record.seat_of(player)
+    if record.private and seat is None and code != record.code:
+        raise no_such_room(record.id)
+    if watch:
+        return record, [], None
+    if seat is not None:
+        if wanted is not None and wanted != seat:
+            raise RoomError(errors.SEAT_TAKEN, f"you already hold seat {seat}")
+        return record, [], seat
+    if wanted is None and record.status != WAITING:
+        return record, [], None
+    return take_seat(record, game, player, name, wanted)
+
+
+def take_seat(
+    record: RoomRecord, game: Game, player: str, name: str, wanted: int | None
+) -> tuple[RoomRecord, list[Event], int | None]:
+    """``player`` sits down in ``wanted`` (None: the first free seat; none free: they watch).
+    A solo room starts as soon as its seat is taken."""
+    if record.status != WAITING:
+        raise RoomError(errors.WRONG_STATUS, "seats can only be taken before the game starts")
+    free = [i for i, s in enumerate(record.seats) if not s.taken]
+    if wanted is None:
+        if not free:
+            return record, [], None
+        wanted = free[0]
+    _check_seat(record, wanted)
+    if wanted not in free:
+        raise RoomError(errors.SEAT_TAKEN, f"seat {wanted} is taken")
+    new = record.evolve(seats=record.with_seat(wanted, Seat(player, name)))
+    events: list[Event] = [{"type": "joined", "seat": wanted, "name": name}]
+    if len(new.seats) == 1:
+        new, events = _started(new, game, events)
+    return new, events, wanted
+
+
+def leave(record: RoomRecord, player: str, name: str) -> Change:
+    """``player`` leaves. Before the game starts that gives their seat up, and everybody's
+    "ready" with it (the table changed); once it has started the seat stays theirs."""
+    seat = record.seat_of(player)
+    if seat is None or record.status != WAITING:
+        return record, []
+    seats = record.with_seat(seat, Seat())
+    seats = tuple(Seat(s.player, s.name, s.bot, s.bot) for s in seats)
+    return record.evolve(seats=seats), [{"type": "left", "seat": seat, "name": name}]
+
+
+def waits_with(record: RoomRecord, player: str) -> bool:
+    """Whether the room still waits for players with ``player`` seated in it."""
+    return record.status == WAITING and record.seat_of(player) is not None
+
+
+def seated(record: RoomRecord, player: str) -> int:
+    """The seat ``player`` holds; refused if none."""
+    seat = record.seat_of(player)
+    if seat is None:
+        raise RoomError(errors.NOT_SEATED, "you hold no seat in this room")
+    return seat
+
+
+def ready(record: RoomRecord, game: Game, player: str, is_ready: bool) -> Change:
+    """A seated player is ready (or no longer); the game starts once every seat is."""
+    seat = seated(record, player)
+    _waiting(record)
+    old = record.seats[seat]
+    new = record.evolve(seats=record.with_seat(seat, Seat(old.player, old.name, old.bot, is_ready)))
+    events: list[Event] = [{"type": "ready", "seat": seat, "ready": is_ready}]
+    if all(s.taken and s.ready for s in new.seats):
+        return _started(new, game, events)
+    return new, events
+
+
+def start(record: RoomRecord, game: Game, player: str) -> Change:
+    """The creator starts the game before everybody is ready; every seat must be taken."""
+    _waiting(record)
+    if player != record.creator:
+        raise RoomError(errors.NOT_CREATOR, "only the room's creator can start it early")
+    empty = [i for i, s in enumerate(record.seats) if not s.taken]
+    if empty:
+        raise RoomError(errors.NOT_READY, f"seats {empty} are empty; fill them or add bots")
+    return _started(record.evolve(), game, [])
+
+
+def add_bot(record: RoomRecord, game: Game, player: str, seat: int) -> Change:
+    """A server bot takes ``seat``, asked by the creator or a seated player; bots are always
+    ready, so the last seat filled by a bot starts the game."""
+    if player != record.creator:
+        seated(record, player)
+    _waiting(record)
+    _check_seat(record, seat)
+    if record.seats[seat].taken:
+        raise RoomError(errors.SEAT_TAKEN, f"seat {seat} is taken")
+    bots = sum(1 for s in record.seats if s.bot)
+    new = record.evolve(
+        seats=record.with_seat(seat, Seat(None, f"Bot {bots + 1}", bot=True, ready=True))
+    )
+    events: list[Event] = [{"type": "bot_added", "seat": seat}]
+    if all(s.taken and s.ready for s in new.seats):
+        return _started(new, game, events)
+    return new, events
+
+
+def _check_seat(record: RoomRecord, seat: int) -> None:
+    if not 0 <= seat < len(record.seats):
+        raise RoomError(errors.NO_SUCH_SEAT, f"seats are numbered 0 to {len(record.seats) - 1}")
+
+
+def _waiting(record: RoomRecord) -> None:
+    if record.status != WAITING:
+        raise RoomError(errors.WRONG_STATUS, f"the room is {record.status}")
+
+
+def _started(record: RoomRecord, game: Game, events: list[Event]) -> Change:
+    """``record`` (already evolved) with the game set up and running."""
+    state = game.setup(len(record.seats), record.options, record.seed)
+    return replace(record, **game_fields(game, state)), [*events, {"type": "started"}]
+
+
+# -- chat --------------------------------------------------------------------------------------
+
+
+def chat_line(
+    record: RoomRecord, player: str, name: str, text: str, now: float
+) -> dict[str, Any]:
+    """The chat message a viewer's line becomes (the room's viewers get it as it is)."""
+    text = text.strip()
+    if not text:
+        raise RoomError(errors.BAD_MESSAGE, "empty chat line")
+    return {
+        "t": "chat",
+        "room": record.id,
+        "player": player,
+        "name": name,
+        "seat": record.seat_of(player),
+        "text": text,
+        "at": now,
+    }
+
+
+# -- the game ----------------------------------------------------------------------------------
+
+
+def move(
+    record: RoomRecord, game: Game, seat: int, player: str, version: Any, mid: Any, the_move: Any
+) -> Change:
+    """A player's move at ``version``: the next record, with the move id remembered so a
+    retry is answered again rather than applied twice. (A repeated id is the caller's to
+    answer, before this: see ``RoomRecord.seen_version``.)"""
+    state = record.state
+    if record.status != PLAYING or state is None:
+        code = errors.GAME_OVER if record.status == FINISHED else errors.WRONG_STATUS
+        raise RoomError(code, f"the room is {record.status}", version=record.version)
+    if version != record.version:
+        raise RoomError(
+            errors.STALE, f"the room is at version {record.version}", version=record.version
+        )
+    try:
+        applied = game.apply(state, seat, the_move)
+    except Rejected as exc:
+        raise RoomError(exc.code, exc.reason, version=record.version) from None
+    seen = record.remember(player, mid, record.version + 1)
+    return played(record, game, applied, seen), applied.events
+
+
+def bot_move(record: RoomRecord, game: Game, seat: int) -> tuple[RoomRecord, list[Event], Any]:
+    """The bot in ``seat`` moves, if it is still its turn (the game may have moved on since the
+    turn was scheduled: then nothing changes). Also returns the move, for the room's log."""
+    state = record.state
+    if (
+        record.status != PLAYING
+        or state is None
+        or not record.seats[seat].bot
+        or seat not in game.to_act(state)
+    ):
+        return record, [], None
+    moves = game.legal_moves(state, seat)
+    view = game.view(state, seat)
+    chosen = game.bot_move(view, seat, moves, (record.seed + record.version) & (2**63 - 1))
+    try:
+        applied = game.apply(state, seat, chosen)
+    except Rejected as exc:
+        raise RoomError(exc.code, exc.reason, version=record.version) from None
+    return played(record, game, applied), applied.events, chosen
+
+
+def needs_server(record: RoomRecord, game: Game) -> bool:
+    """Whether a room must be loaded even if no client asks for it (after a restart, or after
+    its lease was lost): an automatic step is due, or a bot is to move."""
+    if record.status != PLAYING or record.state is None:
+        return False
+    if record.deadline is not None:
+        return True
+    return any(record.seats[s].bot for s in game.to_act(record.state))
+
+
+def auto_step(record: RoomRecord, game: Game, now: float) -> Change:
+    """The game's automatic step, if one is due at ``now``."""
+    state = record.state
+    if record.status != PLAYING or state is None or record.deadline is None:
+        return record, []
+    if now < record.deadline:
+        return record, []
+    applied = game.apply_auto(state)
+    return played(record, game, applied), applied.events
+
+
+# -- rematch -----------------------------------------------------------------------------------
+
+
+def rematch_needed(record: RoomRecord, player: str) -> bool:
+    """Whether a seated player's rematch request makes a new room (the first one does; later
+    ones are told the same room)."""
+    seated(record, player)
+    if record.status != FINISHED:
+        raise RoomError(errors.WRONG_STATUS, "a rematch needs a finished game")
+    return record.rematch is None
+
+
+def rematch(
+    record: RoomRecord,
+    game: Game,
+    player: str,
+    *,
+    room_id: str,
+    seed: int,
+    code: str | None,
+    created: float,
+) -> tuple[RoomRecord, RoomRecord, list[Event]]:
+    """The rematch room (the same table, a new seed; people not ready, bots ready; a solo room
+    already started) and the finished room's next version, which points to it."""
+    seats = tuple(Seat(s.player, s.name, s.bot, s.bot) for s in record.seats)
+    new_room = RoomRecord(
+        id=room_id,
+        game=record.game,
+        options=record.options,
+        seats=seats,
+        seed=seed,
+        creator=record.creator,
+        private=record.private,
+        code=code,
+        rematch_of=record.id,
+        created=created,
+    )
+    if len(seats) == 1:
+        state = game.setup(1, new_room.options, new_room.seed)
+        new_room = replace(new_room, **game_fields(game, state))
+    events: list[Event] = [{"type": "rematch", "room": room_id}]
+    return new_room, record.evolve(rematch=room_id), events

@@ -1,0 +1,92 @@
+"""Telling a store failure from a bug, and logging a Redis outage as one story instead of a
+traceback per refused command.
+
+While Redis is away (restarting, unreachable, still loading its file) every command that needs
+it fails. Each failure is answered ``store_failed`` (retryable), not ``internal``; the log says
+``redis_unavailable`` once when the first one comes, ``redis_still_unavailable`` with a count
+every ``report_every`` seconds while they go on, and ``redis_available`` (with the count and
+the duration) at the first answer after.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Final
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from playhall import log
+
+logger = log.get("playhall.store")
+
+
+def is_store_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is Redis failing rather than a bug: an exception of the Redis client, or
+    one raised inside it by the socket under it (uvloop raises ``RuntimeError`` on a write to
+    a connection the peer reset)."""
+    if isinstance(exc, RedisError) or type(exc).__module__.startswith("redis"):
+        return True  # (RedisError: the commit connection's own CommandTimeout too)
+    if isinstance(exc, (OSError, RuntimeError, TimeoutError)):
+        tb = exc.__traceback__
+        while tb is not None:
+            if str(tb.tb_frame.f_globals.get("__name__", "")).startswith("redis."):
+                return True
+            tb = tb.tb_next
+    return False
+
+
+def outcome_unknown(exc: BaseException) -> bool:
+    """Whether a failed write may have been carried out all the same: its connection dropped or
+    timed out once the command may have been sent, so the reply was lost. (An error reply
+    means the command did not run.)"""
+    if isinstance(exc, (RedisConnectionError, RedisTimeoutError, TimeoutError)):
+        return True
+    return is_store_error(exc) and not type(exc).__module__.startswith("redis")
+
+
+#: Seconds between the counts logged while an outage lasts.
+REPORT_EVERY: Final = 5.0
+
+
+class Outage:
+    """Whether Redis is away now, as the server last saw it, and how many commands it refused
+    meanwhile."""
+
+    def __init__(self, report_every: float = REPORT_EVERY) -> None:
+        self.report_every = report_every
+        self.since: float | None = None  # monotonic time of the first failure, while away
+        self.failures = 0
+        self._reported = 0.0
+
+    @property
+    def ongoing(self) -> bool:
+        return self.since is not None
+
+    def failed(self, exc: BaseException, **context: object) -> None:
+        """A command failed because Redis did not answer it."""
+        now = time.monotonic()
+        self.failures += 1
+        if self.since is None:
+            self.since = self._reported = now
+            logger.error("redis_unavailable", error=f"{type(exc).__name__}: {exc}", **context)
+        elif now - self._reported >= self.report_every:
+            self._reported = now
+            logger.warning(
+                "redis_still_unavailable",
+                failures=self.failures,
+                seconds=round(now - self.since, 1),
+                error=f"{type(exc).__name__}: {exc}",
+            )
+
+    def answered(self) -> None:
+        """Redis answered a command: an outage, if there was one, is over."""
+        if self.since is not None:
+            logger.warning(
+                "redis_available",
+                failures=self.failures,
+                seconds=round(time.monotonic() - self.since, 1),
+            )
+            self.since = None
+            self.failures = 0

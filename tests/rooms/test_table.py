@@ -1,0 +1,255 @@
+"""The table's rules as pure functions of the room record: no event loop, no Redis. Each change
+is a new record one version on with its events; a refusal is a RoomError with its code, and
+leaves the record it was given as it was."""
+
+from __future__ import annotations
+
+import pytest
+
+from playhall.catalog import get_game
+from playhall.games.contract import Game
+from playhall.rooms import table
+from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
+from playhall.rooms.table import RoomError
+
+
+def mantis() -> Game:
+    game = get_game("mantis")
+    assert game is not None
+    return game
+
+
+def room(seats: int = 2, *, private: bool = False, game: str = "mantis") -> RoomRecord:
+    record = table.create(
+        game, {}, seats, "alice", private=private, room_id="r1", seed=7, created=1.0
+    )
+    return record.evolve()  # stored: version 1
+
+
+def refused(code: str) -> pytest.RaisesContext[RoomError]:
+    return pytest.raises(RoomError, match=f"^{code}:")
+
+
+def test_create_checks_the_game_its_options_and_the_seat_count() -> None:
+    record = table.create(
+        "mantis", {"target": 5}, 3, "alice", private=True, room_id="r", seed=1, created=2.0
+    )
+    assert (record.game, record.options["target"], len(record.seats)) == ("mantis", 5, 3)
+    assert record.private and record.code is None and record.creator == "alice"
+    assert record.status == WAITING and record.version == 0
+    for args, code in [
+        (("nope", {}, 2), "no_such_game"),
+        (("mantis", {"colour": 1}, 2), "bad_option"),
+        (("mantis", {}, 7), "bad_seats"),
+        (("mantis", {}, 1), "bad_seats"),
+    ]:
+        with refused(code):
+            table.create(*args, "alice", private=False, room_id="r", seed=1, created=2.0)
+
+
+def test_join_takes_the_first_free_seat_and_a_full_room_is_watched() -> None:
+    record = room()
+    new, events, seat = table.join(record, mantis(), "alice", "Alice")
+    assert seat == 0 and new.version == record.version + 1
+    assert new.seats[0] == Seat("alice", "Alice") and events == [
+        {"type": "joined", "seat": 0, "name": "Alice"}
+    ]
+    assert record.seats[0] == Seat()  # the old record is as it was
+    full, _, _ = table.join(new, mantis(), "bob", "Bob")
+    same, events, seat = table.join(full, mantis(), "carol", "Carol")
+    assert same is full and events == [] and seat is None
+
+
+def test_join_again_keeps_the_seat_and_watching_takes_none() -> None:
+    record, _, _ = table.join(room(), mantis(), "alice", "Alice", wanted=1)
+    same, _, seat = table.join(record, mantis(), "alice", "Alice")
+    assert same is record and seat == 1
+    with refused("seat_taken"):
+        table.join(record, mantis(), "alice", "Alice", wanted=0)
+    same, _, seat = table.join(record, mantis(), "bob", "Bob", watch=True)
+    assert same is record and seat is None
+
+
+def test_join_refusals() -> None:
+    record, _, _ = table.join(room(), mantis(), "alice", "Alice")
+    with refused("seat_taken"):
+        table.join(record, mantis(), "bob", "Bob", wanted=0)
+    with refused("no_such_seat"):
+        table.join(record, mantis(), "bob", "Bob", wanted=2)
+    private = room(private=True)
+    private = private.evolve(code="C0DE")
+    with refused("no_such_room"):  # without its code, a private room does not exist
+        table.join(private, mantis(), "bob", "Bob")
+    new, _, seat = table.join(private, mantis(), "bob", "Bob", code="C0DE")
+    assert seat == 0 and new.seats[0].player == "bob"
+
+
+def test_a_seat_asked_for_after_the_start_is_refused_and_newcomers_watch() -> None:
+    record = playing()
+    with refused("wrong_status"):
+        table.join(record, mantis(), "carol", "Carol", wanted=0)
+    same, _, seat = table.join(record, mantis(), "carol", "Carol")
+    assert same is record and seat is None
+
+
+def test_a_solo_room_starts_when_its_seat_is_taken() -> None:
+    game = get_game("mandala")
+    assert game is not None
+    record = table.create(
+        "mandala", {"mode": "solo"}, 1, "alice", private=False, room_id="s", seed=3, created=0.0
+    ).evolve()
+    new, events, seat = table.join(record, game, "alice", "Alice")
+    assert seat == 0 and new.status == PLAYING and new.state is not None
+    assert events[-1] == {"type": "started"}
+
+
+def test_ready_from_every_seat_starts_the_game() -> None:
+    record, _, _ = table.join(room(), mantis(), "alice", "Alice")
+    record, _, _ = table.join(record, mantis(), "bob", "Bob")
+    record, events = table.ready(record, mantis(), "alice", True)
+    assert record.status == WAITING and events == [{"type": "ready", "seat": 0, "ready": True}]
+    record, events = table.ready(record, mantis(), "bob", True)
+    assert record.status == PLAYING and record.state is not None
+    assert events == [{"type": "ready", "seat": 1, "ready": True}, {"type": "started"}]
+    with refused("wrong_status"):
+        table.ready(record, mantis(), "bob", False)
+    with refused("not_seated"):
+        table.ready(record, mantis(), "carol", True)
+
+
+def test_leaving_before_the_start_frees_the_seat_and_clears_every_ready() -> None:
+    record, _, _ = table.join(room(3), mantis(), "alice", "Alice")
+    record, _, _ = table.join(record, mantis(), "bob", "Bob")
+    record, _ = table.add_bot(record, mantis(), "alice", 2)
+    record, _ = table.ready(record, mantis(), "alice", True)
+    new, events = table.leave(record, "bob", "Bob")
+    assert events == [{"type": "left", "seat": 1, "name": "Bob"}]
+    assert [s.taken for s in new.seats] == [True, False, True]
+    assert [s.ready for s in new.seats] == [False, False, True]  # bots stay ready
+    same, events = table.leave(new, "carol", "Carol")  # holds no seat
+    assert same is new and events == []
+    started = playing()
+    assert table.leave(started, "alice", "Alice") == (started, [])  # the seat stays hers
+
+
+def test_start_early_is_for_the_creator_of_a_full_table() -> None:
+    record, _, _ = table.join(room(), mantis(), "alice", "Alice")
+    with refused("not_ready"):
+        table.start(record, mantis(), "alice")
+    record, _, _ = table.join(record, mantis(), "bob", "Bob")
+    with refused("not_creator"):
+        table.start(record, mantis(), "bob")
+    new, events = table.start(record, mantis(), "alice")
+    assert new.status == PLAYING and events == [{"type": "started"}]
+    with refused("wrong_status"):
+        table.start(new, mantis(), "alice")
+
+
+def test_bots_are_added_by_the_creator_or_seated_players() -> None:
+    record = room(3)
+    record, events = table.add_bot(record, mantis(), "alice", 1)  # the creator, not seated
+    assert record.seats[1] == Seat(None, "Bot 1", bot=True, ready=True)
+    assert events == [{"type": "bot_added", "seat": 1}]
+    with refused("not_seated"):
+        table.add_bot(record, mantis(), "stranger", 2)
+    with refused("seat_taken"):
+        table.add_bot(record, mantis(), "alice", 1)
+    with refused("no_such_seat"):
+        table.add_bot(record, mantis(), "alice", 3)
+    record, _, _ = table.join(record, mantis(), "bob", "Bob", wanted=0)
+    record, _ = table.ready(record, mantis(), "bob", True)
+    record, events = table.add_bot(record, mantis(), "bob", 2)  # the last seat: all ready
+    assert record.seats[2].name == "Bot 2" and record.status == PLAYING
+    assert events[-1] == {"type": "started"}
+
+
+def test_chat_lines_are_trimmed_and_empty_ones_refused() -> None:
+    record, _, _ = table.join(room(), mantis(), "alice", "Alice")
+    line = table.chat_line(record, "alice", "Alice", "  hello \n", 5.0)
+    assert line == {
+        "t": "chat", "room": "r1", "player": "alice", "name": "Alice", "seat": 0,
+        "text": "hello", "at": 5.0,
+    }
+    assert table.chat_line(record, "eve", "Eve", "hi", 6.0)["seat"] is None
+    with refused("bad_message"):
+        table.chat_line(record, "alice", "Alice", " \t ", 5.0)
+
+
+def playing() -> RoomRecord:
+    record, _, _ = table.join(room(), mantis(), "alice", "Alice")
+    record, _ = table.add_bot(record, mantis(), "alice", 1)
+    record, _ = table.ready(record, mantis(), "alice", True)
+    assert record.status == PLAYING
+    return record
+
+
+def alices_turn() -> RoomRecord:
+    """A started room where the bot (seat 1) has moved until it is Alice's turn."""
+    record = playing()
+    assert record.state is not None
+    while mantis().to_act(record.state) == [1]:
+        record, events, move = table.bot_move(record, mantis(), 1)
+        assert events and move in ({"type": "score"}, {"type": "steal", "target": 0})
+        assert record.state is not None
+    assert mantis().to_act(record.state) == [0]
+    return record
+
+
+def test_a_move_is_checked_applied_and_its_id_remembered() -> None:
+    record = alices_turn()
+    with refused("stale"):
+        table.move(record, mantis(), 0, "alice", record.version - 1, "m1", {"type": "score"})
+    with refused("bad_move"):
+        table.move(record, mantis(), 0, "alice", record.version, "m1", {"type": "fly"})
+    new, events = table.move(record, mantis(), 0, "alice", record.version, "m1", {"type": "score"})
+    assert new.version == record.version + 1 and events
+    assert new.seen_version("alice", "m1") == new.version
+    assert record.seen_version("alice", "m1") is None
+
+
+def test_a_bot_moves_only_on_its_turn() -> None:
+    record = alices_turn()
+    same, events, move = table.bot_move(record, mantis(), 1)
+    assert same is record and events == [] and move is None
+    with refused("not_seated"):
+        table.seated(record, "bob")
+
+
+def test_an_automatic_step_waits_for_its_deadline() -> None:
+    game = get_game("card_battle")
+    assert game is not None
+    record = table.create(
+        "card_battle", {"turn_delay_ms": 300}, 2, "a", private=False, room_id="c", seed=5,
+        created=0.0,
+    ).evolve()
+    record, _ = table.add_bot(record, game, "a", 0)
+    record, _ = table.add_bot(record, game, "a", 1)
+    while record.deadline is None and record.status == PLAYING:
+        assert record.state is not None
+        record, _, _ = table.bot_move(record, game, game.to_act(record.state)[0])
+    assert record.deadline is not None
+    same, events = table.auto_step(record, game, record.deadline - 0.1)
+    assert same is record and events == []
+    new, _ = table.auto_step(record, game, record.deadline)
+    assert new.version == record.version + 1
+
+
+def test_rematch_is_a_new_room_at_the_same_table() -> None:
+    record = playing()
+    with refused("wrong_status"):
+        table.rematch_needed(record, "alice")
+    finished = record.evolve(status=FINISHED)
+    with refused("not_seated"):
+        table.rematch_needed(finished, "bob")
+    assert table.rematch_needed(finished, "alice")
+    rematch, new, events = table.rematch(
+        finished, mantis(), "alice", room_id="r2", seed=9, code=None, created=3.0
+    )
+    assert (rematch.id, rematch.rematch_of, rematch.seed, rematch.status) == (
+        "r2", "r1", 9, WAITING,
+    )
+    assert [(s.player, s.bot, s.ready) for s in rematch.seats] == [
+        ("alice", False, False), (None, True, True),
+    ]
+    assert new.rematch == "r2" and events == [{"type": "rematch", "room": "r2"}]
+    assert not table.rematch_needed(new, "alice")  # asked again: the same room

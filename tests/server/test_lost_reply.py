@@ -1,0 +1,92 @@
+"""A commit whose reply is lost (the connection to Redis drops after the script ran) has an
+unknown outcome, not a failed one: the room settles it from Redis, answers the move as stored,
+answers its retry the same, and never keeps a version Redis does not have. Over a real Redis,
+behind a proxy that resets the server's connection right after forwarding the commit."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from playhall import app
+from playhall_client import Client, ServerError
+
+from .conftest import server_config
+from .faults import ResetProxy
+from .helpers import Table, started_table, stored_room
+
+
+@dataclass
+class Setup:
+    redis_url: str
+    prefix: str
+    proxy: ResetProxy
+    table: Table
+
+    def next_move(self) -> tuple[Client, int, dict[str, Any]]:
+        """The client whose turn it is, the version it sees, and a legal move of its."""
+        seat = self.table.mover()
+        mirror = self.table.mirrors[seat]
+        return self.table.clients[seat], mirror.version, mirror.view["moves"][0]
+
+    def commit_of(self, room: str) -> tuple[bytes, bytes]:
+        """What marks the room's commit on the wire: the script call, and its log key."""
+        return b"EVALSHA", f"{self.prefix}room:{room}:log".encode()
+
+
+@pytest.fixture
+async def setup(redis_url: str) -> AsyncIterator[Setup]:
+    proxy = await ResetProxy(redis_url).start()
+    config = server_config(proxy.url)
+    running = await app.start(config)
+    table = await started_table(f"ws://127.0.0.1:{running.port}/")
+    yield Setup(redis_url, config.key_prefix, proxy, table)
+    proxy.come_up()
+    await table.close()
+    await running.drain()
+    await proxy.close()
+
+
+async def test_a_move_whose_reply_was_lost_is_answered_as_stored(setup: Setup) -> None:
+    table = setup.table
+    client, version, move = setup.next_move()
+    setup.proxy.arm(*setup.commit_of(table.room))
+    reply = await client.move(table.room, move, mid="lost-reply")
+    assert setup.proxy.cut.is_set()  # the reply was dropped and the connection reset
+    assert reply["version"] == version + 1
+    # The retry of the same move gets the same answer; it is not applied twice.
+    again = await client.move(table.room, move, mid="lost-reply", version=version)
+    assert again["version"] == version + 1
+    stored, record = await stored_room(setup.redis_url, setup.prefix, table.room)
+    assert stored.version == version + 1
+    synced = await client.request("sync", room=table.room, version=version)
+    assert synced["version"] == version + 1
+    # And the room goes on: everyone sees the move, the next one is stored.
+    for m in table.mirrors:
+        await m.wait(lambda m: m.version == version + 1)
+    nxt = table.mover()
+    moved = await table.clients[nxt].move(table.room, table.mirrors[nxt].view["moves"][0])
+    assert moved["version"] == version + 2
+
+
+async def test_a_lost_reply_while_redis_stays_away_is_not_called_not_made(setup: Setup) -> None:
+    table = setup.table
+    client, version, move = setup.next_move()
+    setup.proxy.arm(*setup.commit_of(table.room), then_down=True)
+    with pytest.raises(ServerError) as refused:
+        await client.move(table.room, move, mid="unknown-outcome")
+    assert refused.value.code == "store_failed"
+    assert "not made" not in refused.value.reason  # it was stored: Redis ran the script
+    assert "retry the same request" in refused.value.reason
+    # Meanwhile the room serves nothing from memory: it does not know its version.
+    with pytest.raises(ServerError) as unsure:
+        await client.request("sync", room=table.room, version=version)
+    assert unsure.value.code == "store_failed"
+    setup.proxy.come_up()
+    again = await client.move(table.room, move, mid="unknown-outcome", version=version)
+    assert again["version"] == version + 1
+    stored, _ = await stored_room(setup.redis_url, setup.prefix, table.room)
+    assert stored.version == version + 1
