@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import itertools
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,6 +103,8 @@ class Client:
         self.reconnects = 0
         self._greeted_before = False
         self.reconnect_error: ServerError | None = None
+        #: The server's clock minus this machine's, in seconds (``measure_clock_offset``).
+        self.clock_offset = 0.0
         self._lost_told = False  # a "lost" notice is out and no "back" has followed it
 
     # -- connection ----------------------------------------------------------------------------
@@ -388,6 +391,26 @@ class Client:
 
     async def rematch(self, room: str) -> str:
         return str((await self.request("rematch", room=room))["room"])
+
+    async def measure_clock_offset(self, tries: int = 3) -> float:
+        """Estimate how far the server's clock is ahead of this machine's (seconds), from the
+        ``ping`` with the shortest round trip, and keep it as ``clock_offset``: a view's
+        ``clock`` counts down by it (PROTOCOL.md, "Clocks")."""
+        best: tuple[float, float] | None = None
+        for _ in range(tries):
+            sent = time.time()
+            server = float((await self.request("ping"))["time"])
+            back = time.time()
+            if best is None or back - sent < best[0]:
+                best = (back - sent, server - (sent + back) / 2)
+        assert best is not None
+        self.clock_offset = best[1]
+        return self.clock_offset
+
+    async def resign(self, room: str) -> dict[str, Any]:
+        """Leave the game being played (the other player wins; in Mantis with three or more
+        the seat drops out). Returns the ok reply (with the new version)."""
+        return await self.request("resign", room=room)
 
     async def move(
         self, room: str, move: dict[str, Any], *, mid: str | None = None, version: int | None = None

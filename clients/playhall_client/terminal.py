@@ -57,6 +57,8 @@ In a room:
   start        start now (the room's creator; every seat must be filled)
   chat TEXT    say something to the room
   decks        list the ready-made decks' cards (games with decks)
+  resign       leave the game being played (the other player wins; in Mantis with three or
+               more, your seat drops out and the others play on)
   rematch      after the game: play again with the same seats
   leave        leave the room and go back to the menu (a seat in a running game is kept)
   quit         exit (your seats are kept; rejoin later with the same token)
@@ -190,6 +192,9 @@ class Terminal:
         try:
             self.write(f"Connected to {self.client.url} as {self.client.name} "
                        f"(player {self.client.player}).")
+            with contextlib.suppress(ServerError, ConnectionLost, TimeoutError):
+                # Clocks count down by the server's time (PROTOCOL.md, "Clocks").
+                await asyncio.wait_for(self.client.measure_clock_offset(), 5)
             if self.my_rooms:
                 self.write(f"You have {len(self.my_rooms)} room(s): type 'mine' to rejoin.")
             while True:
@@ -559,8 +564,9 @@ class RoomScreen:
         me = view.get("you")
         to_act = view.get("to_act") or []
         lines.append("Seats:")
+        left = _left_seats(view)
         for n, seat in enumerate(view.get("seats", [])):
-            lines.append("  " + _seat_line(n, seat, me, presence, to_act, status))
+            lines.append("  " + _seat_line(n, seat, me, presence, to_act, status, left))
         lines.append(_audience_line(me, self.mirror.watching))
         state = view.get("state")
         if state is not None:
@@ -576,6 +582,9 @@ class RoomScreen:
         elif status == "playing":
             names = ", ".join(_seat_name(view, n) for n in to_act) or "nobody"
             lines.append(f"To act: {names}" + _countdown(view.get("deadline")))
+            clock = _clock_line(view, getattr(self.client, "clock_offset", 0.0))
+            if clock:
+                lines.append(clock)
         elif status == "finished":
             lines.append(_outcome_line(game, view))
             rematch = view.get("rematch")
@@ -653,6 +662,8 @@ class RoomScreen:
             state = self.mirror.view.get("state")
             text = _decks_text(self.mirror.view.get("game", ""), state) if state else None
             self.write(text or "This game has no ready-made decks to list here.")
+        elif word == "resign":
+            await self.client.resign(room)
         elif word == "rematch":
             new_room = await self.client.rematch(room)
             self.write(f"Rematch: moving to room {new_room}.")
@@ -795,7 +806,7 @@ def _seat_name(view: dict[str, Any], n: int) -> str:
 
 
 def _seat_line(n: int, seat: dict[str, Any], me: int | None, presence: list[bool],
-               to_act: list[int], status: str) -> str:
+               to_act: list[int], status: str, left: list[int] | tuple[()] = ()) -> str:
     if not _taken(seat):
         return f"{n}  (empty)"
     marks = []
@@ -806,6 +817,12 @@ def _seat_line(n: int, seat: dict[str, Any], me: int | None, presence: list[bool
         marks.append("online" if online else "away")
     if status == "waiting":
         marks.append("ready" if seat.get("ready") else "not ready")
+    stand_in = seat.get("stand_in")
+    if stand_in:
+        why = "its clock ran out" if stand_in == "timeout" else "away"
+        marks.append(f"the server's bot stands in ({why}); acting again takes the seat back")
+    if n in left:
+        marks.append("left the game")
     if n in to_act:
         marks.append("to act")
     you = " (you)" if n == me else ""
@@ -858,6 +875,51 @@ def _audience_line(me: int | None, watching: int) -> str:
     return f"Spectators: {others} this room." if watching else "No spectators."
 
 
+def _left_seats(view: dict[str, Any]) -> list[int]:
+    """Seats that left the game: the outcome's ``left``, or while a game goes on without them,
+    a game view's own ``left`` list (Mantis)."""
+    outcome = view.get("outcome")
+    if isinstance(outcome, dict) and isinstance(outcome.get("left"), list):
+        return [s for s in outcome["left"] if isinstance(s, int)]
+    state = view.get("state")
+    if isinstance(state, dict) and isinstance(state.get("left"), list):
+        return [s for s in state["left"] if isinstance(s, int)]
+    return []
+
+
+def _clock_text(seconds: float) -> str:
+    whole = int(max(0.0, seconds) + 0.999)  # 0.2 s left shows as 0:01, not 0:00
+    hours, rest = divmod(whole, 3600)
+    return (f"{hours}:" if hours else "") + f"{rest // 60:{'02' if hours else ''}d}:{rest % 60:02d}"
+
+
+def _clock_line(view: dict[str, Any], offset: float, now: float | None = None) -> str:
+    """The room's clocks as a countdown line: each seat's time left now (running ones counted
+    down from the server's measurement at ``at``, with the server's clock ``offset`` seconds
+    ahead of ours), the running ones marked. Empty when the room has no clock."""
+    clock = view.get("clock")
+    if not isinstance(clock, dict):
+        return ""
+    kind = clock.get("kind")
+    limit = _clock_text(float(clock.get("clock_ms") or 0) / 1000)
+    head = f"Clock: {limit} {'per turn' if kind == 'turn' else 'each'}"
+    if kind == "fischer":
+        head += f" +{float(clock.get('increment_ms') or 0) / 1000:g}s a move"
+    head += f", on timeout: {clock.get('on_timeout')}"
+    remaining, at = clock.get("remaining_ms"), clock.get("at")
+    if not isinstance(remaining, list) or not isinstance(at, int | float):
+        return head
+    now = time.time() if now is None else now
+    running = clock.get("running") or []
+    parts = []
+    for n, ms in enumerate(remaining):
+        left = float(ms) / 1000
+        if n in running:
+            left -= now + offset - at
+        parts.append(f"{_seat_name(view, n)} {_clock_text(left)}" + (" ⏳" if n in running else ""))
+    return f"{head} · " + " · ".join(parts)
+
+
 def _countdown(deadline: Any) -> str:
     if not isinstance(deadline, int | float):
         return ""
@@ -895,8 +957,16 @@ def _event_line(event: dict[str, Any], view: dict[str, Any]) -> str:
     who = _seat_name(view, seat) if isinstance(seat, int) else ""
     if kind == "joined":
         return f"{event.get('name')} sat at seat {seat}"
+    if kind == "left" and "reason" in event:
+        why = "resigned" if event["reason"] == "resignation" else "ran out of time"
+        return f"{who} {why} and left the game"
     if kind == "left":
         return f"{event.get('name')} left seat {seat}"
+    if kind == "stand_in":
+        why = "ran out of time" if event.get("reason") == "timeout" else "is away"
+        return f"{who} {why}: the server's bot plays for them until they act again"
+    if kind == "took_back":
+        return f"{who} plays for themselves again"
     if kind == "ready":
         return f"{who} is {'ready' if event.get('ready') else 'not ready'}"
     if kind == "bot_added":

@@ -104,6 +104,7 @@ CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
     ),
     "sync": (ROOM, Field("version", int, False)),
     "rematch": (ROOM,),
+    "resign": (ROOM,),
 }
 
 #: Types the server pushes without a request.

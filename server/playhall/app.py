@@ -132,6 +132,7 @@ async def start(config: Config) -> Running:
     listed = await store.index_lobby()
     restored = await rooms.restore_active()
     rooms.start_renewing()
+    rooms.start_sweeping()
     running.sweeper = asyncio.create_task(endpoint.sweep_slow())
     if embedded is not None:
         running.supervisor = asyncio.create_task(supervise(embedded, endpoint))

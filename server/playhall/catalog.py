@@ -10,9 +10,11 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import cache
+from typing import Any
 
 from playhall import games
 from playhall.games.contract import Game
+from playhall.rooms import clocks
 
 
 @cache
@@ -32,3 +34,11 @@ def all_games() -> dict[str, Game]:
 
 def get_game(game_id: str) -> Game | None:
     return all_games().get(game_id)
+
+
+def describe(game: Game) -> dict[str, Any]:
+    """What the lobby's ``games`` shows of ``game``: its own options, then the clock's, which
+    every game accepts (``rooms.clocks.OPTIONS``)."""
+    out = game.describe()
+    out["options"] = [*out["options"], *(option.describe() for option in clocks.OPTIONS)]
+    return out

@@ -108,6 +108,11 @@ class Config:
     away_grace: float = setting(
         120.0, "seconds a dropped seat keeps receiving diffs for a short catch-up"
     )
+    away_takeover: float = setting(
+        60.0,
+        "seconds a seated player's every connection may be gone while the game waits for them "
+        "before the server's bot stands in for them (until they come back); 0: never",
+    )
     history: int = setting(64, "diffs kept per room for reconnecting clients")
     checkpoint_every: int = setting(
         32,
@@ -116,6 +121,16 @@ class Config:
     )
     finished_ttl: int = setting(
         7 * 24 * 3600, "seconds a finished room (record, log, chat) is kept in Redis; 0: forever"
+    )
+    waiting_ttl: float = setting(
+        900.0,
+        "seconds a room waiting for players may go unviewed before it is closed and deleted; "
+        "0: never",
+    )
+    abandoned_ttl: float = setting(
+        7 * 24 * 3600.0,
+        "seconds a game may go without a change and without a viewer before the server ends it "
+        "(reason 'abandoned'; it then expires as a finished room); 0: never",
     )
     player_ttl: int = setting(
         90 * 24 * 3600,

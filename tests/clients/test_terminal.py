@@ -14,9 +14,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from playhall.catalog import all_games, get_game
+from playhall.catalog import all_games, describe, get_game
+from playhall.rooms.clocks import OPTIONS as CLOCK_OPTIONS
 from playhall_client import Client
-from playhall_client.terminal import RoomScreen, Terminal, _move_label, parse_value, play
+from playhall_client.terminal import (
+    RoomScreen,
+    Terminal,
+    _clock_line,
+    _event_line,
+    _left_seats,
+    _move_label,
+    _seat_line,
+    parse_value,
+    play,
+)
 from tests.server.conftest import redis_url, server, url  # noqa: F401
 
 TIMEOUT = 30.0
@@ -76,7 +87,8 @@ async def test_terminal_plays_a_whole_mantis_game_against_a_server_bot(
     console = Console()
     mantis = get_game("mantis")
     assert mantis is not None
-    defaults = [""] * len(mantis.options)   # Enter keeps each option's default
+    # Enter keeps each option's default: the game's own, then the clock's (every game's).
+    defaults = [""] * len(describe(mantis)["options"])
     console.type("create", "mantis", "2", *defaults, "n")
     task = run_play(console, url, tmp_path / "token")
     await console.expect("Created room")
@@ -442,7 +454,8 @@ async def test_mandala_rooms_are_created_with_the_seats_of_their_mode(
         console.type("leave")
         await console.expect("Main menu:")
         assert seats == 1 or "1  (empty)" in console.text
-    console.type("create", "mandala", "", "", "", "n")          # the menu, every default
+    clock = [""] * len(CLOCK_OPTIONS)  # Enter keeps each clock option's default too
+    console.type("create", "mandala", "", "", "", *clock, "n")  # the menu, every default
     await console.expect("Seats: 2.")
     await console.expect("Created room")
     console.type("quit")
@@ -503,3 +516,46 @@ async def test_players_see_a_spectator_arrive(url: str, tmp_path: Path) -> None:
         await watcher.close()
     console.type("quit")
     assert await asyncio.wait_for(task, TIMEOUT) == 0
+
+
+# -- clocks, stand-ins and leaving --------------------------------------------------------------
+
+
+def _clock_view(**clock: Any) -> dict[str, Any]:
+    seats = [{"player": "a", "name": "ann", "bot": False, "ready": True, "stand_in": None},
+             {"player": "b", "name": "bob", "bot": False, "ready": True, "stand_in": "timeout"}]
+    return {"seats": seats, "you": 0, "clock": {
+        "kind": "fischer", "clock_ms": 120_000, "increment_ms": 5_000, "on_timeout": "bot",
+        "at": 1000.0, "remaining_ms": [90_000, 30_000], "running": [0], **clock}}
+
+
+def test_the_clock_line_counts_a_running_clock_down_by_the_server_s_time() -> None:
+    view = _clock_view()
+    # 10 s after the server measured, on a machine whose clock is 2 s behind the server's.
+    line = _clock_line(view, offset=2.0, now=1008.0)
+    assert line.startswith("Clock: 2:00 each +5s a move, on timeout: bot")
+    assert "seat 0 ann (you) 1:20 ⏳" in line  # 90 s - 10 s, running
+    assert "seat 1 bob 0:30" in line and "bob 0:30 ⏳" not in line  # stopped: as measured
+    assert "1:20" not in _clock_line(view, offset=0.0, now=1008.0)
+    assert _clock_line(view, 0.0, now=5000.0).count("0:00") == 1  # never below zero
+    assert _clock_line({"clock": None}, 0.0) == ""
+
+
+def test_a_stand_in_and_a_seat_that_left_are_marked() -> None:
+    view = _clock_view()
+    line = _seat_line(1, view["seats"][1], 0, [True, False], [1], "playing")
+    assert "bot stands in (its clock ran out)" in line and "to act" in line
+    assert "left the game" in _seat_line(1, view["seats"][1], 0, [True, True], [], "playing", [1])
+    assert _left_seats({"outcome": {"left": [2]}}) == [2]
+    assert _left_seats({"outcome": None, "state": {"left": [0, 3]}}) == [0, 3]
+
+
+def test_leaving_and_stand_in_events_read_as_sentences() -> None:
+    view = _clock_view()
+    assert _event_line({"type": "left", "seat": 1, "reason": "timeout"}, view) == (
+        "seat 1 bob ran out of time and left the game")
+    assert "resigned" in _event_line({"type": "left", "seat": 1, "reason": "resignation"}, view)
+    assert "bot plays for them" in _event_line(
+        {"type": "stand_in", "seat": 1, "reason": "away"}, view)
+    assert _event_line({"type": "took_back", "seat": 1}, view) == (
+        "seat 1 bob plays for themselves again")

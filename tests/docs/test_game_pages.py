@@ -23,9 +23,11 @@ GAME_IDS = sorted(p.stem for p in PAGES.glob("*.md"))
 
 
 def literals(game: str, key: str) -> set[str]:
-    """String constants given for ``key`` in dict literals anywhere in the game's package."""
+    """String constants given for ``key`` in dict literals anywhere in the game's package, or in
+    the game contract, whose helpers build the events every game sends (``left``,
+    ``game_over``)."""
     found: set[str] = set()
-    for path in (GAMES / game).glob("*.py"):
+    for path in [*(GAMES / game).glob("*.py"), GAMES / "contract.py"]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Dict):
                 for k, v in zip(node.keys, node.values, strict=True):

@@ -83,12 +83,22 @@ def play_random_game(
 
 
 def replay(
-    game: Game, seats: int, options: dict[str, Any], seed: int, moves: list[tuple[int | None, Move]]
+    game: Game,
+    seats: int,
+    options: dict[str, Any],
+    seed: int,
+    moves: list[tuple[int | None, Move | str]],
 ) -> State:
-    """Rebuild a state from seed and moves (None seat = automatic step)."""
+    """Rebuild a state from seed and moves (None seat = automatic step; a string instead of a
+    move = the seat left the game for that reason)."""
     state = game.setup(seats, game.normalize_options(options), seed)
     for seat, move in moves:
-        state = (game.apply_auto(state) if seat is None else game.apply(state, seat, move)).state
+        if seat is None:
+            state = game.apply_auto(state).state
+        elif isinstance(move, str):
+            state = game.leave(state, seat, move).state
+        else:
+            state = game.apply(state, seat, move).state
     return state
 
 

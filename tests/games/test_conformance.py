@@ -6,7 +6,9 @@ plain data; every viewer's view is the same when asked again and does not change
 something no viewer may see changes (the RNG state); a game that says its view is the same for
 everyone (``public_view``) keeps to it; the bot plays only moves it was offered, which ``apply``
 accepts; every game ends; and the moves replayed from the seed give the same state, byte for
-byte.
+byte. Now and then a random seat leaves the game (resigns, or forfeits on time: ``Game.leave``,
+the rules' "leaving"): games with random leavings end too, keep the same contract, and a leave
+lists its seat under the outcome's ``left``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from playhall.catalog import get_game
-from playhall.games.contract import Game, Move, State
+from playhall.games.contract import LEAVE_REASONS, Game, Move, Rejected, State
 from playhall.games.rng import Rng
 
 from .conformance import encode, quick_cases, replay
@@ -49,6 +51,29 @@ def check_bot(game: Game, state: State, seat: int, seed: int) -> None:
     game.apply(state, seat, move)  # raises if refused
 
 
+def random_leave(game: Game, state: State, seats: int, rng: Rng) -> tuple[int, str] | None:
+    """Let a random seat leave for a random reason; None if that seat has left already (the
+    only refusal a game on may give a seat of the table)."""
+    seat = rng.below(seats)
+    reason = rng.choice(list(LEAVE_REASONS))
+    try:
+        applied = game.leave(state, seat, reason)
+    except Rejected as exc:
+        assert exc.code == "illegal_move", exc
+        return None
+    assert applied.events[0] == {"type": "left", "seat": seat, "reason": reason}
+    outcome = game.outcome(applied.state)
+    if outcome is not None:
+        assert seat in outcome.left and seat not in outcome.winners
+        assert outcome.reason in LEAVE_REASONS
+        assert applied.events[-1] == {"type": "game_over", **outcome.as_dict()}
+    else:
+        assert seat not in game.to_act(applied.state), "a seat that left is still asked to act"
+        with pytest.raises(Rejected):
+            game.leave(applied.state, seat, reason)
+    return seat, reason
+
+
 def random_move(moves: list[Move], rng: Rng) -> Move:
     """A random listed move (templates are filled by each game's own tests)."""
     listed = [m for m in moves if not m.get("template")]
@@ -68,7 +93,9 @@ def test_random_legal_games_keep_the_contract_and_end(
     assert low <= seats <= high, "a quick table outside the game's own seat range"
     state = game.setup(seats, game.normalize_options(options), seed)
     rng = Rng(seed ^ 0xC0FFEE)
-    log: list[tuple[int | None, Move]] = []
+    # Half the examples let seats leave, about once in ``leave_every`` steps.
+    leave_every = 0 if seed % 2 else 5 + seed % 40
+    log: list[tuple[int | None, Move | str]] = []
     for step in range(MAX_STEPS):
         encode(state)
         check_views(game, state, seats)
@@ -78,6 +105,13 @@ def test_random_legal_games_keep_the_contract_and_end(
             encode(outcome.as_dict())
             break
         before = encode(state)
+        if leave_every and rng.below(leave_every) == 0:
+            left = random_leave(game, state, seats, rng)
+            assert encode(state) == before, "leave changed the state it was given"
+            if left is not None:
+                state = game.leave(state, *left).state
+                log.append(left)
+            continue
         if game.auto_delay(state) is not None:
             applied = game.apply_auto(state)
             log.append((None, {}))

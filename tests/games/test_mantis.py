@@ -177,7 +177,7 @@ def test_ruling_3_views_show_tanks_pile_sizes_top_back_and_count_only() -> None:
     views = [GAME.view(state, v) for v in [0, 1, 2, None]]
     for view in views:
         assert set(view) == {"seats", "turn", "first", "target", "tanks", "scores",
-                             "top_back", "cards_left", "last", "outcome"}
+                             "top_back", "cards_left", "last", "left", "outcome"}
         blob = encode(view)
         for c in hidden_deck + piles:
             assert encode(CODE[c]) not in blob

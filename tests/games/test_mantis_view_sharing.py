@@ -33,12 +33,14 @@ def _alone(state: dict[str, Any]) -> dict[str, Any]:
         "top_back": list(BACK_NAMES[BACK[state["deck"][nxt]]]) if nxt < DECK_SIZE else None,
         "cards_left": DECK_SIZE - nxt,
         "last": None if last is None else dict(last),
+        "left": list(state.get("out", [])),
         "outcome": None
         if result is None
         else {
             "winners": list(result["winners"]),
             "scores": list(result["scores"]),
             "reason": result["reason"],
+            **({"left": list(result["left"])} if "left" in result else {}),
         },
     }
 
@@ -59,7 +61,12 @@ def test_shared_views_are_exact_and_diff_exactly(seats: int, seed: int, target: 
     while GAME.outcome(state) is None:
         seat = GAME.to_act(state)[0]
         moves = GAME.legal_moves(state, seat)
-        state = GAME.apply(state, seat, moves[rng.below(len(moves))]).state
+        playing = [s for s in range(seats) if s not in state.get("out", ())]
+        if rng.below(40) == 0:
+            # Now and then a seat leaves (Ruling 10): the views still share nothing visible.
+            state = GAME.leave(state, rng.choice(playing), "resignation").state
+        else:
+            state = GAME.apply(state, seat, moves[rng.below(len(moves))]).state
         current = [GAME.view(state, v) for v in viewers]
         for old, new in zip(previous, current, strict=True):
             assert _bytes(new) == _bytes(_alone(state))

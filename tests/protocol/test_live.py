@@ -15,7 +15,7 @@ from playhall_protocol import decode, encode, errors
 
 VIEW_FIELDS = {
     "room", "game", "status", "options", "private", "code", "creator", "seats", "you",
-    "to_act", "moves", "state", "outcome", "deadline", "rematch", "rematch_of",
+    "to_act", "moves", "state", "outcome", "deadline", "clock", "rematch", "rematch_of",
 }  # fmt: skip
 SUMMARY_FIELDS = {
     "room", "game", "title", "status", "seats", "taken", "players", "options", "created",

@@ -64,6 +64,7 @@ SPEC: dict[str, dict[str, tuple[tuple[type, ...], bool, int | None]]] = {
     },
     "sync": {"room": ((str,), True, 64), "version": ((int,), False, None)},
     "rematch": {"room": ((str,), True, 64)},
+    "resign": {"room": ((str,), True, 64)},
 }
 
 SAMPLE: dict[type, Any] = {str: "x", int: 1, bool: True, dict: {}, list: [1]}

@@ -3,6 +3,8 @@ was live: for every game, from every earlier version, byte for byte.
 
 The live side here is what the room actor does for a game step (``played`` and ``step_entry``);
 the log entries go through the same text form Redis gives back (every value a byte string).
+Rooms here have a Fischer clock, so every entry carries the clocks too, and now and then a seat
+leaves the game (``leave_game``, as a resignation or a forfeit on time makes it).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from playhall.catalog import get_game
-from playhall.games.contract import Game
+from playhall.games.contract import Game, Rejected
+from playhall.rooms import clocks
 from playhall.rooms.record import PLAYING, RoomRecord, Seat
 from playhall.rooms.replay import ReplayError, game_fields, played, replay, step_entry
 from tests.games.conformance import quick_cases
@@ -37,25 +40,36 @@ def live_game(
     """Up to ``steps`` game steps as the room makes them: every record (index = version - 1,
     the first one the started game) and every step's log entry. Seats alternate between a
     person, who sends move ids (ints and strings), and a server bot."""
+    clock = clocks.normalize({"clock": "fischer", "clock_ms": 60_000, "increment_ms": 1_000})
     record = RoomRecord(
         id="r",
         game=game.id,
-        options=game.normalize_options(options),
+        options={**game.normalize_options(options), **clock},
         seats=tuple(Seat(f"p{i}", f"p{i}", i % 2 == 1, True) for i in range(seats)),
         seed=seed,
         creator="p0",
         version=1,
     )
-    state = game.setup(seats, record.options, seed)
-    record = replace(record, **game_fields(game, state))
+    state = game.setup(seats, game.normalize_options(options), seed)
+    now = time.time()
+    record = replace(record, **game_fields(game, state, record.options, seats, now))
     records, entries = [record], []
     for n in range(steps):
         if record.status != PLAYING or record.state is None:
             break
         state = record.state
-        if game.auto_delay(state) is not None:
+        now += 0.25
+        if n % 23 == 22:
+            try:
+                applied = game.leave(state, n % seats, "timeout" if n % 2 else "resignation")
+            except Rejected:
+                continue  # that seat has left already
+            new = played(record, game, applied, now=now)
+            reason = applied.events[0]["reason"]
+            entry = step_entry(new, "leave_game", n % seats, None, reason, None)
+        elif game.auto_delay(state) is not None:
             applied = game.apply_auto(state)
-            new = played(record, game, applied)
+            new = played(record, game, applied, now=now)
             entry = step_entry(new, "auto", None, None, None, None)
         else:
             seat = game.to_act(state)[n % len(game.to_act(state))]
@@ -66,10 +80,10 @@ def live_game(
             if seat % 2 == 0:
                 player, mid = f"p{seat}", n if n % 3 else f"m{n}"
                 seen = record.remember(player, mid, record.version + 1)
-                new = played(record, game, applied, seen)
+                new = played(record, game, applied, seen, seat, now)
                 entry = step_entry(new, "move", seat, player, move, mid)
             else:
-                new = played(record, game, applied)
+                new = played(record, game, applied, None, seat, now)
                 entry = step_entry(new, "bot_move", seat, None, move, None)
         records.append(new)
         entries.append(as_stored(entry))
@@ -92,6 +106,7 @@ def test_replaying_the_log_from_any_checkpoint_gives_the_live_record(
         end = data.draw(st.integers(start, len(records) - 1), label="live")
         rebuilt = replay(records[start], game, entries[start:end])
         assert rebuilt.pack() == records[end].pack()
+        assert rebuilt.clocks == records[end].clocks
         assert rebuilt.seen == records[end].seen  # a retried move id is still answered
 
 

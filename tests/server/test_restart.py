@@ -20,6 +20,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from playhall.catalog import get_game
+from playhall.rooms.table import game_options
 from playhall_client import Client, ConnectionLost, RoomMirror, ServerError
 
 from .conftest import free_port
@@ -114,7 +115,7 @@ async def test_sigkill_mid_game_loses_no_acknowledged_move(
         # Replaying the log from the seed gives exactly the stored state.
         game = get_game("mantis")
         assert game is not None
-        state = game.setup(players, record.options, record.seed)
+        state = game.setup(players, game_options(record.options), record.seed)
         for e in entries:
             if e["k"] == b"move":
                 state = game.apply(state, int(e["s"]), msgpack.unpackb(e["m"])).state

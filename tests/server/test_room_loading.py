@@ -6,6 +6,7 @@ it was in Redis."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 
@@ -75,7 +76,8 @@ async def started_room(manager: RoomManager, room_id: str) -> tuple[Room, list[V
         seed=11,
         creator="pa",
     )
-    record = replace(record, **game_fields(game, game.setup(2, record.options, 11)))
+    state = game.setup(2, record.options, 11)
+    record = replace(record, **game_fields(game, state, record.options, 2, time.time()))
     room = await manager.create(record)
     for seat, viewer in enumerate(viewers):
         room.audience.attach(room.record, viewer, seat)

@@ -57,7 +57,12 @@ def _last(last: dict[str, Any]) -> str:
 def _ending(outcome: dict[str, Any], me: int | None) -> str:
     winners = outcome["winners"]
     others = ", ".join(str(w) for w in winners if w != me)
-    why = {"target_reached": "target reached", "deck_exhausted": "deck ran out"}.get(
+    why = {
+        "target_reached": "target reached",
+        "deck_exhausted": "deck ran out",
+        "resignation": "the others resigned",
+        "timeout": "the others ran out of time",
+    }.get(
         outcome["reason"], outcome["reason"])
     if me is not None and me in winners:
         who = "You win" if len(winners) == 1 else f"You share the win with seats {others}"
@@ -77,9 +82,11 @@ def render(view: dict[str, Any], seat: int | None) -> str:
     if view.get("last"):
         lines.append(f"Last: {_last(view['last'])}")
     turn = view.get("turn")
+    left = view.get("left") or []
     for n, (tank, score) in enumerate(zip(view["tanks"], view["scores"], strict=True)):
         mark = ">" if n == turn else " "
-        lines.append(f"{mark} {_seat(n, me):<14} score {score:>3}  tank {_tank(tank)}")
+        out = "  (left the game: out of play)" if n in left else ""
+        lines.append(f"{mark} {_seat(n, me):<14} score {score:>3}  tank {_tank(tank)}{out}")
     if view.get("outcome"):
         lines.append(_ending(view["outcome"], me))
     elif turn is not None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 # Plain data as msgpack carries it. Kept as Any for the checker: the recursive type would cost
 # more in casts than it buys, and the encoder refuses anything that is not plain data anyway.
@@ -69,15 +69,26 @@ class Outcome:
 
     ``winners`` lists the winning seats (several on a shared win, empty on a draw where nobody
     wins); ``scores`` is indexed by seat; ``reason`` is a short machine word such as
-    ``"target_reached"``, ``"deck_exhausted"``, ``"no_moves"``, ``"resigned"``.
+    ``"target_reached"``, ``"deck_exhausted"``, ``"no_moves"``, or, when players leave
+    (:meth:`Game.leave`), ``"resignation"`` or ``"timeout"``. ``left`` lists the seats that
+    left the game before it ended (they win nothing); the outcome's map has it only when some
+    did.
     """
 
     winners: list[int]
     scores: list[int | float | str]
     reason: str
+    left: tuple[int, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {"winners": list(self.winners), "scores": list(self.scores), "reason": self.reason}
+        out: dict[str, Any] = {
+            "winners": list(self.winners),
+            "scores": list(self.scores),
+            "reason": self.reason,
+        }
+        if self.left:
+            out["left"] = list(self.left)
+        return out
 
 
 @dataclass(frozen=True)
@@ -244,6 +255,32 @@ class Game(ABC):
         """Run the pending automatic step."""
         raise Rejected("illegal_move", "no automatic step is pending")
 
+    # -- leaving (resignation, forfeit on time) -------------------------------------------
+
+    def leave(self, state: State, seat: int, reason: str) -> Applied:
+        """``seat`` leaves the game for ``reason`` (:data:`LEAVE_REASONS`: it resigned, or its
+        clock ran out and the room's policy is to forfeit). A player may leave at any time while
+        the game is on, whether or not it is their turn.
+
+        The default is the rule of a two-seat game: the other seat wins at once, and the outcome
+        lists the leaver under ``left``. It asks :meth:`ended` for the finished state. Games of
+        other sizes override this (Mandala solo: Master Yoga wins; Mantis with three or more:
+        the seat drops out and play goes on without it). Refused with ``game_over`` once the
+        game is over, ``bad_move`` for a reason or seat that is not one."""
+        check_leave(self, state, seat, reason)
+        if (self.min_seats, self.max_seats) != (2, 2):
+            raise Rejected("illegal_move", f"{self.title} has no rule for a player leaving")
+        new = self.ended(state, seat, reason)
+        outcome = self.outcome(new)
+        assert outcome is not None, "ended() must finish the game"
+        return Applied(new, [left_event(seat, reason), game_over_event(outcome)])
+
+    def ended(self, state: State, left: int, reason: str) -> State:
+        """The state of a two-seat game that ``left`` left for ``reason``: over, the other seat
+        the winner, and :meth:`outcome` saying so (with ``left``). Used by the default
+        :meth:`leave`; a game that cannot end early keeps this refusal."""
+        raise Rejected("illegal_move", f"{self.title} cannot end early")
+
     # -- bots -------------------------------------------------------------------------------
 
     def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
@@ -251,6 +288,31 @@ class Game(ABC):
         (what that seat may see). ``seed`` makes the choice reproducible. The default plays the
         first legal move; games override it with something sensible."""
         return dict(moves[0])
+
+
+#: Why a seat leaves a game: it resigned, or its clock ran out under the ``forfeit`` policy.
+LEAVE_REASONS: Final = ("resignation", "timeout")
+
+
+def check_leave(game: Game, state: State, seat: object, reason: object) -> None:
+    """Refuse a leave that cannot happen: the game is over, the reason or the seat is not one
+    (the seat's range is each game's to check, as its ``apply`` does)."""
+    if game.outcome(state) is not None:
+        raise Rejected("game_over", "the game is over")
+    if reason not in LEAVE_REASONS:
+        raise Rejected("bad_move", f"a leave's reason is one of: {', '.join(LEAVE_REASONS)}")
+    if type(seat) is not int or not 0 <= seat < game.max_seats:
+        raise Rejected("bad_move", "the seat leaving must be a seat number")
+
+
+def left_event(seat: int, reason: str) -> Event:
+    """The event of ``seat`` leaving the game."""
+    return {"type": "left", "seat": seat, "reason": reason}
+
+
+def game_over_event(outcome: Outcome) -> Event:
+    """The ``game_over`` event announcing ``outcome``."""
+    return {"type": "game_over", **outcome.as_dict()}
 
 
 def clone(data: Any) -> Any:

@@ -22,7 +22,7 @@ from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response
 
 from playhall import __version__, log
-from playhall.catalog import all_games
+from playhall.catalog import all_games, describe
 from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
@@ -274,7 +274,7 @@ class Endpoint:
         if kind == "ping":
             return {"time": time.time()}
         if kind == "games":
-            return {"games": [g.describe() for g in all_games().values()]}
+            return {"games": [describe(g) for g in all_games().values()]}
         if kind == "rooms":
             return await self.lobby.rooms(
                 message.get("game"), message.get("after", ""), message.get("limit")

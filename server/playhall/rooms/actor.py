@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
@@ -71,6 +71,15 @@ class Room:
         self.audience = Audience(record.id, game, config)
         self.listing = Listing(game.title, store, lobby)
         self._timer: asyncio.TimerHandle | None = None
+        #: The timer of the next clock to run out, or of a seat's player away too long.
+        self._clock_timer: asyncio.TimerHandle | None = None
+        #: When this process loaded the room: seats nobody has viewed since count as gone since.
+        self._loaded = time.time()
+        #: When this process last saw the room change or its last viewer leave (0: neither):
+        #: the room has been left alone since (see ``expiry_ttl``).
+        self.active_at = 0.0
+        #: Set once the room was closed for good (deleted from Redis).
+        self.discarded = False
         self._idle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -89,7 +98,7 @@ class Room:
     async def stop(self) -> None:
         """Finish the command in hand, refuse the rest, and stop."""
         self._closed = True
-        for handle in (self._timer, self._idle):
+        for handle in (self._timer, self._clock_timer, self._idle):
             if handle is not None:
                 handle.cancel()
         if self._task is not None:
@@ -155,6 +164,10 @@ class Room:
                 self._failed(command, exc)
                 continue
             command.finish(result)
+            if command.kind in _COMINGS_AND_GOINGS:
+                self.arm_clock()
+                if not self.audience.viewers:
+                    self.active_at = time.time()
             self._check_idle()
 
     def _failed(self, command: Command, exc: Exception) -> None:
@@ -225,14 +238,17 @@ class Room:
         """Store ``new`` (whose version is the current one + 1), then adopt and broadcast it.
         Every change of the room is made here, by the command handlers (``rooms.commands``).
 
-        A game step (``kind`` in ``STEPS``) that leaves the status as it was is stored as its
-        log entry only, unless ``checkpoint_every`` steps have passed since the record was
-        last stored whole: loading the room replays the steps since (see ``replay``)."""
+        A game step (``kind`` in ``STEPS``) that leaves the status and the seats as they were
+        is stored as its log entry only, unless ``checkpoint_every`` steps have passed since
+        the record was last stored whole: loading the room replays the steps since (see
+        ``replay``)."""
         old = self.record
+        seats_changed = new.seats is not old.seats
         summary = self.listing.after(old, new)
         lobby, unlist, order = self.listing.commit_fields(summary)
         checkpoint = (
             kind not in STEPS
+            or seats_changed  # a player's move that took their seat back from a stand-in
             or new.status != old.status
             or new.version - self._checkpoint >= self.config.checkpoint_every
         )
@@ -267,8 +283,10 @@ class Room:
             await self._settle()
             if self.record is not new:
                 raise RoomError(errors.STORE_FAILED, "the change was not made")
-            return
-        self._adopt(new, kind, seat, player, events, checkpoint, summary)
+        else:
+            self._adopt(new, kind, seat, player, events, checkpoint, summary)
+        if new.status != old.status:
+            await self._expiry_due(new)
 
     def _adopt(
         self, new: RoomRecord, kind: str, seat: int | None, player: str | None,
@@ -277,6 +295,8 @@ class Room:
         """Make ``new``, stored, the room's record, and tell everyone."""
         seats_changed = new.seats is not self.record.seats
         self.record = new
+        if not self.audience.viewers:  # with viewers, the room is not alone: their leaving is
+            self.active_at = time.time()  # when it starts to be (see _run)
         if checkpoint:
             self._checkpoint = new.version
         self.listing.adopt(new, summary)
@@ -301,34 +321,117 @@ class Room:
         if self.listing.summary is not None:
             await self.listing.write(self.record, self.lease, None)
 
+    # -- expiry --------------------------------------------------------------------------------
+
+    def expiry_ttl(self) -> float | None:
+        """How long the room may be left alone before it goes (None: it expires by itself, or
+        never)."""
+        config = self.config
+        return table.expiry_ttl(self.record, config.waiting_ttl, config.abandoned_ttl)
+
+    async def _expiry_due(self, record: RoomRecord) -> None:
+        """Its status changed: check the room for expiry a whole ``ttl`` from now (or never,
+        once finished: its keys expire by themselves)."""
+        ttl = self.expiry_ttl()
+        try:
+            if ttl is None:
+                await self.store.drop_due(record.id)
+            else:
+                await self.store.set_due(record.id, time.time() + ttl)
+        except Exception:  # the change itself is stored: the next sweep or eviction sets it
+            self.log.exception("expiry_due_failed", version=record.version)
+
+    def post_expiry(self, due: float) -> None:
+        """The room was due for its expiry check at ``due`` (``rooms.commands.expire``)."""
+        self._post("_expire", {"due": due})
+
+    async def discard(self) -> None:
+        """Close a room that goes without a game (a waiting room nobody came back to): delete
+        it from Redis, take it off the lobby, and let the process forget it."""
+        record = self.record
+        await self.unlist()
+        await self.store.delete_room(record.id, record.code)
+        self.discarded = True
+        self._closed = True
+        for handle in (self._timer, self._clock_timer, self._idle):
+            if handle is not None:
+                handle.cancel()
+        self._on_idle(self)
+
     # -- timers --------------------------------------------------------------------------------
 
     def schedule(self) -> None:
-        """Arm the one timer the room needs now: its automatic step, or a bot's turn."""
+        """Arm the timers the room needs now: its automatic step, or a bot's turn (a bot's seat,
+        or a stand-in's); and the next clock or away player (:meth:`arm_clock`)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         record = self.record
         if self._closed or record.status != PLAYING or record.state is None:
+            self.arm_clock(())
             return
+        to_act = self.game.to_act(record.state)
+        self.arm_clock(to_act)
         # The loop is asked for only when a timer is armed: on Python 3.11 that is a getpid()
         # system call, and most moves (a person's turn next) arm none.
         if record.deadline is not None:
             delay = max(0.0, record.deadline - time.time())
             self._timer = asyncio.get_running_loop().call_later(delay, self._post, "_auto")
             return
-        for seat in self.game.to_act(record.state):
-            if record.seats[seat].bot:
+        for seat in to_act:
+            held = record.seats[seat]
+            if held.bot or held.stand_in is not None:  # table.plays_itself, on every move
                 self._timer = asyncio.get_running_loop().call_later(
                     self.config.bot_delay, self._post, "_bot_turn", {"seat": seat}
                 )
                 return
 
+    def arm_clock(self, to_act: Sequence[int] | None = None) -> None:
+        """Arm a timer for the earliest of: a seat's clock running out (its stored absolute
+        deadline, so a room loaded after a restart fires it on time, never early), and a
+        seat's player being away ``away_takeover`` seconds while the game waits for them
+        (``to_act``: the game's, if the caller has it)."""
+        if self._clock_timer is not None:
+            self._clock_timer.cancel()
+            self._clock_timer = None
+        record = self.record
+        if self._closed or record.status != PLAYING or record.state is None:
+            return
+        due = None if record.clocks is None else table.next_timeout(record)
+        if self.config.away_takeover > 0:
+            if to_act is None:
+                to_act = self.game.to_act(record.state)
+            watched = self.audience.watched()
+            for seat in to_act:
+                if seat not in watched:  # rare: the player to act has no connection here
+                    away = self.away_due(record).get(seat)
+                    if away is not None and (due is None or away < due):
+                        due = away
+        if due is not None:
+            delay = max(0.0, due - time.time())
+            self._clock_timer = asyncio.get_running_loop().call_later(delay, self._post, "_clock")
+
+    def away_due(self, record: RoomRecord) -> dict[int, float]:
+        """Seat -> when the bot stands in for its player, for each seat the game waits for
+        whose player plays for themselves and has no connection viewing the room."""
+        limit = self.config.away_takeover
+        if limit <= 0 or record.status != PLAYING or record.state is None:
+            return {}
+        due: dict[int, float] = {}
+        for seat in self.game.to_act(record.state):
+            held = record.seats[seat]
+            if held.player is None or table.plays_itself(record, seat):
+                continue
+            if not self.audience.watching(seat):
+                due[seat] = self.audience.gone.get(seat, self._loaded) + limit
+        return due
+
     def _check_idle(self) -> None:
         if self._idle is not None:
             self._idle.cancel()
             self._idle = None
-        if not self.audience.viewers and self._timer is None and not self._closed:
+        pending = self._timer is not None or self._clock_timer is not None
+        if not self.audience.viewers and not pending and not self._closed:
             # A finished room only changes by a rematch or a chat line, which need a viewer: it
             # goes sooner (finished rooms nobody watches would be most of a busy server's memory).
             finished = self.record.status == FINISHED
@@ -347,3 +450,6 @@ _SETTLE_TIMEOUT: Final = 2.0
 
 #: Commands the room posts to itself (no client waits for them).
 _SELF_DRIVEN: Final = frozenset({"_auto", "_bot_turn"})
+
+#: Commands after which a seat may be watched by nobody, or by somebody again.
+_COMINGS_AND_GOINGS: Final = frozenset({"join", "sync", "detach", "leave"})

@@ -100,6 +100,9 @@ class Audience:
         # up. Encoded bytes, a few hundred per key, not diffs as Python objects (ten times that).
         self._history: FrameHistory[ViewerKey] = FrameHistory(config.history)
         self._away_since: dict[int, float] = {}
+        #: Seat -> when (Unix time) its player's last connection stopped viewing the room; a
+        #: seat with no viewer and no entry has had none since the room was loaded.
+        self.gone: dict[int, float] = {}
         # The keys of the viewers now, worked out again only when one comes or goes (None).
         self._viewer_keys: set[ViewerKey] | None = None
         # key -> (version, bytes) of the last snapshot encoded for it
@@ -114,6 +117,7 @@ class Audience:
         self._viewer_keys = None
         if seat is not None:
             self._away_since.pop(seat, None)
+            self.gone.pop(seat, None)
         self.push_presence(record)
 
     def detach(self, record: RoomRecord, session: Viewer) -> None:
@@ -123,9 +127,22 @@ class Audience:
         if state is None:
             return
         self._viewer_keys = None
-        if state.seat is not None and all(v.seat != state.seat for v in self.viewers.values()):
+        if state.seat is not None and not self.watching(state.seat):
             self._away_since[state.seat] = time.monotonic()
+            self.gone[state.seat] = time.time()
         self.push_presence(record)
+
+    def watching(self, seat: int) -> bool:
+        """Whether some connection views the room from ``seat``."""
+        return seat in self.watched()
+
+    def watched(self) -> set[ViewerKey]:
+        """The seats (and None, for spectators) the room is viewed from now: asked after every
+        change, so the set as last worked out when a viewer came or went."""
+        keys = self._viewer_keys
+        if keys is None:
+            keys = self._viewer_keys = {v.seat for v in self.viewers.values()}
+        return keys
 
     def presence(self, record: RoomRecord) -> list[bool]:
         online = {record.seat_of(v.player) for v in self.viewers}
@@ -191,9 +208,7 @@ class Audience:
         """Keys whose views are kept up to date: watched ones, and seats whose player dropped
         recently (so their reconnect is a short diff, not a snapshot). Asked on every move: while
         nobody is away, that is the viewers' keys as last worked out."""
-        keys = self._viewer_keys
-        if keys is None:
-            keys = self._viewer_keys = {v.seat for v in self.viewers.values()}
+        keys = self.watched()
         if not self._away_since:
             return keys
         keys = set(keys)

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgpack
 
-from playhall.rooms import table, views
+from playhall.rooms import clocks, table, views
 from playhall.rooms.ids import new_room_id
 from playhall.rooms.inbox import Command
+from playhall.rooms.record import WAITING
 from playhall.rooms.table import RoomError
 from playhall_protocol import errors
 
@@ -36,6 +37,7 @@ async def join(room: Room, command: Command) -> dict[str, Any]:
     if new is not record:
         await room.store.add_player_room(session.player, record.id)
         await room.commit(new, "join", seat, session.player, events=events)
+    await _came_back(room, seat, session.player)
     room.audience.attach(room.record, session, seat)
     room.audience.send_snapshot(room.record, session)
     lines = [msgpack.unpackb(b) for b in await room.store.chat(record.id)]
@@ -48,10 +50,20 @@ async def sync(room: Room, command: Command) -> dict[str, Any]:
     session = command.viewer()
     record = room.record
     seat = record.seat_of(session.player)
+    await _came_back(room, seat, session.player)
+    record = room.record
     room.audience.attach(record, session, seat)
     diffs = room.audience.catch_up(record, session, command.args.get("version"))
     caught_up = "diffs" if diffs else "snapshot"
     return {"room": record.id, "seat": seat, "version": record.version, "caught_up": caught_up}
+
+
+async def _came_back(room: Room, seat: int | None, player: str) -> None:
+    """A player whose seat the bot took while they were away has it back at once (before they
+    are attached: they get the version that says so in their snapshot or catch-up)."""
+    if seat is not None and room.record.seats[seat].stand_in == "away":
+        new, events = table.take_back(room.record, seat)
+        await room.commit(new, "take_back", seat, player, events=events)
 
 
 async def resnapshot(room: Room, command: Command) -> dict[str, Any]:
@@ -167,11 +179,58 @@ async def move(room: Room, command: Command) -> dict[str, Any]:
     if earlier is not None:
         # The same move sent again (a retry after a lost reply): same answer, applied once.
         return {"room": record.id, "version": earlier}
-    new, events = table.move(
-        record, room.game, seat, player, args["version"], args["mid"], args["move"]
-    )
+    try:
+        new, events = table.move(
+            record, room.game, seat, player, args["version"], args["mid"], args["move"]
+        )
+    except RoomError:
+        # Acting again takes a seat back from its stand-in even if this move came too late
+        # (the bot moved first): the next one is the player's own.
+        if record.seats[seat].stand_in is not None:
+            back, events = table.take_back(record, seat)
+            await room.commit(back, "take_back", seat, player, events=events)
+        raise
     await room.commit(new, "move", seat, player, args["move"], events, args["mid"])
     return {"room": record.id, "version": new.version}
+
+
+async def resign(room: Room, command: Command) -> dict[str, Any]:
+    """A seated player leaves the game being played (``Game.leave``, reason
+    ``resignation``)."""
+    player = command.viewer().player
+    record = room.record
+    seat = table.seated(record, player)
+    new, events = table.leave_game(record, room.game, seat, "resignation", time.time())
+    room.log.info("resigned", seat=seat, player=player, version=new.version)
+    await room.commit(new, "leave_game", seat, player, "resignation", events)
+    return {"room": record.id, "version": new.version}
+
+
+async def clock(room: Room, command: Command) -> dict[str, Any]:
+    """A clock ran out, or a player has been away too long: apply the room's policy to each
+    such seat, one change at a time (a forfeit may end the game and stop the other clocks)."""
+    now = time.time()
+    policy = clocks.Rules(room.record.options).on_timeout
+    while True:
+        record = room.record
+        late = table.timed_out(record, now)
+        away = [seat for seat, due in room.away_due(record).items() if due <= now]
+        if late and policy == "forfeit":
+            seat = late[0]
+            new, events = table.leave_game(record, room.game, seat, "timeout", now)
+            kind, move = "leave_game", "timeout"
+        elif late or away:
+            seat, why = (late[0], "timeout") if late else (away[0], "away")
+            new, events = table.stand_in(record, seat, why)
+            kind, move = "stand_in", None
+        else:
+            break
+        if new is record:
+            break
+        room.log.info("clock_ran_out" if late else "player_away", seat=seat, kind=kind)
+        await room.commit(new, kind, seat, None, move, events)
+    room.arm_clock()  # woken early, or nothing (more) to do: wait for the next
+    return {}
 
 
 async def bot_turn(room: Room, command: Command) -> dict[str, Any]:
@@ -192,6 +251,34 @@ async def auto(room: Room, command: Command) -> dict[str, Any]:
     return {}
 
 
+async def expire(room: Room, command: Command) -> dict[str, Any]:
+    """The room is due for its expiry check (``command.args["due"]``: when it was due): a
+    waiting room nobody has viewed for ``waiting_ttl`` is closed and deleted; a game with no
+    change and no viewer for ``abandoned_ttl`` is ended (reason ``abandoned``) and then expires
+    as a finished room. A room that was not left alone that long is checked again later."""
+    record = room.record
+    ttl = room.expiry_ttl()
+    if ttl is None:
+        await room.store.drop_due(record.id)
+        return {}
+    now = time.time()
+    if room.audience.viewers:
+        await room.store.set_due(record.id, now + ttl)
+        return {}
+    alone_since = max(room.active_at, command.args["due"] - ttl)
+    if now < alone_since + ttl:
+        await room.store.set_due(record.id, alone_since + ttl)
+        return {}
+    if record.status == WAITING:
+        room.log.info("room_closed", version=record.version, alone_s=round(now - alone_since))
+        await room.discard()
+        return {}
+    new, events = table.abandon(record, now)
+    room.log.info("game_abandoned", version=new.version, alone_s=round(now - alone_since))
+    await room.commit(new, "abandon", None, None, None, events)
+    return {}
+
+
 #: What each kind of command does.
 HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]] = {
     "join": join,
@@ -205,7 +292,10 @@ HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]]
     "rematch": rematch,
     "detach": detach,
     "resnapshot": resnapshot,
+    "resign": resign,
     "_auto": auto,
     "_bot_turn": bot_turn,
     "_relist": relist,
+    "_clock": clock,
+    "_expire": expire,
 }

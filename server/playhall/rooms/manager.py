@@ -52,6 +52,7 @@ class RoomManager:
         self.rooms: dict[str, Room] = {}
         self._loading: dict[str, asyncio.Task[Room]] = {}
         self._renewer: asyncio.Task[None] | None = None
+        self._sweeper: asyncio.Task[None] | None = None
         self._restorer: asyncio.Task[None] | None = None
         #: Rooms of the active set whose loading failed (logged once each).
         self._restore_failed: set[str] = set()
@@ -221,6 +222,9 @@ class RoomManager:
                 game=record.game,
             )
         )
+        ttl = table.expiry_ttl(first, self.config.waiting_ttl, self.config.abandoned_ttl)
+        if ttl is not None:
+            await self.store.set_due(record.id, time.time() + ttl)
         self._adopt(first, lease)
 
     def evict(self, room: Room) -> None:
@@ -237,6 +241,10 @@ class RoomManager:
             await room.unlist()
         with contextlib.suppress(Exception):
             await self.store.release(room.record.id, room.lease)
+            ttl = room.expiry_ttl()
+            if ttl is not None and room.active_at and not room.discarded:
+                # Left alone since then: the expiry check comes a whole ttl after that.
+                await self.store.set_due(room.record.id, room.active_at + ttl)
         logger.info("room_evicted", room=room.record.id, version=room.record.version)
         # A room let go while people watch it, or while it has timers or bots to run, was not
         # idle: its lease was lost. Take it back (unless this process is shutting down).
@@ -355,10 +363,36 @@ class RoomManager:
                     logger.warning("lease_lost", room=room_id)
                     self.evict(room)
 
+    def start_sweeping(self) -> None:
+        self._sweeper = asyncio.create_task(self._sweep_forever())
+
+    async def _sweep_forever(self) -> None:
+        """Hand each room due for its expiry check (``Store.due``) to its actor, loading it if
+        need be (``rooms.commands.expire`` decides)."""
+        ttls = [t for t in (self.config.waiting_ttl, self.config.abandoned_ttl) if t > 0]
+        if not ttls:
+            return
+        interval = min(30.0, max(0.05, min(ttls) / 2))
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                due = await self.store.due(time.time(), 200)
+            except Exception:
+                logger.exception("expiry_sweep_failed")
+                continue
+            for room_id, when in due:
+                try:
+                    room = await self.get(room_id)
+                except RoomError as exc:
+                    if exc.code == errors.NO_SUCH_ROOM:  # gone already (e.g. by hand)
+                        await self.store.drop_due(room_id)
+                    continue  # another process holds it: that one checks it
+                room.post_expiry(when)
+
     async def close(self) -> None:
         """Stop every room (each finishes its command in hand) and release the leases."""
         self.closing = True
-        for task in (self._renewer, self._restorer):
+        for task in (self._renewer, self._restorer, self._sweeper):
             if task is not None:
                 task.cancel()
         for room in list(self.rooms.values()):

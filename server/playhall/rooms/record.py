@@ -27,6 +27,10 @@ class Seat:
     name: str | None = None
     bot: bool = False
     ready: bool = False
+    #: Why the server's bot plays for the player holding the seat, if it does: ``"timeout"``
+    #: (their clock ran out under the ``bot`` policy) or ``"away"`` (all their connections
+    #: gone for ``away_takeover`` seconds while the game waited for them). None: they play.
+    stand_in: str | None = None
 
     @property
     def taken(self) -> bool:
@@ -34,7 +38,13 @@ class Seat:
 
     def as_dict(self) -> dict[str, Any]:
         """The seat as stored in the record and shown in views."""
-        return {"player": self.player, "name": self.name, "bot": self.bot, "ready": self.ready}
+        return {
+            "player": self.player,
+            "name": self.name,
+            "bot": self.bot,
+            "ready": self.ready,
+            "stand_in": self.stand_in,
+        }
 
 
 @dataclass(frozen=True, init=False)
@@ -58,6 +68,8 @@ class RoomRecord:
     created: float = 0.0
     #: player id -> {move id: version it produced} of their last accepted moves, oldest first.
     seen: dict[str, dict[Any, int]] = field(default_factory=dict)
+    #: The seats' clocks while a game with a clock is played (``rooms.clocks.Clocks``).
+    clocks: dict[str, Any] | None = None
 
     def __init__(
         self,
@@ -78,6 +90,7 @@ class RoomRecord:
         rematch_of: str | None = None,
         created: float = 0.0,
         seen: dict[str, dict[Any, int]] | None = None,
+        clocks: dict[str, Any] | None = None,
     ) -> None:
         """The fields in order, as the dataclass would take them (see docs/operations.md, "The
         compiled build", for why it is written out)."""
@@ -98,13 +111,14 @@ class RoomRecord:
         object.__setattr__(self, "rematch_of", rematch_of)
         object.__setattr__(self, "created", created)
         object.__setattr__(self, "seen", {} if seen is None else seen)
+        object.__setattr__(self, "clocks", clocks)
 
     def evolve(self, **changes: Any) -> RoomRecord:
         """A new record with ``changes`` and the version moved on by one."""
         values = self.fields()
         unknown = changes.keys() - values.keys()
-        if unknown:
-            raise TypeError(f"RoomRecord has no fields {sorted(unknown)}")
+        if unknown:  # said here: the compiled build's own message would only count them
+            raise TypeError(f"a room record has no field {', '.join(sorted(unknown))}")
         values.update(changes)
         values["version"] = self.version + 1
         return RoomRecord(**values)
@@ -116,6 +130,7 @@ class RoomRecord:
         outcome: dict[str, Any] | None,
         deadline: float | None,
         seen: dict[str, dict[Any, int]] | None,
+        clocks: dict[str, Any] | None = None,
     ) -> RoomRecord:
         """The next version after a game step (``seen``: None for unchanged): :meth:`evolve`
         with these fields, for the path every move takes."""
@@ -137,6 +152,7 @@ class RoomRecord:
             self.rematch_of,
             self.created,
             self.seen if seen is None else seen,
+            clocks,
         )
 
     def fields(self) -> dict[str, Any]:
@@ -159,6 +175,7 @@ class RoomRecord:
             "rematch_of": self.rematch_of,
             "created": self.created,
             "seen": self.seen,
+            "clocks": self.clocks,
         }
 
     def seat_of(self, player: str) -> int | None:

@@ -1,9 +1,10 @@
 """A game step as a room change: the next record it makes, live or replayed from the room's log.
 
-A game step (a player's move, a bot's move, an automatic step) changes only what the engine's
-new state decides (status, outcome), plus two things the engine cannot know: the deadline of
-the next automatic step (an absolute time) and, for a player's move, the move id remembered for
-retries. The step's log entry carries both, so the log entry alone describes the change: the
+A game step (a player's move, a bot's move, an automatic step, a seat leaving the game) changes
+only what the engine's new state decides (status, outcome), plus what the engine cannot know:
+the deadline of the next automatic step (an absolute time), the seats' clocks (absolute
+deadlines, ``rooms.clocks``) and, for a player's move, the move id remembered for retries. The
+step's log entry carries them, so the log entry alone describes the change: the
 room stores the whole record only now and then (a checkpoint), and whoever loads the room
 replays the entries after it through the engine, which is pure and deterministic, to get
 exactly the record that was live.
@@ -17,11 +18,13 @@ from typing import Any, Final
 import msgpack
 
 from playhall.games.contract import Applied, Game, State
+from playhall.rooms import clocks
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
 from playhall_protocol.codec import pack
 
 #: Log entry kinds that are game steps; any other change is stored with its whole record.
-STEPS: Final = frozenset({"move", "bot_move", "auto"})
+#: ``leave_game``: a seat left the game (``Game.leave``; the entry's move is the reason).
+STEPS: Final = frozenset({"move", "bot_move", "auto", "leave_game"})
 
 
 class ReplayError(Exception):
@@ -30,24 +33,43 @@ class ReplayError(Exception):
 
 
 def step_fields(
-    game: Game, state: State, *, replayed: bool = False, deadline: float | None = None
+    game: Game,
+    state: State,
+    *,
+    replayed: bool = False,
+    deadline: float | None = None,
+    now: float | None = None,
 ) -> tuple[str, dict[str, Any] | None, float | None]:
     """A record's fields that follow from the game state: status, outcome, and the absolute
-    time of the next automatic step: from now, live; the logged ``deadline`` when
-    ``replayed``."""
+    time of the next automatic step: from ``now`` (the time, unless given), live; the logged
+    ``deadline`` when ``replayed``."""
     outcome = game.outcome(state)
     if outcome is not None:
         return FINISHED, outcome.as_dict(), None
     if not replayed:
         delay = game.auto_delay(state)
-        deadline = time.time() + delay if delay is not None else None
+        if delay is None:
+            deadline = None
+        else:
+            deadline = (time.time() if now is None else now) + delay
     return PLAYING, None, deadline
 
 
-def game_fields(game: Game, state: State) -> dict[str, Any]:
-    """:func:`step_fields` (live) and the state, by field name: for a game being set up."""
-    status, outcome, deadline = step_fields(game, state)
-    return {"state": state, "status": status, "outcome": outcome, "deadline": deadline}
+def game_fields(
+    game: Game, state: State, options: dict[str, Any], seats: int, now: float
+) -> dict[str, Any]:
+    """:func:`step_fields` (live), the state and the clocks, by field name: for a game being
+    set up at ``now`` in a room of these options and seats."""
+    status, outcome, deadline = step_fields(game, state, now=now)
+    to_act = game.to_act(state) if status == PLAYING else []
+    started = clocks.start(clocks.Rules(options), seats, to_act, now)
+    return {
+        "state": state,
+        "status": status,
+        "outcome": outcome,
+        "deadline": deadline,
+        "clocks": started,
+    }
 
 
 def played(
@@ -55,11 +77,21 @@ def played(
     game: Game,
     applied: Applied,
     seen: dict[str, dict[Any, int]] | None = None,
+    mover: int | None = None,
+    now: float | None = None,
 ) -> RoomRecord:
-    """The next version of ``record``, carrying the engine's new state, live (and ``seen``, the
-    move ids with a player's move added)."""
-    status, outcome, deadline = step_fields(game, applied.state)
-    return record.stepped(applied.state, status, outcome, deadline, seen)
+    """The next version of ``record``, carrying the engine's new state, live at ``now`` (the
+    time, unless given), with the clocks moved on (``mover``: the seat that moved, if one did)
+    and ``seen``, the move ids with a player's move added."""
+    ticked = record.clocks
+    if ticked is None:  # most rooms: no clock, and the time only if a step is paced
+        status, outcome, deadline = step_fields(game, applied.state, now=now)
+    else:
+        at = time.time() if now is None else now
+        status, outcome, deadline = step_fields(game, applied.state, now=at)
+        to_act = game.to_act(applied.state) if status == PLAYING else []
+        ticked = clocks.advance(clocks.Rules(record.options), ticked, to_act, mover, at)
+    return record.stepped(applied.state, status, outcome, deadline, seen, ticked)
 
 
 def step_entry(
@@ -78,6 +110,8 @@ def step_entry(
         entry["i"] = pack(mid)
     if new.deadline is not None:
         entry["d"] = repr(new.deadline)  # repr gives the float back exactly
+    if new.clocks is not None:
+        entry["c"] = pack(new.clocks)  # msgpack keeps floats exactly too
     return entry
 
 
@@ -91,6 +125,8 @@ def replay(record: RoomRecord, game: Game, entries: list[dict[str, bytes]]) -> R
             raise ReplayError(f"log entry {kind!r} at version {version} after {record.version}")
         if kind == "auto":
             applied = game.apply_auto(record.state)
+        elif kind == "leave_game":
+            applied = game.leave(record.state, int(entry["s"]), msgpack.unpackb(entry["m"]))
         else:
             applied = game.apply(record.state, int(entry["s"]), msgpack.unpackb(entry["m"]))
         logged = float(entry["d"]) if "d" in entry else None
@@ -98,5 +134,6 @@ def replay(record: RoomRecord, game: Game, entries: list[dict[str, bytes]]) -> R
         seen = None
         if "i" in entry:
             seen = record.remember(entry["p"].decode(), msgpack.unpackb(entry["i"]), version)
-        record = record.stepped(applied.state, status, outcome, deadline, seen)
+        ticked = msgpack.unpackb(entry["c"]) if "c" in entry else None
+        record = record.stepped(applied.state, status, outcome, deadline, seen, ticked)
     return record

@@ -12,11 +12,13 @@ storing and the broadcasting, in order.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
 from typing import Any
 
 from playhall.catalog import get_game
 from playhall.games.contract import Event, Game, Rejected
+from playhall.rooms import clocks
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.rooms.replay import game_fields, played
 from playhall_protocol import errors
@@ -63,11 +65,12 @@ def create(
     game = get_game(game_id)
     if game is None:
         raise RoomError(errors.NO_SUCH_GAME, f'no game {game_id!r}; see "games"')
+    own, clock = clocks.split_options(options)
     try:
-        normalized = game.normalize_options(options)
+        normalized = {**game.normalize_options(own), **clocks.normalize(clock)}
     except Rejected as exc:
         raise RoomError(exc.code, exc.reason) from None
-    low, high = game.seat_range(normalized)
+    low, high = game.seat_range(game_options(normalized))
     if not low <= seats <= high:
         raise RoomError(errors.BAD_SEATS, f"{game.title} takes {low} to {high} seats")
     return RoomRecord(
@@ -209,10 +212,21 @@ def _waiting(record: RoomRecord) -> None:
         raise RoomError(errors.WRONG_STATUS, f"the room is {record.status}")
 
 
+def game_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The game's own options among a room's (the clock's are the room's business)."""
+    return clocks.split_options(options)[0]
+
+
+def _set_up(record: RoomRecord, game: Game, now: float) -> RoomRecord:
+    """``record`` with its game set up at ``now``: state, status, deadline, clocks."""
+    seats = len(record.seats)
+    state = game.setup(seats, game_options(record.options), record.seed)
+    return replace(record, **game_fields(game, state, record.options, seats, now))
+
+
 def _started(record: RoomRecord, game: Game, events: list[Event]) -> Change:
     """``record`` (already evolved) with the game set up and running."""
-    state = game.setup(len(record.seats), record.options, record.seed)
-    return replace(record, **game_fields(game, state)), [*events, {"type": "started"}]
+    return _set_up(record, game, time.time()), [*events, {"type": "started"}]
 
 
 # -- chat --------------------------------------------------------------------------------------
@@ -258,17 +272,80 @@ def move(
     except Rejected as exc:
         raise RoomError(exc.code, exc.reason, version=record.version) from None
     seen = record.remember(player, mid, record.version + 1)
-    return played(record, game, applied, seen), applied.events
+    new = played(record, game, applied, seen, seat)
+    if record.seats[seat].stand_in is None:
+        return new, applied.events
+    # The player acts again: the seat is theirs once more, from this move on.
+    back = _stand_in_seats(new, seat, None)
+    return back, [_took_back(seat), *applied.events]
+
+
+# -- stand-ins and clocks -----------------------------------------------------------------------
+
+
+def _stand_in_seats(record: RoomRecord, seat: int, reason: str | None) -> RoomRecord:
+    """``record`` (same version) with the stand-in mark of ``seat`` set to ``reason``."""
+    old = record.seats[seat]
+    return replace(
+        record, seats=record.with_seat(seat, Seat(old.player, old.name, old.bot, old.ready, reason))
+    )
+
+
+def _took_back(seat: int) -> Event:
+    return {"type": "took_back", "seat": seat}
+
+
+def stand_in(record: RoomRecord, seat: int, reason: str) -> Change:
+    """The server's bot stands in for the player of ``seat``: their clock ran out under the
+    ``bot`` policy (``reason`` ``"timeout"``) or they have been away (``"away"``). The player
+    keeps the seat and takes it back by acting again (or, when away, by coming back)."""
+    if record.status != PLAYING or record.seats[seat].stand_in is not None:
+        return record, []
+    new = _stand_in_seats(record.evolve(), seat, reason)
+    return new, [{"type": "stand_in", "seat": seat, "reason": reason}]
+
+
+def take_back(record: RoomRecord, seat: int) -> Change:
+    """The player of ``seat`` plays for themselves again (no change if they already do)."""
+    if record.seats[seat].stand_in is None:
+        return record, []
+    return _stand_in_seats(record.evolve(), seat, None), [_took_back(seat)]
+
+
+def plays_itself(record: RoomRecord, seat: int) -> bool:
+    """Whether the server moves for ``seat``: a bot sits there, or stands in for its player."""
+    held = record.seats[seat]
+    return held.bot or held.stand_in is not None
+
+
+def timed_out(record: RoomRecord, now: float) -> list[int]:
+    """The seats whose clocks have run out at ``now`` and that the server does not already
+    move for (a stand-in's move stops the clock soon)."""
+    if record.status != PLAYING:
+        return []
+    return [s for s in clocks.expired(record.clocks, now) if not plays_itself(record, s)]
+
+
+def next_timeout(record: RoomRecord) -> float | None:
+    """When the next clock of a seat :func:`timed_out` would list runs out."""
+    if record.clocks is None or record.status != PLAYING:
+        return None
+    due = [
+        d for s, d in enumerate(record.clocks["deadlines"])
+        if d is not None and not plays_itself(record, s)
+    ]
+    return min(due) if due else None
 
 
 def bot_move(record: RoomRecord, game: Game, seat: int) -> tuple[RoomRecord, list[Event], Any]:
-    """The bot in ``seat`` moves, if it is still its turn (the game may have moved on since the
-    turn was scheduled: then nothing changes). Also returns the move, for the room's log."""
+    """The bot in ``seat`` (or standing in for its player) moves, if it is still its turn (the
+    game may have moved on since the turn was scheduled: then nothing changes). Also returns
+    the move, for the room's log."""
     state = record.state
     if (
         record.status != PLAYING
         or state is None
-        or not record.seats[seat].bot
+        or not plays_itself(record, seat)
         or seat not in game.to_act(state)
     ):
         return record, [], None
@@ -279,7 +356,7 @@ def bot_move(record: RoomRecord, game: Game, seat: int) -> tuple[RoomRecord, lis
         applied = game.apply(state, seat, chosen)
     except Rejected as exc:
         raise RoomError(exc.code, exc.reason, version=record.version) from None
-    return played(record, game, applied), applied.events, chosen
+    return played(record, game, applied, None, seat), applied.events, chosen
 
 
 def needs_server(record: RoomRecord, game: Game) -> bool:
@@ -289,7 +366,13 @@ def needs_server(record: RoomRecord, game: Game) -> bool:
         return False
     if record.deadline is not None:
         return True
-    return any(record.seats[s].bot for s in game.to_act(record.state))
+    if record.clocks is not None and clocks.next_deadline(record.clocks) is not None:
+        return True
+    seats = record.seats
+    for seat in game.to_act(record.state):  # plays_itself, inline: asked with every change
+        if seats[seat].bot or seats[seat].stand_in is not None:
+            return True
+    return False
 
 
 def auto_step(record: RoomRecord, game: Game, now: float) -> Change:
@@ -300,7 +383,41 @@ def auto_step(record: RoomRecord, game: Game, now: float) -> Change:
     if now < record.deadline:
         return record, []
     applied = game.apply_auto(state)
-    return played(record, game, applied), applied.events
+    return played(record, game, applied, now=now), applied.events
+
+
+def leave_game(record: RoomRecord, game: Game, seat: int, reason: str, now: float) -> Change:
+    """``seat`` leaves the game being played (``Game.leave``: it resigned, or its clock ran out
+    under the ``forfeit`` policy) at ``now``."""
+    state = record.state
+    if record.status != PLAYING or state is None:
+        code = errors.GAME_OVER if record.status == FINISHED else errors.WRONG_STATUS
+        raise RoomError(code, f"the room is {record.status}", version=record.version)
+    try:
+        applied = game.leave(state, seat, reason)
+    except Rejected as exc:
+        raise RoomError(exc.code, exc.reason, version=record.version) from None
+    return played(record, game, applied, now=now), applied.events
+
+
+def abandon(record: RoomRecord, now: float) -> Change:
+    """End a game nobody plays or watches any more (reason ``abandoned``: no winners, no
+    scores); the record then expires as any finished room does."""
+    if record.status != PLAYING:
+        return record, []
+    stopped = clocks.advance(clocks.Rules(record.options), record.clocks, [], None, now)
+    outcome = {"winners": [], "scores": [], "reason": "abandoned"}
+    new = record.evolve(status=FINISHED, outcome=outcome, deadline=None, clocks=stopped)
+    return new, [{"type": "game_over", **outcome}]
+
+
+def expiry_ttl(record: RoomRecord, waiting_ttl: float, abandoned_ttl: float) -> float | None:
+    """How long ``record`` may be left alone (no change, no viewer) before it goes: None for a
+    finished room (its keys expire by themselves) or when the setting is 0 (never)."""
+    if record.status == FINISHED:
+        return None
+    ttl = waiting_ttl if record.status == WAITING else abandoned_ttl
+    return ttl if ttl > 0 else None
 
 
 # -- rematch -----------------------------------------------------------------------------------
@@ -341,7 +458,6 @@ def rematch(
         created=created,
     )
     if len(seats) == 1:
-        state = game.setup(1, new_room.options, new_room.seed)
-        new_room = replace(new_room, **game_fields(game, state))
+        new_room = _set_up(new_room, game, created)
     events: list[Event] = [{"type": "rematch", "room": room_id}]
     return new_room, record.evolve(rematch=room_id), events

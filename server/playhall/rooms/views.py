@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from playhall.games.contract import Event, Game, State, View
+from playhall.rooms import clocks
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord, Seat
 
 
@@ -95,6 +96,8 @@ def _common(record: RoomRecord, game: Game, memo: ViewMemo) -> None:
         "state": None,
         "outcome": record.outcome,
         "deadline": record.deadline,
+        "clock": None if record.clocks is None and record.options.get("clock", "none") == "none"
+        else clocks.shown(clocks.Rules(record.options), record.clocks),
         "rematch": record.rematch,
         "rematch_of": record.rematch_of,
     }

@@ -20,6 +20,8 @@ Keys (``p`` is the configured prefix, ``ph:`` by default):
 ``p lobby:<game>``             sorted set: the game's listed rooms in listing order (members
                                ``rooms.views.lobby_order``, all scored 0, read by lex range)
 ``p active``                   set: rooms that need a server without any client (timers, bots)
+``p expiry``                   sorted set: room id -> when (Unix time) to check whether the
+                               unfinished room has been left alone long enough to go
 =============================  ==========================================================
 
 A finished room's record, log, chat, fence counter and join code expire ``finished_ttl`` seconds
@@ -27,7 +29,9 @@ after its last change (a chat line said later gives the list the record's expiry
 and their room set ``player_ttl`` seconds after their last hello (a set made later takes the
 record's expiry; the set forgets rooms that have expired whenever it is read), a player who
 has not sat, created a room or chatted ``unused_player_ttl`` seconds after their last hello.
-Nothing is written for a room that does not exist.
+Nothing is written for a room that does not exist. An unfinished room is in ``expiry``: a
+waiting room nobody views for ``waiting_ttl`` is deleted (:meth:`Store.delete_room`), a game
+nobody plays or views for ``abandoned_ttl`` is ended, and then expires as a finished room.
 
 A room change is one Lua script run, so it is atomic: it checks the caller still holds the
 lease (fencing a stale owner out) and that the stored version is the one the change was made
@@ -740,6 +744,43 @@ class Store:
         if gone:
             await self.redis.srem(key, *gone)
         return [room for room, exists in zip(rooms, alive, strict=True) if exists]
+
+    # -- expiry ------------------------------------------------------------------------------
+
+    async def set_due(self, room: str, when: float) -> None:
+        """Check at ``when`` whether the unfinished ``room`` has been left alone long enough.
+        (Through the command pipe, as the commits go: a room's status changes set it.)"""
+        key = f"{self.p}expiry".encode()
+        await self.pipe.call(b"ZADD", key, repr(when).encode(), room.encode())
+
+    async def drop_due(self, room: str) -> None:
+        await self.pipe.call(b"ZREM", f"{self.p}expiry".encode(), room.encode())
+
+    async def due(self, now: float, limit: int) -> list[tuple[str, float]]:
+        """Up to ``limit`` rooms due for the check at ``now``, with when they were due."""
+        found: list[Any] = await self.redis.zrangebyscore(
+            f"{self.p}expiry", "-inf", now, start=0, num=limit, withscores=True
+        )
+        return [(_text(room), float(when)) for room, when in found]
+
+    async def delete_room(self, room: str, code: str | None) -> None:
+        """Delete a room that goes without finishing (a waiting room nobody came back to):
+        every key it has, and its places in the lobby, the active set and the expiry index."""
+        keys = [
+            self.room_key(room),
+            self.log_key(room),
+            self.chat_key(room),
+            self.lease_key(room),
+            self.fence_key(room),
+        ]
+        if code:
+            keys.append(self.code_key(code))
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.delete(*keys)
+        pipe.hdel(f"{self.p}lobby", room)
+        pipe.srem(f"{self.p}active", room)
+        pipe.zrem(f"{self.p}expiry", room)
+        await pipe.execute()
 
     # -- chat --------------------------------------------------------------------------------
 

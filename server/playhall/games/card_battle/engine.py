@@ -170,7 +170,16 @@ class CardBattle(Game):
         result = state["result"]
         if result is None:
             return None
-        return Outcome(list(result["winners"]), list(result["scores"]), result["reason"])
+        left = tuple(result.get("left", ()))
+        return Outcome(list(result["winners"]), list(result["scores"]), result["reason"], left)
+
+    def ended(self, state: State, left: int, reason: str) -> State:
+        """A player leaves (while choosing decks or during the battle): the other wins."""
+        new = clone(state)
+        new["phase"] = "over"
+        hps = [p["hp"] for p in new["players"]]
+        new["result"] = {"winners": [1 - left], "scores": hps, "reason": reason, "left": [left]}
+        return new
 
     def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
         return choose_deck(moves, seed)

@@ -17,7 +17,9 @@ from playhall.games.contract import (
     Rejected,
     State,
     View,
+    check_leave,
     clone,
+    left_event,
 )
 from playhall.games.rng import Rng, seed_state
 
@@ -202,6 +204,17 @@ class Mandala(Game):
             events.append({"type": "game_over", **result.as_dict()})
         state["last"] = [e for e in events if "visible_to" not in e]
         return Applied(state, events)
+
+    def leave(self, state: State, seat: int, reason: str) -> Applied:
+        """The other player wins; in solo, Master Yoga (see ``scoring.outcome``)."""
+        check_leave(self, state, seat, reason)
+        if seat >= len(state["players"]) or (state["mode"] == "solo" and seat != 0):
+            raise Rejected("bad_move", "the seat leaving must be a seat number")
+        new = clone(state)
+        new["phase"] = "over"
+        new["end"] = reason
+        new["left"] = seat
+        return self._done(new, [left_event(seat, reason)])
 
     # -- views, outcome, bot ------------------------------------------------------------------
 

@@ -22,6 +22,12 @@ def outcome(state: State) -> Outcome | None:
         return None
     players = state["players"]
     scores: list[int | float | str] = [score(p) for p in players]
+    left = state.get("left")
+    if left is not None:
+        # A player left (resigned, or forfeited on time): the other player wins; in solo that
+        # is Master Yoga, who has no seat, so nobody is listed.
+        winners = [] if state["mode"] == "solo" else [1 - left]
+        return Outcome(winners=winners, scores=scores, reason=state["end"], left=(left,))
     a, b = score(players[0]), score(players[1])
     if state["mode"] == "solo":
         # Ruling 14: only a strictly higher score wins; Yoga has no seat, so his win is no winner.

@@ -212,6 +212,13 @@ class MandragoraGame(Game):
     def outcome(self, state: State) -> Outcome | None:
         return None if state["turn"] is not None else _outcome(state)
 
+    def ended(self, state: State, left: int, reason: str) -> State:
+        """Nobody moves any more; ``left`` (a key only a left game has) says who left and why."""
+        new = dict(state)
+        new["turn"] = None
+        new["left"] = {"seat": left, "reason": reason}
+        return new
+
     # -- bot -------------------------------------------------------------------------------
 
     def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
@@ -238,6 +245,10 @@ def _parse_move(move: Any) -> int:
 
 def _outcome(state: State) -> Outcome:
     scores = state["scores"]
+    left = state.get("left")
+    if left is not None:
+        # A player left (resigned, or forfeited on time): the other wins.
+        return Outcome([1 - left["seat"]], list(scores), left["reason"], (left["seat"],))
     if scores[0] == scores[1]:
         winners: list[int] = []
     else:

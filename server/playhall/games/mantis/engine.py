@@ -21,7 +21,10 @@ State (server-only; plain data)::
     first   int           the randomly chosen first player
     rng     int           the RNG state after setup (Rulings 2: shuffle and first player)
     last    dict | None   the last flip, in public form (what the view shows)
-    result  dict | None   {"winners", "scores", "reason"} once the game is over
+    result  dict | None   {"winners", "scores", "reason"} once the game is over, and "left"
+                          when seats left
+    out     list[int]     seats that left the game (Ruling 10), in the order they left; the
+                          key is there only once a seat has left
 
 Cards in the deck before ``next`` were dealt or drawn and now sit in a tank or a score pile.
 """
@@ -41,6 +44,9 @@ from playhall.games.contract import (
     Rejected,
     State,
     View,
+    check_leave,
+    game_over_event,
+    left_event,
 )
 from playhall.games.rng import Rng, seed_state
 
@@ -78,15 +84,19 @@ def _public(state: State) -> dict[str, Any]:
         "cards_left": DECK_SIZE - nxt,
         # The state's own map: states and views are never changed once built.
         "last": state["last"],
-        "outcome": None
-        if result is None
-        else {
-            "winners": list(result["winners"]),
-            "scores": list(result["scores"]),
-            "reason": result["reason"],
-        },
+        "left": state.get("out", _NONE_LEFT),
+        "outcome": None if result is None else _outcome(result).as_dict(),
     }
     return public
+
+
+#: The view's ``left`` while every seat plays (shared: nobody changes it).
+_NONE_LEFT: Final[list[int]] = []
+
+
+def _outcome(result: dict[str, Any]) -> Outcome:
+    left = tuple(result.get("left", ()))
+    return Outcome(list(result["winners"]), list(result["scores"]), result["reason"], left)
 
 
 #: Each seat's legal moves at a table of each size: the room view of the seat to act holds its
@@ -119,15 +129,27 @@ def _split(tank: list[int], colour: int) -> tuple[list[int], list[int]]:
     return matched, [c for c in tank if FACE[c] != colour]
 
 
-def final_result(piles: Sequence[Sequence[int]], tanks: Sequence[Sequence[int]]) -> dict[str, Any]:
+def final_result(
+    piles: Sequence[Sequence[int]], tanks: Sequence[Sequence[int]], out: Sequence[int] = ()
+) -> dict[str, Any]:
     """Ruling 8: the deck ran out with nobody at the target. Most points wins; a tie goes to the
-    most cards in tank; players still tied all win."""
+    most cards in tank; players still tied all win. Seats that left (``out``, Ruling 10) win
+    nothing: only the others are compared."""
     points = [len(p) for p in piles]
-    best = max(points)
-    leaders = [s for s, p in enumerate(points) if p == best]
+    playing = [s for s in range(len(piles)) if s not in out]
+    best = max(points[s] for s in playing)
+    leaders = [s for s in playing if points[s] == best]
     most = max(len(tanks[s]) for s in leaders)
     winners = [s for s in leaders if len(tanks[s]) == most]
     return {"winners": winners, "scores": points, "reason": "deck_exhausted"}
+
+
+def next_seat(seat: int, seats: int, out: Sequence[int]) -> int:
+    """The seat after ``seat`` in turn order, skipping those that left (Ruling 10)."""
+    turn = (seat + 1) % seats
+    while turn in out:
+        turn = (turn + 1) % seats
+    return turn
 
 
 def _parse(state: State, seat: int, move: Any) -> int | None:
@@ -150,6 +172,8 @@ def _parse(state: State, seat: int, move: Any) -> int | None:
             raise Rejected("bad_move", "'target' must be the seat number of a player")
         if victim == seat:
             raise Rejected("illegal_move", "you cannot steal from yourself")
+        if victim in state.get("out", ()):
+            raise Rejected("illegal_move", f"seat {victim} has left the game (Ruling 10)")
         return victim
     raise Rejected("bad_move", "move type must be 'score' or 'steal'")
 
@@ -211,13 +235,16 @@ class Mantis(Game):
         table of a size, made once (see ``_MOVES``)."""
         if state["result"] is not None or seat != state["turn"]:
             return []
-        return _MOVES[state["seats"]][seat]
+        moves = _MOVES[state["seats"]][seat]
+        out = state.get("out")
+        if out:
+            # Ruling 10: nobody may steal from a seat that left.
+            return [m for m in moves if m.get("target") not in out]
+        return moves
 
     def outcome(self, state: State) -> Outcome | None:
         result = state["result"]
-        if result is None:
-            return None
-        return Outcome(list(result["winners"]), list(result["scores"]), result["reason"])
+        return None if result is None else _outcome(result)
 
     def view(self, state: State, seat: int | None) -> View:
         """Everything in Mantis is public except the deck's faces and order and the colours in
@@ -335,24 +362,57 @@ class Mantis(Game):
                 "reason": "target_reached",
             }
         elif nxt + 1 == DECK_SIZE:
-            outcome = final_result(new["piles"], tanks)
+            outcome = final_result(new["piles"], tanks, state.get("out", ()))
         else:
             outcome = None
 
         if outcome is not None:
+            if "out" in state:
+                outcome["left"] = list(state["out"])
             new["result"] = outcome
-            events.append(
-                {
-                    "type": "game_over",
-                    "winners": list(outcome["winners"]),
-                    "scores": list(outcome["scores"]),
-                    "reason": outcome["reason"],
-                }
-            )
+            events.append(game_over_event(_outcome(outcome)))
         elif extra_turn:
             events.append({"type": "extra_turn", "seat": seat})
+        elif "out" in state:
+            new["turn"] = next_seat(seat, state["seats"], state["out"])
         else:
             new["turn"] = (seat + 1) % state["seats"]
+        return Applied(new, events)
+
+    # -- leaving ----------------------------------------------------------------------------
+
+    def leave(self, state: State, seat: object, reason: object) -> Applied:
+        """Ruling 10: the seat drops out. Its tank and score pile stay where they are, out of
+        play: nobody may steal from them (``_parse``, ``legal_moves``), turns skip the seat
+        (``next_seat``) and it wins nothing (``final_result``); the outcome lists it under
+        ``left``. When one player remains, that player wins at once, for ``reason`` (with two
+        players, leaving hands the other the win). The variant chosen at setup for the table's
+        size (target, Ruling 7's extra turn with two players) stays as it was."""
+        # seat and reason: checked (and typed) as anything, as in ``apply``.
+        check_leave(self, state, seat, reason)
+        assert type(seat) is int and isinstance(reason, str)
+        seats: int = state["seats"]
+        if seat >= seats:
+            raise Rejected("bad_move", "the seat leaving must be a seat number")
+        out: list[int] = list(state.get("out", ()))
+        if seat in out:
+            raise Rejected("illegal_move", f"seat {seat} has already left the game")
+        out.append(seat)
+        new = dict(state)
+        new["out"] = out
+        events: list[Event] = [left_event(seat, reason)]
+        remaining = [s for s in range(seats) if s not in out]
+        if len(remaining) == 1:
+            result = {
+                "winners": remaining,
+                "scores": [len(p) for p in state["piles"]],
+                "reason": reason,
+                "left": list(out),
+            }
+            new["result"] = result
+            events.append(game_over_event(_outcome(result)))
+        elif seat == state["turn"]:
+            new["turn"] = next_seat(seat, seats, out)
         return Applied(new, events)
 
     # -- bot --------------------------------------------------------------------------------

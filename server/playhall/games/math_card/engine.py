@@ -566,8 +566,19 @@ class MathCardGame(Game):
         if result is None:
             return None
         return Outcome(
-            winners=list(result["winners"]), scores=list(result["vp"]), reason=result["reason"]
+            winners=list(result["winners"]),
+            scores=list(result["vp"]),
+            reason=result["reason"],
+            left=tuple(result.get("left", ())),
         )
+
+    def ended(self, state: State, left: int, reason: str) -> State:
+        """A player leaves the room's way (the ``resign`` request, or a forfeit on time): the
+        game ends as the ``resign`` move ends it, with the room's reason."""
+        new = clone(state)
+        self._finish(new, reason, [], resigned=left)
+        new["result"]["left"] = [left]
+        return new
 
     # -- bot --------------------------------------------------------------------------------
 
