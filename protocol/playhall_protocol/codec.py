@@ -8,7 +8,6 @@ frame is always answered, never crashes the reader.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from types import ModuleType
 from typing import Any, Final
 
@@ -180,29 +179,33 @@ def _map(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
     return built
 
 
-def _check(node: dict[Any, Any] | list[Any], level: int, limit: int) -> str | None:
-    """Why the map or array ``node``, at nesting ``level``, breaks the protocol (a key that is
-    not a string: msgpack's strict_map_key still lets bin keys through; a msgpack timestamp;
-    nesting past ``limit``), or None. The recursion stops at ``limit``, so its depth is
-    bounded whatever the frame."""
+def _check(value: Any, level: int, limit: int) -> str | None:
+    """Why ``value``, at nesting ``level`` (the frame's map is 1), breaks the protocol (a map key
+    that is not a string: msgpack's strict_map_key still lets bin keys through; a msgpack
+    timestamp; nesting past ``limit``), or None. The recursion stops at ``limit``, so its depth
+    is bounded whatever the frame."""
+    timestamp = _TIMESTAMP  # a local (docs/operations.md, "The compiled build")
+    if type(value) is timestamp:
+        return _NO_EXT
     if level > limit:
         return f"nested deeper than {limit} levels"
-    # Plain loops and exact types (msgpack makes exact dicts and lists): generator
-    # expressions made this check cost three times the decoding itself.
-    timestamp = _TIMESTAMP  # a local (docs/operations.md, "The compiled build")
-    values: Iterable[Any] = node
-    if type(node) is dict:
-        for key in node:
+    # Plain loops over exact types (msgpack makes exact dicts and lists), each container's own:
+    # compiled, a loop over a value known to be a dict or a list is a C loop. Only containers
+    # and timestamps are looked into: a call per value would cost more than the loop.
+    if isinstance(value, dict):
+        for key, item in value.items():
             if type(key) is not str:
                 return "map keys must be strings"
-        values = node.values()
-    for value in values:
-        if type(value) is dict or type(value) is list:
-            problem = _check(value, level + 1, limit)
-            if problem is not None:
-                return problem
-        elif type(value) is timestamp:
-            return _NO_EXT
+            if type(item) is dict or type(item) is list or type(item) is timestamp:
+                problem = _check(item, level + 1, limit)
+                if problem is not None:
+                    return problem
+    elif isinstance(value, list):
+        for item in value:
+            if type(item) is dict or type(item) is list or type(item) is timestamp:
+                problem = _check(item, level + 1, limit)
+                if problem is not None:
+                    return problem
     return None
 
 

@@ -236,6 +236,23 @@ def test_timestamps_are_refused_like_every_extension_type() -> None:
     _refused(msgpack.packb({"t": "move", "x": [{"at": msgpack.Timestamp(1, 5)}]}), "extension")
 
 
+@pytest.mark.parametrize(
+    "where",
+    [
+        lambda bad: {"x": bad},
+        lambda bad: {"x": [bad]},
+        lambda bad: {"x": [1, {"y": bad}]},
+        lambda bad: {"x": {"y": [[bad]]}},
+    ],
+)
+def test_timestamps_and_non_string_keys_are_refused_wherever_they_sit(where: Any) -> None:
+    # In a map's value and in an array's item, at any depth: the check walks both. (Keys of
+    # other types msgpack refuses itself; bin keys it lets through.)
+    _refused(msgpack.packb(where(msgpack.Timestamp(1))), "extension types")
+    _refused(msgpack.packb(where({b"k": 1}), use_bin_type=True), "keys must be strings")
+    assert decode(msgpack.packb(where({"k": 1}))) == where({"k": 1})
+
+
 # -- a key twice in one map ---------------------------------------------------------------------
 
 _INTS = st.integers(-(2**63), 2**63 - 1)

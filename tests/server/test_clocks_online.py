@@ -7,6 +7,7 @@ bank that grows by its increment, the away takeover, and a clock that survives a
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 import uuid
 from typing import Any
@@ -170,7 +171,8 @@ async def test_a_fischer_bank_grows_by_its_increment(url: str) -> None:
     try:
         mover = table.mover()
         mirror = table.mirrors[mover]
-        before = mirror.view["clock"]
+        # A copy: the mirror applies diffs to its view in place.
+        before = copy.deepcopy(mirror.view["clock"])
         assert before["running"] == [mover] and before["remaining_ms"] == [5_000, 5_000]
         reply = await table.clients[mover].move(mirror.room, {"type": "score"})
         await mirror.wait(lambda m: m.version >= reply["version"])

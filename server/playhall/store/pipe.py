@@ -56,20 +56,27 @@ def encode_command(args: list[bytes]) -> bytes:
 
 def encode_bulk(args: list[bytes]) -> bytes:
     """Bulk strings, the elements of a command's array (its header is the caller's): a command
-    whose first arguments never change can keep them encoded."""
+    whose first arguments never change can keep them encoded.
+
+    Not ``hiredis.pack_command``: it encodes the same in C, but copies every argument into a
+    buffer of its own and formats every length with printf, and costs about three times this
+    (compiled build: 27k instructions for a commit's arguments against 9k)."""
     heads = _BULK_HEADS  # a local (docs/operations.md, "The compiled build")
     parts = []
     for arg in args:
         size = len(arg)
-        parts.append((heads[size] if size < len(heads) else b"$%d\r\n" % size) + arg)
-    # One part per argument, the CRLFs put in by join: joining costs per part.
+        parts.append(heads[size] if size < len(heads) else b"$%d" % size)
+        parts.append(arg)
+    # Each header and each argument a part of its own, every CRLF put in by join: that makes
+    # no new bytes object per argument (a header joined to its argument would).
     parts.append(b"")
     return b"\r\n".join(parts)
 
 
-#: The header of a bulk string of each short length, made once: a commit has some twenty
-#: arguments, nearly all short, and formatting each header would be a third of encoding them.
-_BULK_HEADS: Final = [b"$%d\r\n" % size for size in range(512)]
+#: The start of a bulk string of each short length (its CRLF is the join's), made once: a
+#: commit has some twenty arguments, nearly all short, and formatting each header would be a
+#: third of encoding them.
+_BULK_HEADS: Final = [b"$%d" % size for size in range(512)]
 
 
 class CommandTimeout(RedisTimeoutError):
