@@ -58,7 +58,13 @@ function describeRoomEvent(ev, view) {
     case "joined":
       return `${ev.name} sits down in seat ${ev.seat + 1}`;
     case "left":
-      return `${ev.name} leaves seat ${ev.seat + 1}`;
+      return ev.reason
+        ? `${who(ev.seat)} left the game (${ev.reason === "timeout" ? "out of time" : "resigned"})`
+        : `${ev.name} leaves seat ${ev.seat + 1}`;
+    case "stand_in":
+      return `the server's bot plays for ${who(ev.seat)} (${ev.reason}) until they move again`;
+    case "took_back":
+      return `${who(ev.seat)} plays for themselves again`;
     case "ready":
       return `${who(ev.seat)} is ${ev.ready ? "ready" : "not ready"}`;
     case "bot_added":
@@ -73,6 +79,46 @@ function describeRoomEvent(ev, view) {
     default:
       return undefined;
   }
+}
+
+/** What an outcome's reason means, for the reasons every game may end with. */
+const REASONS = {
+  resignation: "resignation: a player left the game",
+  timeout: "timeout: a player ran out of time",
+  abandoned: "abandoned: nobody played or watched it for a long time",
+};
+
+/** Seats that left the game: the outcome's `left`, or the game's own (Mantis plays on). */
+function seatsLeft(v) {
+  const fromState = v.state && Array.isArray(v.state.left) ? v.state.left : [];
+  return new Set([...((v.outcome && v.outcome.left) || []), ...fromState]);
+}
+
+/** A seat's time left in seconds from the view's `clock`: the server measured `remaining_ms`
+ * at its time `at`; a running clock has gone on since (`now` is the server's time now). */
+export function secondsLeft(clock, seat, now) {
+  if (!clock || !clock.remaining_ms) return null;
+  const ms = Number(clock.remaining_ms[seat]);
+  const running = (clock.running || []).includes(seat);
+  return Math.max(0, ms / 1000 - (running && clock.at !== null ? now - Number(clock.at) : 0));
+}
+
+export function mmss(seconds) {
+  const s = Math.ceil(seconds);
+  return `${String(Math.floor(s / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
+}
+
+/** Fills a seat's clock slot: mm:ss, with a text cue for a running clock and for low time. */
+function showClock(el, clock, now) {
+  const seat = Number(el.dataset.clock);
+  const left = secondsLeft(clock, seat, now);
+  if (left === null) return el.replaceChildren();
+  const running = (clock.running || []).includes(seat);
+  const low = running && left <= Math.min(10, Number(clock.clock_ms) / 4000);
+  el.className = `clock${running ? " running" : ""}${low ? " low" : ""}`;
+  el.dataset.seconds = left.toFixed(1);
+  el.title = running ? "this clock is running" : "this clock is stopped";
+  el.textContent = `${low ? "⚠ low " : running ? "⏳ " : ""}${mmss(left)}`;
 }
 
 /** Name for a score's index: a seat, or a non-seat player of the game (Master Yoga). */
@@ -93,6 +139,7 @@ export function showRoom(app, root, room, history) {
   let animating = 0; // bumped by every update: a newer one stops an older animation
   let lastView = null;
   let clockOffset = 0; // server time minus local time, seconds
+  const serverNow = () => Date.now() / 1000 + clockOffset;
 
   const mirror = () => conn.rooms.get(room);
   const view = () => (mirror() ? mirror().view : null);
@@ -118,7 +165,7 @@ export function showRoom(app, root, room, history) {
     play,
     memo,
     redraw: draw,
-    secondsTo: (deadline) => Number(deadline) - (Date.now() / 1000 + clockOffset),
+    secondsTo: (deadline) => Number(deadline) - serverNow(),
   });
 
   async function play(move) {
@@ -204,6 +251,7 @@ export function showRoom(app, root, room, history) {
 
   function drawSeats(v) {
     const presence = (mirror() && mirror().presence) || [];
+    const left = seatsLeft(v);
     seatsEl.replaceChildren(
       ...v.seats.map((s, i) => {
         const empty = !s.bot && !s.player;
@@ -222,16 +270,26 @@ export function showRoom(app, root, room, history) {
           !empty && v.status === "waiting"
             ? h("span", { class: `tag${s.ready ? " ok" : ""}`, text: s.ready ? "✓ ready" : "not ready" })
             : null,
+          s.stand_in
+            ? h("span", {
+                class: "tag stand-in",
+                "data-testid": "stand-in",
+                title: "the server's bot plays this seat until its player moves again",
+                text: `stand-in (${s.stand_in})`,
+              })
+            : null,
+          left.has(i) ? h("span", { class: "tag gone", "data-testid": "left-game", text: "left the game" }) : null,
           !empty && !s.bot
             ? h("span", {
                 class: `presence ${presence[i] ? "on" : "off"}`,
                 text: presence[i] ? "● here" : "○ away",
               })
             : null,
-          h("span", { class: "clock", "data-clock": i, "aria-hidden": "true" }),
+          h("span", { class: "clock", "data-clock": i }),
         );
       }),
     );
+    for (const el of seatsEl.querySelectorAll(".clock")) showClock(el, v.clock, serverNow());
   }
 
   function drawControls(v) {
@@ -306,6 +364,16 @@ export function showRoom(app, root, room, history) {
       );
     }
     if (!seated) items.push(h("span", { class: "tag", text: "watching" }));
+    const inGame = seated && v.status === "playing" && !seatsLeft(v).has(v.you);
+    if (inGame && v.seats[v.you].stand_in)
+      items.push(
+        h("span", {
+          class: "hint",
+          "data-testid": "stand-in-hint",
+          text: `The server's bot is playing for you (${v.seats[v.you].stand_in}): any move takes your seat back.`,
+        }),
+      );
+    if (inGame) items.push(resignControl());
     const myTurn = seated && v.status === "playing" && (v.to_act || []).includes(v.you);
     if (myTurn)
       items.unshift(h("span", { class: "tag turn", "data-testid": "your-turn", text: "▶ your turn" }));
@@ -313,6 +381,27 @@ export function showRoom(app, root, room, history) {
     if (myTurn !== wasMyTurn) announceEl.textContent = myTurn ? "Your turn" : "";
     wasMyTurn = myTurn;
     controlsEl.replaceChildren(...items.filter(Boolean));
+  }
+
+  /** Resign, with a confirm step: leaves the game being played (`resign`), keeping the seat. */
+  function resignControl() {
+    const ask = (confirming) => () => {
+      memo.confirmResign = confirming;
+      drawControls(view());
+    };
+    if (!memo.confirmResign)
+      return h("button", { type: "button", class: "quiet", on: { click: ask(true) } }, "Resign…");
+    const resign = async () => {
+      memo.confirmResign = false;
+      await act("resign");
+    };
+    return h(
+      "span",
+      { class: "confirm" },
+      h("button", { type: "button", class: "danger", on: { click: resign } }, "Yes, resign"),
+      " ",
+      h("button", { type: "button", on: { click: ask(false) } }, "Keep playing"),
+    );
   }
 
   function drawOutcome(v) {
@@ -329,7 +418,10 @@ export function showRoom(app, root, room, history) {
         "section",
         { class: "panel outcome", "data-testid": "outcome", role: "status" },
         h("h3", { text: `Game over: ${verdict}` }),
-        h("p", { class: "small", text: `(${String(o.reason).replaceAll("_", " ")})` }),
+        h("p", { class: "small", text: `(${REASONS[o.reason] || String(o.reason).replaceAll("_", " ")})` }),
+        o.left && o.left.length
+          ? h("p", { class: "small", text: `Left the game: ${o.left.map((i) => seatName(v, i)).join(", ")}` })
+          : null,
         h(
           "table",
           {},
@@ -464,9 +556,11 @@ export function showRoom(app, root, room, history) {
 
   const tick = setInterval(() => {
     for (const el of boardEl.querySelectorAll(".secs[data-deadline]")) {
-      const left = Math.max(0, Number(el.dataset.deadline) - (Date.now() / 1000 + clockOffset));
+      const left = Math.max(0, Number(el.dataset.deadline) - serverNow());
       el.textContent = `${left.toFixed(1)} s`;
     }
+    const v = view();
+    if (v) for (const el of seatsEl.querySelectorAll(".clock")) showClock(el, v.clock, serverNow());
   }, 200);
   conn
     .request("ping")

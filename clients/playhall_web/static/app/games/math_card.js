@@ -223,46 +223,6 @@ function hand(view, ctx) {
   );
 }
 
-function resign(view, ctx) {
-  const m = movesWhere(view, (x) => x.type === "resign")[0];
-  if (!m) return null;
-  if (!ctx.memo.confirmResign) {
-    return h(
-      "button",
-      {
-        type: "button",
-        class: "quiet",
-        on: {
-          click: () => {
-            ctx.memo.confirmResign = true;
-            ctx.redraw();
-          },
-        },
-      },
-      "Resign…",
-    );
-  }
-  return h(
-    "span",
-    {},
-    moveButton(ctx, m, "Yes, resign", { cls: "danger" }),
-    " ",
-    h(
-      "button",
-      {
-        type: "button",
-        on: {
-          click: () => {
-            ctx.memo.confirmResign = false;
-            ctx.redraw();
-          },
-        },
-      },
-      "Keep playing",
-    ),
-  );
-}
-
 function pendingLine(view) {
   const p = view.state.pending;
   if (!p) return null;
@@ -333,7 +293,7 @@ function deckStep(view, ctx) {
 function render(view, ctx) {
   const st = view.state;
   if (st.phase === "deckbuild")
-    return h("div", { class: "math-card" }, deckStep(view, ctx), resign(view, ctx));
+    return h("div", { class: "math-card" }, deckStep(view, ctx));
   const top = view.you === 1 ? [0, 1, 2, 3, 4] : [4, 3, 2, 1, 0];
   const opp = view.you === 1 ? 0 : 1;
   const me = 1 - opp;
@@ -362,7 +322,6 @@ function render(view, ctx) {
       playerLine(view, me),
     ),
     hand(view, ctx),
-    resign(view, ctx),
   );
 }
 
