@@ -1,12 +1,14 @@
 """The package's C parts; everything else about the package is in pyproject.toml.
 
 Always: ``playhall_protocol._speedups`` (protocol/playhall_protocol/_speedups.c), a C twin of
-packing a view diff (``codec.pack(diff.make_diff(...))``), and ``playhall.games._splitmix``
+packing a view diff (``codec.pack(diff.make_diff(...))``); ``playhall.store._resp``
+(server/playhall/store/_resp.c), RESP encoding of a commit's arguments
+(``pipe.encode_bulk_reference``); and ``playhall.games._splitmix``
 (server/playhall/games/_splitmix.c), the games' shuffle (``Rng.shuffle_reference``). They are
 optional: where they cannot be compiled (no C compiler or no Python headers) the install goes on
 without them, and the pure Python references are used (``PLAYHALL_SPEEDUPS=0`` chooses the
-protocol's at run time too). .ci/sanitized tests them built with AddressSanitizer and
-UndefinedBehaviorSanitizer.
+protocol's and the store's at run time too). .ci/sanitized tests them built with
+AddressSanitizer and UndefinedBehaviorSanitizer.
 
 Opt-in, the compiled build:
 
@@ -31,6 +33,7 @@ from setuptools import Extension, setup
 SPEEDUPS = [
     Extension("playhall_protocol._speedups", ["protocol/playhall_protocol/_speedups.c"],
               optional=True),
+    Extension("playhall.store._resp", ["server/playhall/store/_resp.c"], optional=True),
     Extension("playhall.games._splitmix", ["server/playhall/games/_splitmix.c"], optional=True),
 ]
 

@@ -46,7 +46,7 @@ class FakePipe:
     async def call(self, *args: bytes) -> int:
         return await self.call_encoded(encode_command(list(args)))
 
-    async def call_encoded(self, command: bytes) -> int:
+    async def call_encoded(self, *command: bytes) -> int:
         # Answered from a later callback, as the real connection's reader does.
         future = asyncio.get_running_loop().create_future()
         asyncio.get_running_loop().call_soon(future.set_result, 1)

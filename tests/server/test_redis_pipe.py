@@ -9,30 +9,10 @@ import uuid
 
 import pytest
 import redis.asyncio as aioredis
-from hypothesis import given
-from hypothesis import strategies as st
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from playhall.store.pipe import RedisPipe, encode_bulk, encode_command
-
-
-def test_commands_are_encoded_as_arrays_of_bulk_strings() -> None:
-    assert encode_command([b"SET", b"k", b"a\r\nb"]) == (
-        b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4\r\na\r\nb\r\n"
-    )
-
-
-@pytest.mark.parametrize("size", [0, 1, 9, 10, 99, 100, 511, 512, 513, 70_000])
-def test_bulk_string_headers_give_the_length_at_every_size(size: int) -> None:
-    # Short lengths take a header made once; longer ones are formatted as they come.
-    value = b"x" * size
-    assert encode_bulk([value]) == b"$" + str(size).encode() + b"\r\n" + value + b"\r\n"
-
-
-@given(st.lists(st.binary(max_size=1200), max_size=30))
-def test_any_arguments_are_encoded_as_the_protocol_says(args: list[bytes]) -> None:
-    assert encode_bulk(args) == b"".join(b"$%d\r\n%b\r\n" % (len(arg), arg) for arg in args)
+from playhall.store.pipe import RedisPipe
 
 
 async def test_concurrent_calls_get_their_own_replies_in_order(redis_url: str) -> None:

@@ -48,9 +48,9 @@ class CountingPipe:
         self.sent += 1
         return await self.pipe.call(*args)
 
-    async def call_encoded(self, command: bytes) -> Any:
+    async def call_encoded(self, *command: bytes) -> Any:
         self.sent += 1
-        return await self.pipe.call_encoded(command)
+        return await self.pipe.call_encoded(*command)
 
     def close(self) -> None:
         self.pipe.close()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, Protocol, cast
 
 import hiredis
@@ -33,6 +33,7 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from playhall.eventloop import Transport
+from playhall_protocol import codec
 
 
 class CommandPipe(Protocol):
@@ -42,9 +43,9 @@ class CommandPipe(Protocol):
     on_answer: Callable[[], None] | None
     preamble: list[bytes]
 
-    async def call(self, *args: bytes) -> Any: ...
+    def call(self, *args: bytes) -> Awaitable[Any]: ...
 
-    async def call_encoded(self, command: bytes) -> Any: ...
+    def call_encoded(self, *command: bytes) -> Awaitable[Any]: ...
 
     def close(self) -> None: ...
 
@@ -54,13 +55,10 @@ def encode_command(args: list[bytes]) -> bytes:
     return b"*%d\r\n" % len(args) + encode_bulk(args)
 
 
-def encode_bulk(args: list[bytes]) -> bytes:
+def encode_bulk_reference(args: list[bytes]) -> bytes:
     """Bulk strings, the elements of a command's array (its header is the caller's): a command
-    whose first arguments never change can keep them encoded.
-
-    Not ``hiredis.pack_command``: it encodes the same in C, but copies every argument into a
-    buffer of its own and formats every length with printf, and costs about three times this
-    (compiled build: 27k instructions for a commit's arguments against 9k)."""
+    whose first arguments never change can keep them encoded. (:data:`encode_bulk` is this, or
+    its C twin in ``_resp.c`` where that is built: docs/operations.md, "The C speedups".)"""
     heads = _BULK_HEADS  # a local (docs/operations.md, "The compiled build")
     parts = []
     for arg in args:
@@ -77,6 +75,23 @@ def encode_bulk(args: list[bytes]) -> bytes:
 #: commit has some twenty arguments, nearly all short, and formatting each header would be a
 #: third of encoding them.
 _BULK_HEADS: Final = [b"$%d" % size for size in range(512)]
+
+
+def _c_encode_bulk() -> Callable[[list[bytes]], bytes] | None:
+    """The C twin, unless the speedups are switched off (``PLAYHALL_SPEEDUPS=0``, read by the
+    protocol's codec) or it was not built."""
+    if not codec.SPEEDUPS_WANTED:
+        return None
+    try:
+        from playhall.store._resp import encode_bulk
+    except ImportError:
+        return None
+    return encode_bulk
+
+
+#: Encodes a command's arguments as RESP bulk strings: :func:`encode_bulk_reference`, in C
+#: where built.
+encode_bulk: Final = _c_encode_bulk() or encode_bulk_reference
 
 
 class CommandTimeout(RedisTimeoutError):
@@ -154,27 +169,38 @@ class RedisPipe:
         #: again in full).
         self.preamble: list[bytes] = []
 
-    async def call(self, *args: bytes) -> Any:
-        """Send one command (pipelined with others of the same loop pass); its reply, or the
-        ``ResponseError`` Redis answered with, raised."""
-        return await self.call_encoded(encode_command(list(args)))
+    def call(self, *args: bytes) -> Awaitable[Any]:
+        """Send one command, pipelined with the others of the same loop pass: awaited, its
+        reply, or the ``ResponseError`` Redis answered with, raised. The command is queued by
+        the call itself, so commands go in the order of the calls."""
+        return self.call_encoded(encode_command(list(args)))
 
-    async def call_encoded(self, command: bytes) -> Any:
-        """:meth:`call` for a command already in RESP."""
+    def call_encoded(self, *command: bytes) -> Awaitable[Any]:
+        """:meth:`call` for a command already in RESP, in one or more parts: they are written
+        with the rest of the batch in one join, so the caller need not join them first.
+
+        Not a coroutine while connected: the future Redis's reply settles is returned as it
+        is, which spares every commit a coroutine of its own."""
         connection = self.connection
         if connection is None:
-            connection = await self._connect()
+            return self._call_when_connected(command)
+        return self._queue(connection, command)
+
+    async def _call_when_connected(self, command: tuple[bytes, ...]) -> Any:
+        return await self._queue(await self._connect(), command)
+
+    def _queue(self, connection: _Connection, command: tuple[bytes, ...]) -> asyncio.Future[Any]:
         loop = connection.loop
         future: asyncio.Future[Any] = loop.create_future()
         self.waiting.append(future)
         self.deadlines.append(loop.time() + self.timeout)
         if self._watchdog is None:
             self._watchdog = loop.call_later(self.timeout, self._check_deadline)
-        self._queued.append(command)
+        self._queued.extend(command)
         if not self._flush_scheduled:
             self._flush_scheduled = True
             loop.call_soon(self._flush)
-        return await future
+        return future
 
     def _flush(self) -> None:
         self._flush_scheduled = False

@@ -452,20 +452,20 @@ class Store:
 
     async def _script(self, script: _Script, keys: list[str], args: list[str]) -> Any:
         words = [b"%d" % len(keys), *(k.encode() for k in keys), *(a.encode() for a in args)]
-        return await self._eval(script, encode_bulk(words), len(words))
+        return await self._eval(script, len(words), encode_bulk(words))
 
-    async def _eval(self, script: _Script, words: bytes, count: int) -> Any:
+    async def _eval(self, script: _Script, count: int, *words: bytes) -> Any:
         """Run a Lua script on the commit connection by its digest, sending its text only if
         Redis does not have it (restarted, or SCRIPT FLUSH): NOSCRIPT means it did not run.
         ``words``: the key count, the keys and the arguments, ``count`` of them, already in
-        RESP (a commit keeps most of them encoded per room)."""
+        RESP, in one or more parts (a commit keeps its first ones encoded per room)."""
         header = b"*%d\r\n" % (count + 2)
         try:
-            return await self.pipe.call_encoded(header + script.by_sha + words)
+            return await self.pipe.call_encoded(header, script.by_sha, *words)
         except ResponseError as exc:
             if not str(exc).startswith("NOSCRIPT"):
                 raise
-            return await self.pipe.call_encoded(header + script.by_text + words)
+            return await self.pipe.call_encoded(header, script.by_text, *words)
 
     # -- rooms -------------------------------------------------------------------------------
 
@@ -499,7 +499,7 @@ class Store:
         head, count = self._head_for(change.room, change.code, change.lease, change.game)
         tail = self._commit_tail(change)
         try:
-            await self._eval(_COMMIT_SCRIPT, head + encode_bulk(tail), count + len(tail))
+            await self._eval(_COMMIT_SCRIPT, count + len(tail), head, encode_bulk(tail))
         except ResponseError as exc:
             # The script's own refusals; any other error reply (LOADING while Redis reads its
             # file after a restart, OOM, READONLY, ...) means the script did not run, and is
@@ -610,7 +610,7 @@ class Store:
         mode = "set" if summary is not None else "del"
         words = [b"%d" % len(keys), *(k.encode() for k in keys)]
         words += [lease.encode(), room.encode(), mode.encode(), summary or b"", order.encode()]
-        return bool(await self._eval(_LIST_SCRIPT, encode_bulk(words), len(words)))
+        return bool(await self._eval(_LIST_SCRIPT, len(words), encode_bulk(words)))
 
     async def index_lobby(self) -> int:
         """Put every listed room in its game's index (summaries listed before the index
@@ -788,7 +788,7 @@ class Store:
         """Append a chat line (the last ``keep`` are kept); the list expires with its room."""
         keys = [self.chat_key(room).encode(), self.room_key(room).encode()]
         words = [b"2", *keys, line, b"%d" % keep]
-        await self._eval(_ADD_CHAT_SCRIPT, encode_bulk(words), len(words))
+        await self._eval(_ADD_CHAT_SCRIPT, len(words), encode_bulk(words))
 
     async def chat(self, room: str) -> list[bytes]:
         key = self.chat_key(room).encode()

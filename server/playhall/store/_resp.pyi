@@ -1,0 +1,3 @@
+"""Types of the C twin (_resp.c) of store.pipe.encode_bulk_reference."""
+
+def encode_bulk(args: list[bytes]) -> bytes: ...
