@@ -111,8 +111,16 @@ async def start(config: Config) -> Running:
         embedded = EmbeddedRedis(config.data_dir, fsync=config.redis_fsync)
         url = await asyncio.to_thread(embedded.start)
     # A blocking pool: at a thousand connections saying hello at once, requests wait for a
-    # Redis connection instead of failing with "too many connections".
-    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=64, timeout=20)
+    # Redis connection instead of failing with "too many connections". Its commands get the
+    # commit connection's deadline, so a stalled Redis fails hello and the lobby as it fails
+    # moves (store_failed), whatever redis-py's own default.
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url,
+        max_connections=64,
+        timeout=20,
+        socket_timeout=config.redis_timeout,
+        socket_connect_timeout=config.redis_timeout,
+    )
     client = aioredis.Redis(connection_pool=pool)
     await client.ping()
     store = Store(

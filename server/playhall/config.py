@@ -42,8 +42,8 @@ class Config:
     )
     redis_timeout: float = setting(
         5.0,
-        "seconds Redis may take to answer a room change (connecting included); past that the "
-        "change fails with store_failed and the connection is made again",
+        "seconds Redis may take to answer a command (connecting included); past that a room "
+        "change, hello or lobby request fails with store_failed",
     )
     key_prefix: str = setting("ph:", "prefix of every Redis key (several deployments, one Redis)")
     instance: str = setting(

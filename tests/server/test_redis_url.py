@@ -29,7 +29,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from playhall import app
 from playhall.store.embedded import redis_server_binary
 from playhall.store.pipe import CommandTimeout, RedisPipe
-from playhall_client.client import ServerError
+from playhall_client.client import Client, ServerError
 
 from .conftest import free_port, server_config
 from .helpers import started_table
@@ -251,3 +251,28 @@ async def test_the_room_answers_store_failed_when_redis_stops_answering(
     finally:
         stoppable.process.send_signal(signal.SIGCONT)
         await table.close()
+
+
+async def test_hello_and_the_lobby_answer_store_failed_when_redis_stops_answering(
+    stoppable: RedisProcess, server_on_stoppable: app.Running
+) -> None:
+    # Everything but the room changes goes through redis-py's pool (a player's record, the
+    # lobby's pages): a stalled Redis gets the same deadline there as on the commit connection.
+    kwargs = server_on_stoppable.redis.connection_pool.connection_kwargs
+    assert kwargs["socket_timeout"] == kwargs["socket_connect_timeout"] == 0.5
+    url = f"ws://127.0.0.1:{server_on_stoppable.port}/"
+    watcher = await Client.connect(url, name="watcher", reconnect=False)
+    try:
+        stoppable.process.send_signal(signal.SIGSTOP)
+        with pytest.raises(ServerError) as refused:
+            await asyncio.wait_for(Client.connect(url, name="late", reconnect=False), PATIENCE)
+        assert refused.value.code == "store_failed"
+        with pytest.raises(ServerError) as refused:
+            await asyncio.wait_for(watcher.lobby_page(), PATIENCE)
+        assert refused.value.code == "store_failed"
+        stoppable.process.send_signal(signal.SIGCONT)
+        # Once Redis answers again, so does the server, on the same connection.
+        assert isinstance(await asyncio.wait_for(watcher.lobby_page(), PATIENCE), dict)
+    finally:
+        stoppable.process.send_signal(signal.SIGCONT)
+        await watcher.close()
