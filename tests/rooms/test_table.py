@@ -253,3 +253,31 @@ def test_rematch_is_a_new_room_at_the_same_table() -> None:
     ]
     assert new.rematch == "r2" and events == [{"type": "rematch", "room": "r2"}]
     assert not table.rematch_needed(new, "alice")  # asked again: the same room
+
+
+def test_an_away_player_to_act_gets_a_stand_in_limit_seconds_after_going() -> None:
+    record = alices_turn()  # Alice (seat 0) to act; a bot holds seat 1
+    game = mantis()
+    # Watched from seat 0: nobody is away. Not watched: due `limit` after she went, or after
+    # the room was loaded (`since`) when nobody has viewed her seat since.
+    assert table.away_due(record, game, 30.0, {0, None}, {}, since=100.0) == {}
+    assert table.away_due(record, game, 30.0, {None}, {0: 200.0}, since=100.0) == {0: 230.0}
+    assert table.away_due(record, game, 30.0, set(), {}, since=100.0) == {0: 130.0}
+    # No limit, a stand-in already there, or a game not in play: nobody stands in.
+    assert table.away_due(record, game, 0.0, set(), {}, since=100.0) == {}
+    stood_in, _ = table.stand_in(record, 0, "away")
+    assert table.away_due(stood_in, game, 30.0, set(), {}, since=100.0) == {}
+    assert table.away_due(room(), game, 30.0, set(), {}, since=100.0) == {}
+
+
+def test_only_seats_the_game_waits_for_can_be_away() -> None:
+    record = playing()
+    game = mantis()
+    assert record.state is not None
+    while game.to_act(record.state) == [0]:  # let Alice's turn pass: the bot's seat to act
+        the_move = game.legal_moves(record.state, 0)[0]
+        record, _ = table.move(record, game, 0, "alice", record.version, None, the_move)
+        assert record.state is not None
+    # The bot's seat (1) plays itself; Alice is not to act: no stand-in is due for anyone.
+    assert game.to_act(record.state) == [1]
+    assert table.away_due(record, game, 30.0, set(), {}, since=100.0) == {}

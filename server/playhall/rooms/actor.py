@@ -26,11 +26,12 @@ from playhall.config import Config
 from playhall.games.contract import Event, Game
 from playhall.rooms import table
 from playhall.rooms.audience import Audience, Viewer
-from playhall.rooms.commands import HANDLERS, hide_from_outsiders
+from playhall.rooms.commands import HANDLERS, expiry_due, hide_from_outsiders
 from playhall.rooms.inbox import Command, Done, Inbox, settle
 from playhall.rooms.listing import Listing
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
 from playhall.rooms.replay import STEPS, step_entry
+from playhall.rooms.settling import settle_commit
 from playhall.rooms.table import RoomError
 from playhall.store.outage import is_store_error, outcome_unknown
 from playhall.store.redis_store import Commit, Fenced, Store, VersionConflict
@@ -84,8 +85,8 @@ class Room:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         #: A change whose commit reply was lost, not yet known to be stored or not, and what
-        #: adopts it if it was (see _settle).
-        self._unsettled: tuple[RoomRecord, Callable[[], None]] | None = None
+        #: adopts it if it was (rooms/settling.py).
+        self.unsettled: tuple[RoomRecord, Callable[[], None]] | None = None
         self.log = logger.bind(room=record.id, game=record.game)
         self._debug = log.debug_enabled()
 
@@ -98,9 +99,7 @@ class Room:
     async def stop(self) -> None:
         """Finish the command in hand, refuse the rest, and stop."""
         self._closed = True
-        for handle in (self._timer, self._clock_timer, self._idle):
-            if handle is not None:
-                handle.cancel()
+        self._cancel_timers()
         if self._task is not None:
             self.inbox.put(Command("_stop", None, {}), force=True)
             await self._task
@@ -140,8 +139,8 @@ class Room:
                 return
             handler = HANDLERS[command.kind]
             try:
-                if self._unsettled is not None:
-                    await self._settle()
+                if self.unsettled is not None:
+                    await settle_commit(self)
                 if self.record.private:
                     hide_from_outsiders(self, command)
                 result = await handler(self, command)
@@ -199,36 +198,6 @@ class Room:
             delay = min(1.0, self.config.lease_ms / 10_000)
             asyncio.get_running_loop().call_later(delay, self._post, command.kind, command.args)
 
-    async def _settle(self) -> None:
-        """Resolve a change whose commit reply was lost (the connection to Redis dropped after
-        the script was sent): it may or may not have been stored. Redis says which: its
-        version is the new one (stored: adopt and broadcast it, as if the reply had come) or
-        still the old one (not stored). This process's lease token still being there proves
-        nobody else wrote the room meanwhile. Raises :class:`RoomError` (``store_failed``,
-        outcome unknown) while Redis cannot be asked; the room then answers nothing from
-        memory until it can."""
-        assert self._unsettled is not None
-        new, adopt = self._unsettled
-        try:
-            version, token = await asyncio.wait_for(
-                self.store.version_and_lease(self.record.id), _SETTLE_TIMEOUT
-            )
-        except Exception as exc:
-            if not (is_store_error(exc) or isinstance(exc, TimeoutError)):
-                raise
-            self.store.outage.failed(exc, room=self.record.id, during="settling a commit")
-            raise RoomError(errors.STORE_FAILED, _OUTCOME_UNKNOWN) from None
-        self._unsettled = None
-        if token != self.lease:
-            raise Fenced(f"lease now {token!r}")
-        if version == new.version:
-            self.log.info("commit_settled", version=version, stored=True)
-            adopt()
-        elif version != self.record.version:
-            raise VersionConflict(f"VERSION {version}")
-        else:
-            self.log.info("commit_settled", version=version, stored=False)
-
     # -- storing a change ----------------------------------------------------------------------
 
     async def commit(
@@ -276,17 +245,17 @@ class Room:
             reply_lost = True
         # (Settled after the except block: docs/operations.md, "The compiled build".)
         if reply_lost:
-            self._unsettled = (
+            self.unsettled = (
                 new,
                 lambda: self._adopt(new, kind, seat, player, events, checkpoint, summary),
             )
-            await self._settle()
+            await settle_commit(self)
             if self.record is not new:
                 raise RoomError(errors.STORE_FAILED, "the change was not made")
         else:
             self._adopt(new, kind, seat, player, events, checkpoint, summary)
         if new.status != old.status:
-            await self._expiry_due(new)
+            await expiry_due(self, new)
 
     def _adopt(
         self, new: RoomRecord, kind: str, seat: int | None, player: str | None,
@@ -314,13 +283,6 @@ class Room:
         an evicted room left the listing)."""
         self._post("_relist")
 
-    async def unlist(self) -> None:
-        """Leave the listing, once the room's task has stopped (it is evicted: nobody viewed
-        it for idle_evict, or the process is draining). A waiting room whose people all went
-        away does not stay listed; loading it again lists it again."""
-        if self.listing.summary is not None:
-            await self.listing.write(self.record, self.lease, None)
-
     # -- expiry --------------------------------------------------------------------------------
 
     def expiry_ttl(self) -> float | None:
@@ -328,18 +290,6 @@ class Room:
         never)."""
         config = self.config
         return table.expiry_ttl(self.record, config.waiting_ttl, config.abandoned_ttl)
-
-    async def _expiry_due(self, record: RoomRecord) -> None:
-        """Its status changed: check the room for expiry a whole ``ttl`` from now (or never,
-        once finished: its keys expire by themselves)."""
-        ttl = self.expiry_ttl()
-        try:
-            if ttl is None:
-                await self.store.drop_due(record.id)
-            else:
-                await self.store.set_due(record.id, time.time() + ttl)
-        except Exception:  # the change itself is stored: the next sweep or eviction sets it
-            self.log.exception("expiry_due_failed", version=record.version)
 
     def post_expiry(self, due: float) -> None:
         """The room was due for its expiry check at ``due`` (``rooms.commands.expire``)."""
@@ -349,13 +299,11 @@ class Room:
         """Close a room that goes without a game (a waiting room nobody came back to): delete
         it from Redis, take it off the lobby, and let the process forget it."""
         record = self.record
-        await self.unlist()
+        await self.listing.unlist(record, self.lease)
         await self.store.delete_room(record.id, record.code)
         self.discarded = True
         self._closed = True
-        for handle in (self._timer, self._clock_timer, self._idle):
-            if handle is not None:
-                handle.cancel()
+        self._cancel_timers()
         self._on_idle(self)
 
     # -- timers --------------------------------------------------------------------------------
@@ -399,32 +347,24 @@ class Room:
             return
         due = None if record.clocks is None else table.next_timeout(record)
         if self.config.away_takeover > 0:
-            if to_act is None:
-                to_act = self.game.to_act(record.state)
-            watched = self.audience.watched()
-            for seat in to_act:
-                if seat not in watched:  # rare: the player to act has no connection here
-                    away = self.away_due(record).get(seat)
-                    if away is not None and (due is None or away < due):
-                        due = away
+            to_act = self.game.to_act(record.state) if to_act is None else to_act
+            if not self.audience.watched().issuperset(to_act):  # rare: a player is not here
+                away = list(self.away_due(record).values())
+                due = min(away if due is None else [*away, due], default=None)
         if due is not None:
             delay = max(0.0, due - time.time())
             self._clock_timer = asyncio.get_running_loop().call_later(delay, self._post, "_clock")
 
     def away_due(self, record: RoomRecord) -> dict[int, float]:
-        """Seat -> when the bot stands in for its player, for each seat the game waits for
-        whose player plays for themselves and has no connection viewing the room."""
-        limit = self.config.away_takeover
-        if limit <= 0 or record.status != PLAYING or record.state is None:
-            return {}
-        due: dict[int, float] = {}
-        for seat in self.game.to_act(record.state):
-            held = record.seats[seat]
-            if held.player is None or table.plays_itself(record, seat):
-                continue
-            if not self.audience.watching(seat):
-                due[seat] = self.audience.gone.get(seat, self._loaded) + limit
-        return due
+        """:func:`table.away_due` of this room's viewers."""
+        limit, audience = self.config.away_takeover, self.audience
+        watched, gone = audience.watched(), audience.gone
+        return table.away_due(record, self.game, limit, watched, gone, self._loaded)
+
+    def _cancel_timers(self) -> None:
+        for handle in (self._timer, self._clock_timer, self._idle):
+            if handle is not None:
+                handle.cancel()
 
     def _check_idle(self) -> None:
         if self._idle is not None:
@@ -438,15 +378,6 @@ class Room:
             delay = self.config.finished_evict if finished else self.config.idle_evict
             self._idle = asyncio.get_running_loop().call_later(delay, self._on_idle, self)
 
-
-_OUTCOME_UNKNOWN: Final = (
-    "Redis did not answer whether the change was stored; retry the same request (a move's"
-    " mid makes that safe)"
-)
-
-#: Seconds the room waits for Redis to say whether a change was stored, before it answers
-#: that the outcome is unknown (the room's other commands wait behind it).
-_SETTLE_TIMEOUT: Final = 2.0
 
 #: Commands the room posts to itself (no client waits for them).
 _SELF_DRIVEN: Final = frozenset({"_auto", "_bot_turn"})

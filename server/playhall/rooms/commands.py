@@ -15,7 +15,7 @@ import msgpack
 from playhall.rooms import clocks, table, views
 from playhall.rooms.ids import new_room_id
 from playhall.rooms.inbox import Command
-from playhall.rooms.record import WAITING
+from playhall.rooms.record import WAITING, RoomRecord
 from playhall.rooms.table import RoomError
 from playhall_protocol import errors
 
@@ -249,6 +249,19 @@ async def auto(room: Room, command: Command) -> dict[str, Any]:
     elif record.deadline is not None:
         room.schedule()  # woken early (clock adjustments): wait again
     return {}
+
+
+async def expiry_due(room: Room, record: RoomRecord) -> None:
+    """``record``'s status changed: check the room for expiry a whole ``ttl`` from now (or
+    never, once finished: its keys expire by themselves)."""
+    ttl = room.expiry_ttl()
+    try:
+        if ttl is None:
+            await room.store.drop_due(record.id)
+        else:
+            await room.store.set_due(record.id, time.time() + ttl)
+    except Exception:  # the change itself is stored: the next sweep or eviction sets it
+        room.log.exception("expiry_due_failed", version=record.version)
 
 
 async def expire(room: Room, command: Command) -> dict[str, Any]:

@@ -72,3 +72,10 @@ class Listing:
         if written and summary != self.summary:
             self.lobby.changed(record.id, summary, record.game)
         self.summary = summary
+
+    async def unlist(self, record: RoomRecord, lease: str) -> None:
+        """Leave the listing, if listed (the room was evicted: nobody viewed it for
+        ``idle_evict``, or the process is draining; or it was discarded). A waiting room whose
+        people all went away does not stay listed; loading it again lists it again."""
+        if self.summary is not None:
+            await self.write(record, lease, None)

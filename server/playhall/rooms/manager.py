@@ -238,7 +238,7 @@ class RoomManager:
     async def _stop(self, room: Room) -> None:
         await room.stop()
         with contextlib.suppress(Exception):
-            await room.unlist()
+            await room.listing.unlist(room.record, room.lease)
         with contextlib.suppress(Exception):
             await self.store.release(room.record.id, room.lease)
             ttl = room.expiry_ttl()

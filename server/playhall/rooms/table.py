@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Container, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -316,6 +317,28 @@ def plays_itself(record: RoomRecord, seat: int) -> bool:
     """Whether the server moves for ``seat``: a bot sits there, or stands in for its player."""
     held = record.seats[seat]
     return held.bot or held.stand_in is not None
+
+
+def away_due(
+    record: RoomRecord,
+    game: Game,
+    limit: float,
+    watched: Container[int | None],
+    gone: Mapping[int, float],
+    since: float,
+) -> dict[int, float]:
+    """Seat -> when the bot stands in for its player, for each seat the game waits for whose
+    player plays for themselves and has no connection viewing the room (``watched``): ``limit``
+    seconds after the player went (``gone``), or after ``since`` (the room was loaded) for a
+    seat nobody has viewed since. Empty when ``limit`` is not positive: nobody stands in."""
+    if limit <= 0 or record.status != PLAYING or record.state is None:
+        return {}
+    due: dict[int, float] = {}
+    for seat in game.to_act(record.state):
+        if record.seats[seat].player is None or plays_itself(record, seat) or seat in watched:
+            continue
+        due[seat] = gone.get(seat, since) + limit
+    return due
 
 
 def timed_out(record: RoomRecord, now: float) -> list[int]:
