@@ -134,16 +134,14 @@ def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
 
 
 def _unpack(frame: bytes, pairs_hook: Any) -> Any:
+    # msgpack's own defaults (msgpack >= 1.0) are the protocol's, and are not passed again (a
+    # keyword each costs every frame): str as str (raw=False), map keys str or bin only
+    # (strict_map_key; _check refuses bin), arrays as lists, timestamps as Timestamp objects
+    # (timestamp=0; _check refuses them).
     try:
-        return msgpack.unpackb(
-            frame,
-            raw=False,
-            strict_map_key=True,
-            use_list=True,
-            object_pairs_hook=pairs_hook,
-            ext_hook=_refuse_ext,
-            timestamp=0,
-        )
+        if pairs_hook is None:
+            return msgpack.unpackb(frame, ext_hook=_refuse_ext)
+        return msgpack.unpackb(frame, ext_hook=_refuse_ext, object_pairs_hook=pairs_hook)
     except _ExtRefused:
         raise ProtocolError(BAD_FRAME, _NO_EXT) from None
     except _DuplicateKey:

@@ -52,7 +52,7 @@ import functools
 import hashlib
 import heapq
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
@@ -458,14 +458,27 @@ class Store:
         """Run a Lua script on the commit connection by its digest, sending its text only if
         Redis does not have it (restarted, or SCRIPT FLUSH): NOSCRIPT means it did not run.
         ``words``: the key count, the keys and the arguments, ``count`` of them, already in
-        RESP, in one or more parts (a commit keeps its first ones encoded per room)."""
+        RESP, in one or more parts (a commit keeps its first ones encoded per room).
+
+        The commit script's refusals are raised as :class:`Fenced` and
+        :class:`VersionConflict` (no other script makes them). Any other error reply
+        (LOADING while Redis reads its file after a restart, OOM, READONLY, ...) means the
+        script did not run, and is raised as it is: a store failure, nothing changed."""
         header = b"*%d\r\n" % (count + 2)
         try:
-            return await self.pipe.call_encoded(header, script.by_sha, *words)
-        except ResponseError as exc:
-            if not str(exc).startswith("NOSCRIPT"):
-                raise
-            return await self.pipe.call_encoded(header, script.by_text, *words)
+            try:
+                return await self.pipe.call_encoded(header, script.by_sha, *words)
+            except ResponseError as missing:
+                if not str(missing).startswith("NOSCRIPT"):
+                    raise
+                return await self.pipe.call_encoded(header, script.by_text, *words)
+        except ResponseError as refused:  # (named apart: docs/operations.md, "The compiled build")
+            text = str(refused)
+            if text.startswith("FENCED"):
+                raise Fenced(text) from None
+            if text.startswith("VERSION"):
+                raise VersionConflict(text) from None
+            raise
 
     # -- rooms -------------------------------------------------------------------------------
 
@@ -488,28 +501,19 @@ class Store:
             raise LogGap(f"room {room}: the log does not hold versions {at + 1} to {at + lag}")
         return Stored(int(version), _bytes(blob), at, since)
 
-    async def commit(self, change: Commit) -> None:
-        """Store one change atomically. Raises :class:`Fenced` or :class:`VersionConflict`.
+    def commit(self, change: Commit) -> Awaitable[Any]:
+        """Store one change atomically; awaited, raises :class:`Fenced` or
+        :class:`VersionConflict` (see :meth:`_eval`).
 
-        Returns once Redis has applied it. Commits of many rooms made in the same pass of the
+        Done once Redis has applied it. Commits of many rooms made in the same pass of the
         event loop reach Redis in one write (group commit), by their script's digest; if Redis
         lost the script (restarted, or SCRIPT FLUSH) the commit is sent again with the script's
-        text. That is safe: a NOSCRIPT reply means the commit did not run.
+        text. That is safe: a NOSCRIPT reply means the commit did not run. (Not a coroutine:
+        the script call's is returned as it is, one coroutine less per move.)
         """
         head, count = self._head_for(change.room, change.code, change.lease, change.game)
         tail = self._commit_tail(change)
-        try:
-            await self._eval(_COMMIT_SCRIPT, count + len(tail), head, encode_bulk(tail))
-        except ResponseError as exc:
-            # The script's own refusals; any other error reply (LOADING while Redis reads its
-            # file after a restart, OOM, READONLY, ...) means the script did not run, and is
-            # raised as it is: a store failure, nothing changed.
-            text = str(exc)
-            if text.startswith("FENCED"):
-                raise Fenced(text) from None
-            if text.startswith("VERSION"):
-                raise VersionConflict(text) from None
-            raise
+        return self._eval(_COMMIT_SCRIPT, count + len(tail), head, encode_bulk(tail))
 
     async def version_and_lease(self, room: str) -> tuple[int | None, str | None]:
         """The room's stored version and the token of its lease (None: no room / no lease):
