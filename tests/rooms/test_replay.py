@@ -29,9 +29,9 @@ from tests.games.conformance import quick_cases
 CASES = quick_cases()
 
 
-def as_stored(entry: dict[str, bytes | str | int]) -> dict[str, bytes]:
-    """A log entry as Redis hands it back (the store sends every value as text or bytes)."""
-    return {k: v if isinstance(v, bytes) else str(v).encode() for k, v in entry.items()}
+def as_stored(entry: list[bytes]) -> dict[str, bytes]:
+    """A log entry as the store reads it back from Redis: field names as text."""
+    return {entry[i].decode(): entry[i + 1] for i in range(0, len(entry), 2)}
 
 
 def live_game(

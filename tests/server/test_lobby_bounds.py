@@ -40,7 +40,7 @@ async def _list_directly(store: Store, summaries: list[dict[str, Any]]) -> None:
     await asyncio.gather(*(
         store.commit(Commit(
             room=s["room"], lease="", prev_version=-1, version=1, record=b"-",
-            log={"v": 1, "k": "create"}, lobby=msgpack.packb(s), game=s["game"],
+            log=[b"v", b"1", b"k", b"create"], lobby=msgpack.packb(s), game=s["game"],
             order=lobby_order(s),
         ))
         for s in summaries

@@ -59,7 +59,7 @@ class CountingPipe:
 def change(room: str, lease: str, prev: int, record: bytes = b"r") -> Commit:
     return Commit(
         room=room, lease=lease, prev_version=prev, version=prev + 1, record=record,
-        log={"v": prev + 1, "k": "move", "s": 0, "m": b"\x80"},
+        log=[b"v", b"%d" % (prev + 1), b"k", b"move", b"s", b"0", b"m", b"\x80"],
     )  # fmt: skip
 
 

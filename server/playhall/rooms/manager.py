@@ -21,7 +21,7 @@ from playhall.rooms import table
 from playhall.rooms.actor import Room
 from playhall.rooms.ids import is_room_id, new_room_id
 from playhall.rooms.record import RoomRecord
-from playhall.rooms.replay import replay
+from playhall.rooms.replay import replay, step_entry
 from playhall.rooms.table import RoomError, needs_server, no_such_room
 from playhall.store.outage import is_store_error, outcome_unknown
 from playhall.store.redis_store import Commit, LogGap, NoRoom, Store
@@ -217,7 +217,7 @@ class RoomManager:
                 prev_version=-1,
                 version=first.version,
                 record=first.pack(),
-                log={"v": first.version, "k": "create", "p": record.creator},
+                log=step_entry(first, "create", None, record.creator, None, None),
                 unlist=True,
                 game=record.game,
             )

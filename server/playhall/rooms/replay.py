@@ -96,22 +96,24 @@ def played(
 
 def step_entry(
     new: RoomRecord, kind: str, seat: int | None, player: str | None, move: Any, mid: Any
-) -> dict[str, bytes | str | int]:
+) -> list[bytes]:
     """The log entry of the change that made ``new``: what :func:`replay` needs to make it
-    again from the record before it (``mid``: the move id, for a player's move)."""
-    entry: dict[str, bytes | str | int] = {"v": new.version, "k": kind}
+    again from the record before it (``mid``: the move id, for a player's move). As the log
+    stores it: field, value, field, value, ... in bytes (made here once, as every move's entry
+    is, rather than converted from a map by the store)."""
+    entry = [b"v", b"%d" % new.version, b"k", kind.encode()]
     if seat is not None:
-        entry["s"] = seat
+        entry += (b"s", b"%d" % seat)
     if player is not None:
-        entry["p"] = player
+        entry += (b"p", player.encode())
     if move is not None:
-        entry["m"] = pack(move)
+        entry += (b"m", pack(move))
     if mid is not None:
-        entry["i"] = pack(mid)
+        entry += (b"i", pack(mid))
     if new.deadline is not None:
-        entry["d"] = repr(new.deadline)  # repr gives the float back exactly
+        entry += (b"d", repr(new.deadline).encode())  # repr gives the float back exactly
     if new.clocks is not None:
-        entry["c"] = pack(new.clocks)  # msgpack keeps floats exactly too
+        entry += (b"c", pack(new.clocks))  # msgpack keeps floats exactly too
     return entry
 
 

@@ -234,11 +234,6 @@ SCRIPT_LOADS: Final = [
 ]
 
 
-#: The log entry's field names (rooms/replay.py, ``step_entry``), encoded once: a commit sends
-#: four to six of them.
-_LOG_FIELD_NAMES: Final = {name: name.encode() for name in ("v", "k", "s", "p", "m", "i", "d")}
-
-
 def _bytes(value: bytes | str) -> bytes:
     """redis-py types replies as bytes-or-str; this client never decodes, so they are bytes."""
     return value if isinstance(value, bytes) else value.encode()
@@ -281,7 +276,7 @@ class Commit:
         prev_version: int,
         version: int,
         record: bytes,
-        log: dict[str, bytes | str | int],
+        log: list[bytes],
         lobby: bytes | None = None,
         unlist: bool = False,
         active: bool = False,
@@ -297,7 +292,7 @@ class Commit:
         #: The new record, packed (a checkpoint); b"" when the log entry alone describes the
         #: change (the stored record stays the last checkpoint).
         self.record = record
-        self.log = log
+        self.log = log  # the log entry as stored: field, value, ... (replay.step_entry)
         self.lobby = lobby  # summary to list; None with unlist=False: leave as is
         self.unlist = unlist
         self.active = active
@@ -556,14 +551,7 @@ class Store:
             b"%d" % change.expire,
             change.order.encode(),
         ]
-        for name, value in change.log.items():
-            args.append(_LOG_FIELD_NAMES.get(name) or name.encode())
-            if type(value) is bytes:
-                args.append(value)
-            elif type(value) is int:
-                args.append(b"%d" % value)
-            else:
-                args.append(str(value).encode())
+        args.extend(change.log)
         return args
 
     def _answered(self) -> None:
