@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { mmss, secondsLeft } from '../../clients/playhall_web/static/app/room.js';
+import { mmss, secondsLeft, shownOptions } from '../../clients/playhall_web/static/app/room.js';
 
 const clock = { kind: 'fischer', remaining_ms: [5000, 3000], running: [0], at: 100 };
 
@@ -28,4 +28,15 @@ test('mm:ss rounds up to the whole second still left', () => {
   assert.equal(mmss(0.2), '00:01');
   assert.equal(mmss(61.2), '01:02');
   assert.equal(mmss(600), '10:00');
+});
+
+test('the header lists only the clock settings its kind uses', () => {
+  const clock = { clock_ms: 1500, increment_ms: 5000, on_timeout: 'bot' };
+  const names = (options) => shownOptions(options).map(([name]) => name);
+  assert.deepEqual(names({ target: 15, clock: 'none', ...clock }), ['target', 'clock']);
+  assert.deepEqual(names({ clock: 'turn', ...clock }), ['clock', 'clock_ms', 'on_timeout']);
+  assert.deepEqual(names({ clock: 'fischer', ...clock }),
+    ['clock', 'clock_ms', 'increment_ms', 'on_timeout']);
+  assert.deepEqual(names({ target: 15 }), ['target']);  // a room made before clocks existed
+  assert.deepEqual(shownOptions(undefined), []);
 });

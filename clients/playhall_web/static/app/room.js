@@ -103,6 +103,19 @@ export function secondsLeft(clock, seat, now) {
   return Math.max(0, ms / 1000 - (running && clock.at !== null ? now - Number(clock.at) : 0));
 }
 
+/** The room's options as its header lists them: a clock's settings only where its kind uses
+ * them (the server fills in every clock option, so a room without a clock would otherwise list
+ * a length and a policy it does not have, and a turn clock an increment). */
+export function shownOptions(options) {
+  const unused = CLOCK_UNUSED[(options || {}).clock] || [];
+  return Object.entries(options || {}).filter(([name]) => !unused.includes(name));
+}
+
+const CLOCK_UNUSED = {
+  none: ["clock_ms", "increment_ms", "on_timeout"],
+  turn: ["increment_ms"],
+};
+
 export function mmss(seconds) {
   const s = Math.ceil(seconds);
   return `${String(Math.floor(s / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
@@ -215,7 +228,7 @@ export function showRoom(app, root, room, history) {
       }
     };
     const title = (app.games.find((g) => g.id === v.game) || {}).title || v.game;
-    const opts = Object.entries(v.options || {})
+    const opts = shownOptions(v.options)
       .map(([k, x]) => `${k} ${formatScore(x)}`)
       .join(", ");
     headEl.replaceChildren(
