@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { mmss, secondsLeft, shownOptions } from '../../clients/playhall_web/static/app/room.js';
+import { mmss, secondsLeft } from '../../clients/playhall_web/static/app/room.js';
+import { optionsText } from '../../clients/playhall_web/static/app/ui.js';
 
 const clock = { kind: 'fischer', remaining_ms: [5000, 3000], running: [0], at: 100 };
 
@@ -30,13 +31,13 @@ test('mm:ss rounds up to the whole second still left', () => {
   assert.equal(mmss(600), '10:00');
 });
 
-test('the header lists only the clock settings its kind uses', () => {
+test('rooms list only the clock settings their kind uses', () => {
   const clock = { clock_ms: 1500, increment_ms: 5000, on_timeout: 'bot' };
-  const names = (options) => shownOptions(options).map(([name]) => name);
-  assert.deepEqual(names({ target: 15, clock: 'none', ...clock }), ['target', 'clock']);
-  assert.deepEqual(names({ clock: 'turn', ...clock }), ['clock', 'clock_ms', 'on_timeout']);
-  assert.deepEqual(names({ clock: 'fischer', ...clock }),
-    ['clock', 'clock_ms', 'increment_ms', 'on_timeout']);
-  assert.deepEqual(names({ target: 15 }), ['target']);  // a room made before clocks existed
-  assert.deepEqual(shownOptions(undefined), []);
+  assert.equal(optionsText({ target: 15, clock: 'none', ...clock }), 'target 15, clock none');
+  assert.equal(optionsText({ clock: 'turn', ...clock }),
+    'clock turn, clock_ms 1500, on_timeout bot');
+  assert.equal(optionsText({ clock: 'fischer', ...clock }),
+    'clock fischer, clock_ms 1500, increment_ms 5000, on_timeout bot');
+  assert.equal(optionsText({ target: 15 }), 'target 15');  // a room made before clocks existed
+  assert.equal(optionsText(undefined), '');
 });

@@ -1,6 +1,6 @@
 // The lobby: your name, rooms to resume, joining by code, creating a room with the game's own
 // options and seat counts, and the live room list (lobby.watch), filterable by game.
-import { h, formatScore } from "./ui.js";
+import { h, optionsText } from "./ui.js";
 
 function gameTitle(app, id) {
   const g = app.games.find((x) => x.id === id);
@@ -161,9 +161,7 @@ function createForm(app, formState, redraw) {
 
 function roomRow(app, r) {
   const seats = (r.players || []).map((p) => p || "·").join(", ");
-  const opts = Object.entries(r.options || {})
-    .map(([k, v]) => `${k} ${formatScore(v)}`)
-    .join(", ");
+  const opts = optionsText(r.options);
   const free = r.taken < r.seats && r.status === "waiting";
   return h(
     "li",

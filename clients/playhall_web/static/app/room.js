@@ -1,7 +1,7 @@
 // The room screen: seats with presence (and room for a clock each), the table's controls
 // (seats, bots, ready, start, leave, rematch), the game's board drawn by its renderer, the game
 // log fed by events, the outcome, and the chat with its history.
-import { h, formatScore, moveButton, pause, reducedMotion, seatName } from "./ui.js";
+import { h, formatScore, moveButton, optionsText, pause, reducedMotion, seatName } from "./ui.js";
 import mantis from "./games/mantis.js";
 import mandragora from "./games/mandragora.js";
 import mandala from "./games/mandala.js";
@@ -102,19 +102,6 @@ export function secondsLeft(clock, seat, now) {
   const running = (clock.running || []).includes(seat);
   return Math.max(0, ms / 1000 - (running && clock.at !== null ? now - Number(clock.at) : 0));
 }
-
-/** The room's options as its header lists them: a clock's settings only where its kind uses
- * them (the server fills in every clock option, so a room without a clock would otherwise list
- * a length and a policy it does not have, and a turn clock an increment). */
-export function shownOptions(options) {
-  const unused = CLOCK_UNUSED[(options || {}).clock] || [];
-  return Object.entries(options || {}).filter(([name]) => !unused.includes(name));
-}
-
-const CLOCK_UNUSED = {
-  none: ["clock_ms", "increment_ms", "on_timeout"],
-  turn: ["increment_ms"],
-};
 
 export function mmss(seconds) {
   const s = Math.ceil(seconds);
@@ -228,9 +215,7 @@ export function showRoom(app, root, room, history) {
       }
     };
     const title = (app.games.find((g) => g.id === v.game) || {}).title || v.game;
-    const opts = shownOptions(v.options)
-      .map(([k, x]) => `${k} ${formatScore(x)}`)
-      .join(", ");
+    const opts = optionsText(v.options);
     headEl.replaceChildren(
       ...[
         h(
