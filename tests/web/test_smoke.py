@@ -69,3 +69,29 @@ async def test_the_page_reconnects_after_kill_9_and_restart(
     await expect(page.locator(OPEN)).to_be_visible()
     # The same player again: the token was kept.
     assert await page.evaluate("() => window.playhall.player") == player
+
+
+async def test_every_number_box_of_the_create_form_shows_its_largest_value_whole(
+    new_page: NewPage,
+) -> None:
+    """A box too narrow for its number shows part of it (120000 read as "12000"): at phone
+    width, every game's every number option holds its maximum without scrolling."""
+    from playwright.async_api import expect
+
+    phone = await new_page(viewport=PHONE)
+    await phone.goto("/")
+    await expect(phone.locator(OPEN)).to_be_visible()
+    games = await phone.eval_on_selector_all(
+        "#create-game option", "options => options.map(o => o.value)"
+    )
+    assert len(games) >= 5
+    for game in games:
+        await phone.select_option("#create-game", game)
+        clipped = await phone.evaluate(
+            """() => [...document.querySelectorAll('[data-testid=create-form] input[type=number]')]
+                .filter(box => box.max)
+                .map(box => { box.value = box.max; return box; })
+                .filter(box => box.scrollWidth > box.clientWidth)
+                .map(box => `${box.id} ${box.value}`)"""
+        )
+        assert clipped == [], game
