@@ -81,6 +81,10 @@ async def test_every_number_box_of_the_create_form_shows_its_largest_value_whole
     phone = await new_page(viewport=PHONE)
     await phone.goto("/")
     await expect(phone.locator(OPEN)).to_be_visible()
+    # The game list comes in its own request after the connection opens.
+    await phone.wait_for_function(
+        "() => document.querySelectorAll('#create-game option').length >= 5"
+    )
     games = await phone.eval_on_selector_all(
         "#create-game option", "options => options.map(o => o.value)"
     )
