@@ -256,10 +256,12 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         str(ROOT / d) for d in ("protocol", "server", "clients"))}
     # The per-connection rate limit is lifted: at R = 1 one client moves well over a thousand
     # times a second, and a rate-limited move would stall its room (this measures throughput).
-    # So is the per-address connection cap: every client of the run connects from this host.
+    # So are the per-address caps (connections, new players, rooms): every client of the run
+    # connects from this host.
     cmd = [sys.executable, "-m", "playhall.cli", "serve", "--port", str(port), "--redis-url",
            redis.url, "--bot-delay", "0", "--log-level", "warning", "--log-format", "json",
-           "--rate", "100000", "--burst", "100000", "--connections-per-address", "0"]
+           "--rate", "100000", "--burst", "100000", "--connections-per-address", "0",
+           "--new-players-per-minute", "0", "--address-rooms-per-minute", "0"]
     counted = os.environ.get("BENCH_CALLGRIND")
     instructions = 0
     totals: dict[str, int] = {}

@@ -97,6 +97,16 @@ class Config:
     rooms_per_minute: int = setting(
         10, "rooms a player may create per minute (more: too_many_rooms); 0: no limit"
     )
+    address_rooms_per_minute: int = setting(
+        60,
+        "rooms all players of one client address may create per minute (more: "
+        "too_many_rooms); 0: no limit",
+    )
+    new_players_per_minute: int = setting(
+        60,
+        "players one client address may register per minute (a hello without a token; "
+        "more: rate_limited); 0: no limit",
+    )
     room_inbox: int = setting(256, "commands queued per room before 'overloaded'")
     bot_delay: float = setting(0.6, "seconds before a server bot moves (so people can follow)")
     idle_evict: float = setting(

@@ -112,6 +112,9 @@ def test_limits_match_the_code() -> None:
         limits
     )
     assert f"| kept {config.finished_ttl // 86400} days" in limits
+    assert f"| {config.address_rooms_per_minute} a minute (`too_many_rooms`) |" in limits
+    assert f"| {config.new_players_per_minute} a minute (`rate_limited`) |" in limits
+    assert f"at most {config.new_players_per_minute} new players a minute" in _section(3)
     assert "| 0 … 2^53−1 |" in limits and messages.MAX_ID == 2**53 - 1
 
 

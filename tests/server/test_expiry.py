@@ -95,6 +95,7 @@ def _short_lived(redis_url: str, **overrides: object) -> Config:
         "rate": 100_000.0,
         "burst": 100_000,
         "rooms_per_minute": 0,  # one player makes them all here
+        "address_rooms_per_minute": 0,
         "waiting_rooms": 0,
         **overrides,
     }

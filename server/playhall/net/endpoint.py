@@ -352,6 +352,8 @@ class Endpoint:
                 errors.UNSUPPORTED_VERSION,
                 f"this server speaks protocol versions {list(SUPPORTED_VERSIONS)}",
             )
+        if message.get("token") is None:
+            await self._count_new_player(session, message["id"])
         who = await self.players.identify(message.get("token"), message.get("name") or "")
         session.player, session.name, session.protocol = who.player, who.name, max(common)
         session.used = who.used
@@ -371,6 +373,25 @@ class Endpoint:
             reply["token"] = who.token
         return reply
 
+    async def _count_new_player(self, session: Session, request: int) -> None:
+        """Refuse a new player past ``new_players_per_minute`` from the session's address: a
+        new player is a record in Redis for ``unused_player_ttl``, and a fresh set of
+        per-player caps, for the price of one frame."""
+        cap = self.config.new_players_per_minute
+        if not cap or not session.address:
+            return
+        made, left = await self.store.count_in_window(f"address:{session.address}:players", 60)
+        if made > cap:
+            session.log.warning(
+                "new_players_refused", req=request, address=session.address, count=made
+            )
+            raise RoomError(
+                errors.RATE_LIMITED,
+                f"at most {cap} new players a minute from one address; say hello with your "
+                f"token, or try again in {math.ceil(left)} s",
+                retry_after=round(left, 1),
+            )
+
     async def _note_use(self, session: Session, kind: str, result: dict[str, Any]) -> None:
         """The player is used once they first sit down, create a room or chat (see
         :class:`playhall.players.Players`)."""
@@ -387,6 +408,7 @@ class Endpoint:
             message["seats"],
             session.player,
             private=bool(message.get("private", False)),
+            address=session.address,
             request=message["id"],
         )
         code = room.record.code

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from dataclasses import replace
 from typing import Any
@@ -143,16 +144,18 @@ class RoomManager:
         creator: str,
         *,
         private: bool,
+        address: str = "",
         request: int | None = None,
     ) -> Room:
         """A new room of ``game`` (refused by the table's rules if the game, its options or the
-        seat count are wrong, and past the creator's caps), stored, its actor started; a
-        private one with its join code. ``request``: the creating request's id, for the log."""
+        seat count are wrong, and past the creator's caps and those of the client ``address``
+        it connects from), stored, its actor started; a private one with its join code.
+        ``request``: the creating request's id, for the log."""
         record = table.create(
             game, options, seats, creator, private=private, room_id=new_room_id(),
             seed=table.new_seed(), created=time.time(),
         )
-        finished_with = await self._room_quota(creator)
+        finished_with = await self._room_quota(creator, address)
         # Listed for its creator before it exists: if Redis then loses the reply to the room's
         # first write, the room (if it was made) is in the creator's "hello" rooms, not an
         # orphan nobody can find. (A set entry for a room that was never made is forgotten
@@ -170,16 +173,29 @@ class RoomManager:
         await self.store.note_created(creator, record.id, finished_with, self.config.player_ttl)
         return room
 
-    async def _room_quota(self, player: str) -> list[str]:
+    async def _room_quota(self, player: str, address: str) -> list[str]:
         """Refuse a create past the player's caps (``rooms_per_minute``; ``waiting_rooms``
-        created rooms still waiting with the player seated); else the rooms they created that
-        no longer count (started, left, gone), to be forgotten. Costs at most
-        ``waiting_rooms`` record reads: the set never holds more than the cap and one."""
-        per_minute = self.config.rooms_per_minute
-        if per_minute and await self.store.count_creation(player, 60) > per_minute:
-            raise RoomError(
-                errors.TOO_MANY_ROOMS, f"at most {per_minute} new rooms a minute; wait a little"
-            )
+        created rooms still waiting with the player seated) or past the address's
+        (``address_rooms_per_minute``: a new player costs nothing, so the player's caps alone
+        do not bound what one client makes); else the rooms they created that no longer
+        count (started, left, gone), to be forgotten. Costs at most ``waiting_rooms`` record
+        reads: the set never holds more than the cap and one."""
+        per_minute = [(f"player:{player}:created", self.config.rooms_per_minute, "")]
+        if address:
+            per_minute.append((
+                f"address:{address}:created", self.config.address_rooms_per_minute,
+                " from one address",
+            ))
+        for counter, cap, whose in per_minute:
+            if not cap:
+                continue
+            made, left = await self.store.count_in_window(counter, 60)
+            if made > cap:
+                raise RoomError(
+                    errors.TOO_MANY_ROOMS,
+                    f"at most {cap} new rooms a minute{whose}; try again in {math.ceil(left)} s",
+                    retry_after=round(left, 1),
+                )
         done: list[str] = []
         counted = 0
         for room_id, blob in (await self.store.created_rooms(player)).items():

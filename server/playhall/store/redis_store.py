@@ -16,6 +16,10 @@ Keys (``p`` is the configured prefix, ``ph:`` by default):
 ``p player:<pid>:made``        set: waiting rooms the player created (at most a few: pruned
                                and checked against ``waiting_rooms`` at every create)
 ``p player:<pid>:created``     counter of the player's creations this minute (expires)
+``p address:<a>:created``      counter of the rooms created from client address ``a`` this
+                               minute (expires)
+``p address:<a>:players``      counter of the players registered from ``a`` this minute
+                               (expires)
 ``p lobby``                    hash: room id -> lobby summary (msgpack) of public rooms
 ``p lobby:<game>``             sorted set: the game's listed rooms in listing order (members
                                ``rooms.views.lobby_order``, all scored 0, read by lex range)
@@ -631,15 +635,18 @@ class Store:
 
     # -- rooms a player creates --------------------------------------------------------------
 
-    async def count_creation(self, player: str, window: int) -> int:
-        """Count one room creation of ``player``; how many in the current ``window`` seconds
-        (a counter that expires with its window)."""
-        key = f"{self.p}player:{player}:created"
+    async def count_in_window(self, counter: str, window: int) -> tuple[int, float]:
+        """Count one event under ``counter`` (a key under the prefix, e.g.
+        ``player:<id>:created``): how many in its current ``window`` seconds, and the seconds
+        left of that window. The counter is one key that expires with its window, so it is
+        shared by every server process and costs nothing once quiet."""
+        key = f"{self.p}{counter}"
         pipe = self.redis.pipeline(transaction=True)
         pipe.set(key, 0, ex=window, nx=True)
         pipe.incr(key)
-        _, count = await pipe.execute()
-        return int(count)
+        pipe.pttl(key)
+        _, count, left_ms = await pipe.execute()
+        return int(count), max(0, int(left_ms)) / 1000
 
     async def created_rooms(self, player: str) -> dict[str, bytes | None]:
         """The rooms ``player`` created and noted with :meth:`note_created`: id -> the stored
