@@ -234,6 +234,31 @@ describe('PlayhallConnection', () => {
     assert.deepEqual(errors, ['bad_token']);
   });
 
+  test('a hello refused for a while (rate_limited, store_failed) is said again on the same socket', async () => {
+    ScriptedSocket.all = [];
+    const conn = new PlayhallConnection('ws://test/', { WebSocket: ScriptedSocket, backoff: { initial: 1, max: 4 } });
+    open.push(conn);
+    const errors = [];
+    conn.on('error', (e) => errors.push(e.code));
+    const first = conn.connect();
+    await until(() => ScriptedSocket.all[0]?.last('hello'), 'hello');
+    const ws = ScriptedSocket.all[0];
+    const refused = ws.last('hello');
+    ws.push({ t: 'error', re: refused.id, code: 'store_failed', reason: 'Redis is unreachable' });
+    await until(() => ws.last('hello').id !== refused.id, 'the hello said again');
+    // The server's retry_after is waited out before the next one.
+    const limited = ws.last('hello');
+    const at = Date.now();
+    ws.push({ t: 'error', re: limited.id, code: 'rate_limited', reason: 'too many new players', retry_after: new Float(0.15) });
+    await until(() => ws.last('hello').id !== limited.id, 'the hello after retry_after');
+    assert.ok(Date.now() - at >= 140, `said again after ${Date.now() - at} ms`);
+    ws.reply(ws.last('hello'), { ...HELLO, token: 'p1.new' });
+    await first;
+    assert.equal(conn.state, 'open');
+    assert.equal(ScriptedSocket.all.length, 1);
+    assert.deepEqual(errors, ['store_failed', 'rate_limited']);
+  });
+
   test('the lobby mirror: watch reply, pushes, order, and watching again after a reconnect', async () => {
     const { conn, ws } = await start();
     const room = (id, status, created) => ({ room: id, game: 'mantis', status, created: new Float(created) });

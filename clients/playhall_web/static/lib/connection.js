@@ -2,7 +2,8 @@
 // requests matched to replies by id, `hello` with the player token, a mirror of every room the
 // connection views ({version, view, presence, chat}) kept up to date from snapshots and diffs,
 // `sync` with the held version on a gap and without one when a diff does not apply, reconnection
-// with backoff after any close (1012 included) followed by `hello`, a `sync` of every room and
+// with backoff after any close (1012 included) followed by `hello` (said again after a pause when
+// refused for a while: rate_limited, store_failed), a `sync` of every room and
 // the re-sending of unanswered requests that are safe to repeat (a move keeps its `mid`).
 // No dependency on any page: it needs a WebSocket class (the browser's, or one passed in).
 
@@ -18,6 +19,9 @@ export const RESENDABLE = new Set([
   'move', 'join', 'sync', 'leave', 'ready', 'rematch', 'games', 'rooms', 'ping',
   'lobby.watch', 'lobby.unwatch',
 ]);
+
+/** Refusals of a hello that say nothing about the hello itself: it is said again later. */
+const HELLO_AGAIN = new Set(['rate_limited', 'store_failed', 'internal']);
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 /** The pushes this library handles, and the method for each. */
@@ -271,11 +275,27 @@ export class PlayhallConnection extends Emitter {
         } else if (err.code === 'unsupported_version') {
           this.close();
           this._firstHello?.reject?.(err);
+        } else if (HELLO_AGAIN.has(err.code)) {
+          // Nothing wrong with the hello (too many new players from this address, Redis
+          // away): say it again on this socket, after the server's retry_after if it gave one.
+          this.emit('error', { code: err.code, reason: err.reason });
+          this._helloLater(err.reply?.retry_after);
         } else {
           this.emit('error', { code: err.code, reason: err.reason });
         }
       },
     });
+  }
+
+  _helloLater(retryAfter) {
+    const ws = this._ws;
+    const backoff = Math.min(this.backoff.initial * 2 ** this.attempt, this.backoff.max);
+    this.attempt += 1;
+    const delay = Math.max(backoff, 1000 * (Number(retryAfter) || 0));
+    clearTimeout(this._timer);
+    this._timer = setTimeout(() => {
+      if (ws !== null && this._ws === ws) this._hello();
+    }, delay);
   }
 
   _helloed(reply) {
@@ -353,7 +373,8 @@ export class PlayhallConnection extends Emitter {
       return;
     }
     const code = message.code;
-    if (code === 'rate_limited' && entry.tries < this.rateRetries) {
+    // A hello says itself again (_hello), however long the server asks it to wait.
+    if (code === 'rate_limited' && entry.type !== 'hello' && entry.tries < this.rateRetries) {
       entry.tries += 1;
       setTimeout(() => {
         if (this.state === 'open') this._send(entry);
