@@ -216,15 +216,20 @@ describe('PlayhallConnection', () => {
     assert.equal((await move).version, 3);
   });
 
-  test('a refused token: hello again as a new player', async () => {
+  /** A connection whose first hello is out and unanswered, with the error codes it emits. */
+  async function helloOut(options) {
     ScriptedSocket.all = [];
-    const conn = new PlayhallConnection('ws://test/', { WebSocket: ScriptedSocket, token: 'bad.token' });
+    const conn = new PlayhallConnection('ws://test/', { WebSocket: ScriptedSocket, ...options });
     open.push(conn);
     const errors = [];
     conn.on('error', (e) => errors.push(e.code));
     const first = conn.connect();
     await until(() => ScriptedSocket.all[0]?.last('hello'), 'hello');
-    const ws = ScriptedSocket.all[0];
+    return { conn, errors, first, ws: ScriptedSocket.all[0] };
+  }
+
+  test('a refused token: hello again as a new player', async () => {
+    const { conn, errors, first, ws } = await helloOut({ token: 'bad.token' });
     ws.push({ t: 'error', re: ws.last('hello').id, code: 'bad_token', reason: 'unknown token' });
     const again = ws.last('hello');
     assert.equal(Object.hasOwn(again, 'token'), false);
@@ -235,14 +240,7 @@ describe('PlayhallConnection', () => {
   });
 
   test('a hello refused for a while (rate_limited, store_failed) is said again on the same socket', async () => {
-    ScriptedSocket.all = [];
-    const conn = new PlayhallConnection('ws://test/', { WebSocket: ScriptedSocket, backoff: { initial: 1, max: 4 } });
-    open.push(conn);
-    const errors = [];
-    conn.on('error', (e) => errors.push(e.code));
-    const first = conn.connect();
-    await until(() => ScriptedSocket.all[0]?.last('hello'), 'hello');
-    const ws = ScriptedSocket.all[0];
+    const { conn, errors, first, ws } = await helloOut({ backoff: { initial: 1, max: 4 } });
     const refused = ws.last('hello');
     ws.push({ t: 'error', re: refused.id, code: 'store_failed', reason: 'Redis is unreachable' });
     await until(() => ws.last('hello').id !== refused.id, 'the hello said again');
