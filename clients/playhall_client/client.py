@@ -8,9 +8,13 @@ whose ``from`` is not the mirror's version means something was missed, and the c
 If the connection drops, or the server restarts (close code 1012), the client reconnects with
 its token, re-syncs every room it had, and retries requests that were in flight. A move keeps
 its move id across the retry, so the server applies it at most once and answers it again if it
-had already applied it. The push queue also gets two notices of the client's own (no server
-sends them): ``{"t": "connection", "state": "lost"}`` when the connection drops and reconnecting
-starts, ``{"t": "connection", "state": "back"}`` once it is back and every room is re-synced.
+had already applied it. A reconnect's ``hello`` refused for a while (Redis away, too many new
+players from one address) is said again on the same connection after a pause; one refused for
+good (``bad_token``) ends the reconnecting (``reconnect_error``). The push queue also gets
+notices of the client's own (no server sends them): ``{"t": "connection", "state": "lost"}``
+when the connection drops and reconnecting starts, ``{"t": "connection", "state":
+"retrying", "code": ..., "reason": ...}`` each time a reconnect's hello is refused for a while,
+``{"t": "connection", "state": "back"}`` once it is back and every room is re-synced.
 """
 
 from __future__ import annotations
@@ -38,6 +42,10 @@ class ServerError(Exception):
         self.code: str = reply.get("code", "")
         self.reason: str = reply.get("reason", "")
         self.reply = reply
+
+
+#: Refusals of a hello that say nothing about the hello itself (PROTOCOL.md section 10).
+HELLO_AGAIN = frozenset({"rate_limited", "store_failed", "internal"})
 
 
 class ConnectionLost(Exception):
@@ -103,6 +111,7 @@ class Client:
         self.reconnects = 0
         self._greeted_before = False
         self.reconnect_error: ServerError | None = None
+        self._reconnecting = False  # one reconnect loop at a time, however many sockets close
         #: The server's clock minus this machine's, in seconds (``measure_clock_offset``).
         self.clock_offset = 0.0
         self._lost_told = False  # a "lost" notice is out and no "back" has followed it
@@ -125,12 +134,7 @@ class Client:
             self.url, max_size=self.max_frame, compression=None, open_timeout=10
         )
         self._reader = asyncio.create_task(self._read_forever(self._ws))
-        hello: dict[str, Any] = {"protocol": list(SUPPORTED_VERSIONS)}
-        if self.token:
-            hello["token"] = self.token
-        if self.name:
-            hello["name"] = self.name
-        self.welcome = await self._send("hello", hello)
+        self.welcome = await self._hello()
         self.player = self.welcome["player"]
         self.name = self.welcome["name"]
         self.token = self.welcome.get("token", self.token)
@@ -143,6 +147,31 @@ class Client:
         if self._lost_told:
             self._lost_told = False
             self.pushes.put_nowait({"t": "connection", "state": "back"})
+
+    async def _hello(self) -> dict[str, Any]:
+        """Say hello. A reconnect's hello refused for a while is said again on the same socket
+        after a pause (at least the ``retry_after`` the server gave): giving up would leave the
+        client offline for good over a Redis restart. A first connect's refusal goes to the
+        caller, who may not want to wait."""
+        hello: dict[str, Any] = {"protocol": list(SUPPORTED_VERSIONS)}
+        if self.token:
+            hello["token"] = self.token
+        if self.name:
+            hello["name"] = self.name
+        delay = 0.05
+        while True:
+            try:
+                return await self._send("hello", hello)
+            except ServerError as exc:
+                if not self._greeted_before or exc.code not in HELLO_AGAIN or self._closing:
+                    raise
+                self.pushes.put_nowait(
+                    {"t": "connection", "state": "retrying", "code": exc.code, "reason": exc.reason}
+                )
+                retry_after = exc.reply.get("retry_after")
+                wait = float(retry_after) if isinstance(retry_after, (int, float)) else 0.0
+                await asyncio.sleep(max(delay, wait))
+                delay = min(delay * 2, 2.0)
 
     @property
     def online(self) -> bool:
@@ -177,22 +206,30 @@ class Client:
                 if not future.done():
                     future.set_exception(ConnectionLost(f"connection closed ({close_code})"))
             self._pending.clear()
-        if not self._closing and self.reconnect:
+        # A socket that closes while a reconnect loop is trying (it opened it) is that loop's
+        # to replace: a second loop would open a second connection.
+        if not self._closing and self.reconnect and not self._reconnecting:
             self._spawn(self._reconnect())
 
     async def _reconnect(self) -> None:
-        delay = 0.05
-        while not self._closing:
-            try:
-                await self._open()
-                return
-            except ServerError as exc:
-                self.reconnect_error = exc  # the server refused our token: retrying cannot help
-                return
-            except (OSError, InvalidHandshake, ConnectionClosed, ConnectionLost, TimeoutError):
-                # Down, or draining (503): back off and try again.
+        self._reconnecting = True
+        try:
+            delay = 0.05
+            while not self._closing:
+                try:
+                    await self._open()
+                    if self._reader is not None and not self._reader.done():
+                        return  # from here the socket's reader starts the next reconnect
+                    # Closed again while re-syncing: this loop goes on, as its reader did not.
+                except ServerError as exc:
+                    self.reconnect_error = exc  # e.g. our token refused: retrying cannot help
+                    return
+                except (OSError, InvalidHandshake, ConnectionClosed, ConnectionLost, TimeoutError):
+                    pass  # down, or draining (503): back off and try again
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
+        finally:
+            self._reconnecting = False
 
     def _receive(self, message: dict[str, Any]) -> None:
         kind = message.get("t")

@@ -185,6 +185,7 @@ class Terminal:
         #: The public rooms as last listed, by id, while the lobby is followed live.
         self.lobby: dict[str, dict[str, Any]] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._last_connection_state = ""
 
     async def run(self) -> int:
         """The whole session: menu and rooms until ``quit`` or end of input. Returns 0."""
@@ -235,9 +236,15 @@ class Terminal:
                 self.write(f"[server] {message.get('text') or message.get('reason') or message}")
 
     def _connection(self, message: dict[str, Any]) -> None:
-        """The client's own notices: the connection dropped (it reconnects by itself), or is
-        back with every room re-synced."""
-        if message.get("state") == "lost":
+        """The client's own notices: the connection dropped (it reconnects by itself), the
+        server refuses to take it back for now (said once, however many tries it takes), or
+        it is back with every room re-synced."""
+        previous, state = self._last_connection_state, str(message.get("state"))
+        self._last_connection_state = state
+        if state == "retrying" and previous != "retrying":
+            self.write(f"*** The server cannot take us back yet ({message.get('reason')}); "
+                       "trying again…")
+        elif state == "lost":
             self.write("*** Connection lost — reconnecting… (what you type waits until it is "
                        "back, or is reported as not sent)")
         elif message.get("state") == "back":

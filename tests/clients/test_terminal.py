@@ -500,6 +500,24 @@ async def test_a_dropped_connection_is_announced_and_its_return_too(
         await client.close()
 
 
+async def test_a_refused_reconnect_is_said_once_per_outage(
+        url: str, tmp_path: Path) -> None:  # noqa: F811
+    client = await Client.connect(url, name="patient")
+    console = Console()
+    terminal = Terminal(client, console.read, console.write)
+    try:
+        refused = {"t": "connection", "state": "retrying", "code": "store_failed",
+                   "reason": "Redis is unreachable; retry shortly"}
+        for notice in ({"t": "connection", "state": "lost"}, refused, refused, refused,
+                       {"t": "connection", "state": "back"}, {"t": "connection", "state": "lost"},
+                       refused):
+            terminal._connection(notice)
+        assert console.text.count("cannot take us back yet (Redis is unreachable") == 2
+        assert console.text.count("Connection lost") == 2
+    finally:
+        await client.close()
+
+
 async def test_players_see_a_spectator_arrive(url: str, tmp_path: Path) -> None:  # noqa: F811
     console = Console()
     task = run_play(console, url, tmp_path / "token")

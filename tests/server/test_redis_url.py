@@ -32,7 +32,7 @@ from playhall.store.pipe import CommandTimeout, RedisPipe
 from playhall_client.client import Client, ServerError
 
 from .conftest import free_port, server_config
-from .helpers import started_table
+from .helpers import next_push, started_table
 
 #: Starts a redis-server of the test's own: options, ``tls=``, ``binary=``.
 StartRedis = Callable[..., "RedisProcess"]
@@ -276,3 +276,30 @@ async def test_hello_and_the_lobby_answer_store_failed_when_redis_stops_answerin
     finally:
         stoppable.process.send_signal(signal.SIGCONT)
         await watcher.close()
+
+
+async def test_a_reconnecting_client_says_hello_again_until_redis_answers(
+    stoppable: RedisProcess, server_on_stoppable: app.Running
+) -> None:
+    """A reconnect's hello refused ``store_failed`` (Redis stalled) is said again on the same
+    connection until Redis answers, not given up on (the client would stay offline for good)."""
+    url = f"ws://127.0.0.1:{server_on_stoppable.port}/"
+    client = await Client.connect(url, name="back")
+    try:
+        player = client.player
+        stoppable.process.send_signal(signal.SIGSTOP)
+        assert client._ws is not None
+        await client._ws.close()  # the connection drops while Redis does not answer
+        assert (await next_push(client, "connection", PATIENCE))["state"] == "lost"
+        for _ in range(2):  # refused, and said again
+            retrying = await next_push(client, "connection", PATIENCE)
+            assert retrying["state"] == "retrying" and retrying["code"] == "store_failed"
+        assert client.reconnect_error is None
+        stoppable.process.send_signal(signal.SIGCONT)
+        assert (await next_push(client, "connection", PATIENCE))["state"] == "back"
+        assert client.online and client.player == player and client.reconnects == 1
+        assert isinstance(await client.list_rooms(), list)
+        assert server_on_stoppable.endpoint.admission.open == {"127.0.0.1": 1}
+    finally:
+        stoppable.process.send_signal(signal.SIGCONT)
+        await client.close()

@@ -1,0 +1,79 @@
+"""The Python client's reconnecting against a scripted server over real websockets, where the
+timing of a close must be exact: a socket that drops while the client is already reconnecting
+is replaced by that one reconnect loop, never by a second loop and a second connection.
+(The real server's side of reconnecting: tests/server/test_redis_url.py and the chaos tests.)"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgpack
+import pytest
+from websockets.asyncio.server import ServerConnection, serve
+
+from playhall_client import Client
+
+HELLO_OK = {"t": "ok", "player": "p1", "name": "ann", "protocol": 1, "server": "script",
+            "rooms": [], "limits": {"max_frame": 65536, "rate": 40.0, "burst": 80}}  # fmt: skip
+
+
+class Script:
+    """Connection 1: hello answered, then closed by the server. Connection 2: hello read, then
+    closed unanswered (the client is reconnecting and waits for that reply). Connection 3:
+    ``third`` is set, and its hello is answered once ``release`` is."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.close_first = asyncio.Event()
+        self.third = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def handle(self, ws: ServerConnection) -> None:
+        self.connections += 1
+        number = self.connections
+        if number == 3:
+            self.third.set()
+        hello: dict[str, Any] = msgpack.unpackb(await ws.recv())
+        if number == 1:
+            await ws.send(msgpack.packb({**HELLO_OK, "re": hello["id"], "token": "p1.secret"}))
+            await self.close_first.wait()
+            await ws.close()
+        elif number == 2:
+            await ws.close()
+        else:
+            await self.release.wait()
+            await ws.send(msgpack.packb({**HELLO_OK, "re": hello["id"]}))
+            await ws.wait_closed()
+
+
+@pytest.fixture
+async def scripted() -> AsyncIterator[tuple[Script, str]]:
+    script = Script()
+    async with serve(script.handle, "127.0.0.1", 0, compression=None) as server:
+        port = server.sockets[0].getsockname()[1]
+        yield script, f"ws://127.0.0.1:{port}/"
+
+
+async def test_a_socket_lost_while_reconnecting_is_replaced_by_one_loop(
+    scripted: tuple[Script, str],
+) -> None:
+    script, url = scripted
+    client = await Client.connect(url)
+    try:
+        script.close_first.set()
+        await asyncio.wait_for(script.third.wait(), 10)
+        # Connection 2 dropped under a pending hello: the loop that opened it goes on, and
+        # that loop alone (the closed socket's reader starts none beside it).
+        running = [task for task in client._tasks if not task.done()]
+        assert len(running) == 1, running
+        script.release.set()
+        back = await asyncio.wait_for(client.pushes.get(), 10)
+        while back.get("state") != "back":
+            back = await asyncio.wait_for(client.pushes.get(), 10)
+        assert client.online and client.reconnects == 1
+        assert script.connections == 3
+    finally:
+        script.release.set()
+        await client.close()
