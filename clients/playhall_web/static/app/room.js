@@ -138,8 +138,6 @@ export function showRoom(app, root, room, history) {
   let busy = false;
   let animating = 0; // bumped by every update: a newer one stops an older animation
   let lastView = null;
-  let clockOffset = 0; // server time minus local time, seconds
-  const serverNow = () => Date.now() / 1000 + clockOffset;
 
   const mirror = () => conn.rooms.get(room);
   const view = () => (mirror() ? mirror().view : null);
@@ -165,7 +163,7 @@ export function showRoom(app, root, room, history) {
     play,
     memo,
     redraw: draw,
-    secondsTo: (deadline) => Number(deadline) - serverNow(),
+    secondsTo: (deadline) => Number(deadline) - conn.serverNow(),
   });
 
   async function play(move) {
@@ -287,7 +285,7 @@ export function showRoom(app, root, room, history) {
         );
       }),
     );
-    for (const el of seatsEl.querySelectorAll(".clock")) showClock(el, v.clock, serverNow());
+    for (const el of seatsEl.querySelectorAll(".clock")) showClock(el, v.clock, conn.serverNow());
   }
 
   function drawControls(v) {
@@ -554,18 +552,12 @@ export function showRoom(app, root, room, history) {
 
   const tick = setInterval(() => {
     for (const el of boardEl.querySelectorAll(".secs[data-deadline]")) {
-      const left = Math.max(0, Number(el.dataset.deadline) - serverNow());
+      const left = Math.max(0, Number(el.dataset.deadline) - conn.serverNow());
       el.textContent = `${left.toFixed(1)} s`;
     }
     const v = view();
-    if (v) for (const el of seatsEl.querySelectorAll(".clock")) showClock(el, v.clock, serverNow());
+    if (v) for (const el of seatsEl.querySelectorAll(".clock")) showClock(el, v.clock, conn.serverNow());
   }, 200);
-  conn
-    .request("ping")
-    .then((reply) => {
-      clockOffset = Number(reply.time) - Date.now() / 1000;
-    })
-    .catch(() => {});
 
   root.append(
     h(

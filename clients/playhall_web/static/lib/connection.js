@@ -224,8 +224,7 @@ export class PlayhallConnection extends Emitter {
       return;
     }
     const slow = code === 1008 ? 4 : 1; // flooding: slow down before coming back
-    const delay = Math.min(this.backoff.initial * 2 ** this.attempt, this.backoff.max) * slow;
-    this.attempt += 1;
+    const delay = this._nextBackoff() * slow;
     this._setState('reconnecting', { attempt: this.attempt, delay, code, reason });
     this._timer = setTimeout(() => {
       if (this.state === 'reconnecting') this._open();
@@ -287,11 +286,17 @@ export class PlayhallConnection extends Emitter {
     });
   }
 
+  /** The next pause in ms of one backoff (doubling from `backoff.initial` to `backoff.max`,
+   * started again by a successful hello). */
+  _nextBackoff() {
+    const delay = Math.min(this.backoff.initial * 2 ** this.attempt, this.backoff.max);
+    this.attempt += 1;
+    return delay;
+  }
+
   _helloLater(retryAfter) {
     const ws = this._ws;
-    const backoff = Math.min(this.backoff.initial * 2 ** this.attempt, this.backoff.max);
-    this.attempt += 1;
-    const delay = Math.max(backoff, 1000 * (Number(retryAfter) || 0));
+    const delay = Math.max(this._nextBackoff(), 1000 * (Number(retryAfter) || 0));
     clearTimeout(this._timer);
     this._timer = setTimeout(() => {
       if (ws !== null && this._ws === ws) this._hello();
