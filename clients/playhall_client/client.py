@@ -47,6 +47,10 @@ class ServerError(Exception):
 #: Refusals of a hello that say nothing about the hello itself (PROTOCOL.md section 10).
 HELLO_AGAIN = frozenset({"rate_limited", "store_failed", "internal"})
 
+#: Seconds between tries (reconnecting, a hello said again): the first, doubling to the last.
+BACKOFF_FIRST = 0.05
+BACKOFF_MAX = 2.0
+
 
 class ConnectionLost(Exception):
     """The connection dropped before the reply came, and reconnecting is off or failed."""
@@ -158,7 +162,7 @@ class Client:
             hello["token"] = self.token
         if self.name:
             hello["name"] = self.name
-        delay = 0.05
+        delay = BACKOFF_FIRST
         while True:
             try:
                 return await self._send("hello", hello)
@@ -171,7 +175,7 @@ class Client:
                 retry_after = exc.reply.get("retry_after")
                 wait = float(retry_after) if isinstance(retry_after, (int, float)) else 0.0
                 await asyncio.sleep(max(delay, wait))
-                delay = min(delay * 2, 2.0)
+                delay = min(delay * 2, BACKOFF_MAX)
 
     @property
     def online(self) -> bool:
@@ -214,7 +218,7 @@ class Client:
     async def _reconnect(self) -> None:
         self._reconnecting = True
         try:
-            delay = 0.05
+            delay = BACKOFF_FIRST
             while not self._closing:
                 try:
                     await self._open()
@@ -227,7 +231,7 @@ class Client:
                 except (OSError, InvalidHandshake, ConnectionClosed, ConnectionLost, TimeoutError):
                     pass  # down, or draining (503): back off and try again
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
+                delay = min(delay * 2, BACKOFF_MAX)
         finally:
             self._reconnecting = False
 

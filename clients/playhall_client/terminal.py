@@ -247,7 +247,7 @@ class Terminal:
         elif state == "lost":
             self.write("*** Connection lost — reconnecting… (what you type waits until it is "
                        "back, or is reported as not sent)")
-        elif message.get("state") == "back":
+        elif state == "back":
             self.write("*** Connection back: the rooms are up to date again.")
             if self.lobby is not None:  # the server forgot the watch with the old connection
                 task = asyncio.create_task(self._watch_lobby(quiet=True))
