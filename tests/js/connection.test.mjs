@@ -3,12 +3,16 @@
 // and what the mirrors hold. tests/js/live_game.mjs drives the same class against the real
 // server (tests/server/test_js_library.py).
 
-import assert from 'node:assert/strict';
-import { afterEach, describe, test } from 'node:test';
+import assert from "node:assert/strict";
+import { afterEach, describe, test } from "node:test";
 
 import {
-  Float, PlayhallConnection, PlayhallError, decodeFrame, encode,
-} from '../../clients/playhall_web/static/lib/playhall.js';
+  decodeFrame,
+  encode,
+  Float,
+  PlayhallConnection,
+  PlayhallError,
+} from "../../clients/playhall_web/static/lib/playhall.js";
 
 /** A WebSocket stand-in: records what the library sends; the test plays the server. */
 class ScriptedSocket {
@@ -36,7 +40,7 @@ class ScriptedSocket {
   }
 
   /** The server closes the connection. */
-  drop(code, reason = '') {
+  drop(code, reason = "") {
     this.onclose({ code, reason });
   }
 
@@ -45,7 +49,7 @@ class ScriptedSocket {
   }
 
   reply(request, fields = {}) {
-    this.push({ t: 'ok', re: request.id, ...fields });
+    this.push({ t: "ok", re: request.id, ...fields });
   }
 }
 
@@ -53,28 +57,52 @@ async function until(predicate, what, ms = 2000) {
   const end = Date.now() + ms;
   while (!predicate()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 1));
+    await new Promise((resolve) => {
+      setTimeout(resolve, 1);
+    });
   }
 }
 
-const HELLO = { player: 'p1', name: 'ann', protocol: 1, server: 'playhall/test', rooms: [], limits: { max_frame: 65536, rate: new Float(40), burst: 80 } };
-const VIEW = { room: 'r1', status: 'playing', you: 0, moves: [{ type: 'score' }], state: { turn: 0, scores: [0, 0] } };
+const HELLO = {
+  player: "p1",
+  name: "ann",
+  protocol: 1,
+  server: "playhall/test",
+  rooms: [],
+  limits: { max_frame: 65536, rate: new Float(40), burst: 80 },
+};
+const VIEW = {
+  room: "r1",
+  status: "playing",
+  you: 0,
+  moves: [{ type: "score" }],
+  state: { turn: 0, scores: [0, 0] },
+};
 
 async function connected(options = {}) {
   ScriptedSocket.all = [];
-  const conn = new PlayhallConnection('ws://test/', {
-    WebSocket: ScriptedSocket, backoff: { initial: 1, max: 4 }, ...options,
+  const conn = new PlayhallConnection("ws://test/", {
+    WebSocket: ScriptedSocket,
+    backoff: { initial: 1, max: 4 },
+    ...options,
   });
   const first = conn.connect();
-  await until(() => ScriptedSocket.all[0]?.last('hello'), 'hello');
+  await until(() => ScriptedSocket.all[0]?.last("hello"), "hello");
   const ws = ScriptedSocket.all[0];
-  ws.reply(ws.last('hello'), { ...HELLO, token: 'p1.secret' });
+  ws.reply(ws.last("hello"), { ...HELLO, token: "p1.secret" });
   await first;
   return { conn, ws };
 }
 
 function snapshot(ws, version = 2, view = VIEW) {
-  ws.push({ t: 'snapshot', room: 'r1', version, view: structuredClone(view), presence: [true, true], events: [] });
+  ws.push({
+    t: "snapshot",
+    room: "r1",
+    version,
+    view: structuredClone(view),
+    presence: [true, true],
+    events: [],
+  });
 }
 
 let open = [];
@@ -88,226 +116,253 @@ async function start(options) {
   return made;
 }
 
-describe('PlayhallConnection', () => {
-  test('hello carries the protocol, token and name; the reply sets the player', async () => {
-    const { conn, ws } = await start({ token: 'old.token', name: 'ann' });
+describe("PlayhallConnection", () => {
+  test("hello carries the protocol, token and name; the reply sets the player", async () => {
+    const { conn, ws } = await start({ token: "old.token", name: "ann" });
     const hello = ws.sent[0];
     assert.deepEqual(
       { t: hello.t, protocol: hello.protocol, token: hello.token, name: hello.name },
-      { t: 'hello', protocol: [1], token: 'old.token', name: 'ann' },
+      { t: "hello", protocol: [1], token: "old.token", name: "ann" },
     );
-    assert.equal(conn.state, 'open');
-    assert.equal(conn.player, 'p1');
-    assert.equal(conn.token, 'p1.secret');
+    assert.equal(conn.state, "open");
+    assert.equal(conn.player, "p1");
+    assert.equal(conn.token, "p1.secret");
   });
 
-  test('requests made before the hello wait for it, in order', async () => {
+  test("requests made before the hello wait for it, in order", async () => {
     ScriptedSocket.all = [];
-    const conn = new PlayhallConnection('ws://test/', { WebSocket: ScriptedSocket });
+    const conn = new PlayhallConnection("ws://test/", { WebSocket: ScriptedSocket });
     open.push(conn);
-    const games = conn.request('games');
-    const rooms = conn.request('rooms', { game: 'mantis' });
+    const games = conn.request("games");
+    const rooms = conn.request("rooms", { game: "mantis" });
     conn.connect();
-    await until(() => ScriptedSocket.all[0]?.last('hello'), 'hello');
+    await until(() => ScriptedSocket.all[0]?.last("hello"), "hello");
     const ws = ScriptedSocket.all[0];
-    assert.deepEqual(ws.sent.map((m) => m.t), ['hello']);
-    ws.reply(ws.last('hello'), HELLO);
-    await until(() => ws.last('rooms'), 'the waiting requests');
-    assert.deepEqual(ws.sent.map((m) => m.t).slice(0, 3), ['hello', 'games', 'rooms']);
-    ws.reply(ws.last('games'), { games: [] });
-    ws.push({ t: 'error', re: ws.last('rooms').id, code: 'bad_message', reason: 'nope' });
+    assert.deepEqual(
+      ws.sent.map((m) => m.t),
+      ["hello"],
+    );
+    ws.reply(ws.last("hello"), HELLO);
+    await until(() => ws.last("rooms"), "the waiting requests");
+    assert.deepEqual(ws.sent.map((m) => m.t).slice(0, 3), ["hello", "games", "rooms"]);
+    ws.reply(ws.last("games"), { games: [] });
+    ws.push({ t: "error", re: ws.last("rooms").id, code: "bad_message", reason: "nope" });
     assert.deepEqual((await games).games, []);
-    await assert.rejects(rooms, (err) => err instanceof PlayhallError && err.code === 'bad_message');
+    await assert.rejects(rooms, (err) => err instanceof PlayhallError && err.code === "bad_message");
   });
 
-  test('a snapshot then an update from the held version: the diff is applied', async () => {
+  test("a snapshot then an update from the held version: the diff is applied", async () => {
     const { conn, ws } = await start();
     const seen = [];
-    conn.on('event', ({ event }) => seen.push(event.type));
+    conn.on("event", ({ event }) => seen.push(event.type));
     snapshot(ws);
-    ws.push({ t: 'update', room: 'r1', from: 2, to: 3, diff: [['set', ['state', 'turn'], 1], ['set', ['moves'], []]], events: [{ type: 'flip' }] });
-    const mirror = conn.rooms.get('r1');
+    ws.push({
+      t: "update",
+      room: "r1",
+      from: 2,
+      to: 3,
+      diff: [
+        ["set", ["state", "turn"], 1],
+        ["set", ["moves"], []],
+      ],
+      events: [{ type: "flip" }],
+    });
+    const mirror = conn.rooms.get("r1");
     assert.equal(mirror.version, 3);
     assert.equal(mirror.view.state.turn, 1);
     assert.deepEqual(mirror.view.moves, []);
-    assert.deepEqual(seen, ['flip']);
+    assert.deepEqual(seen, ["flip"]);
     // One it already has is ignored.
-    ws.push({ t: 'update', room: 'r1', from: 2, to: 3, diff: [['set', ['state', 'turn'], 7]], events: [] });
+    ws.push({ t: "update", room: "r1", from: 2, to: 3, diff: [["set", ["state", "turn"], 7]], events: [] });
     assert.equal(mirror.view.state.turn, 1);
-    assert.equal(ws.last('sync'), undefined);
+    assert.equal(ws.last("sync"), undefined);
   });
 
-  test('a gap brings one sync with the held version', async () => {
+  test("a gap brings one sync with the held version", async () => {
     const { conn, ws } = await start();
     snapshot(ws);
-    ws.push({ t: 'update', room: 'r1', from: 3, to: 4, diff: [], events: [] });
-    ws.push({ t: 'update', room: 'r1', from: 4, to: 5, diff: [], events: [] });
-    const syncs = ws.sent.filter((m) => m.t === 'sync');
+    ws.push({ t: "update", room: "r1", from: 3, to: 4, diff: [], events: [] });
+    ws.push({ t: "update", room: "r1", from: 4, to: 5, diff: [], events: [] });
+    const syncs = ws.sent.filter((m) => m.t === "sync");
     assert.equal(syncs.length, 1);
-    assert.equal(syncs[0].room, 'r1');
+    assert.equal(syncs[0].room, "r1");
     assert.equal(syncs[0].version, 2);
-    assert.equal(conn.rooms.get('r1').version, 2);
+    assert.equal(conn.rooms.get("r1").version, 2);
   });
 
-  test('a diff that does not apply drops the view and syncs without a version', async () => {
+  test("a diff that does not apply drops the view and syncs without a version", async () => {
     const { conn, ws } = await start();
     const errors = [];
-    conn.on('error', (e) => errors.push(e.code));
+    conn.on("error", (e) => errors.push(e.code));
     snapshot(ws);
-    ws.push({ t: 'update', room: 'r1', from: 2, to: 3, diff: [['del', ['nope']]], events: [] });
-    const mirror = conn.rooms.get('r1');
+    ws.push({ t: "update", room: "r1", from: 2, to: 3, diff: [["del", ["nope"]]], events: [] });
+    const mirror = conn.rooms.get("r1");
     assert.equal(mirror.view, null);
     assert.equal(mirror.version, null);
-    assert.deepEqual(errors, ['diff_failed']);
-    const sync = ws.last('sync');
-    assert.equal(sync.room, 'r1');
-    assert.equal(Object.hasOwn(sync, 'version'), false);
-    snapshot(ws, 3, { ...VIEW, status: 'finished' });
-    assert.equal(mirror.view.status, 'finished');
+    assert.deepEqual(errors, ["diff_failed"]);
+    const sync = ws.last("sync");
+    assert.equal(sync.room, "r1");
+    assert.equal(Object.hasOwn(sync, "version"), false);
+    snapshot(ws, 3, { ...VIEW, status: "finished" });
+    assert.equal(mirror.view.status, "finished");
   });
 
-  test('after close 1012: reconnect, hello with the token, sync, re-send the move with its mid', async () => {
+  test("after close 1012: reconnect, hello with the token, sync, re-send the move with its mid", async () => {
     const { conn, ws } = await start();
     const states = [];
-    conn.on('status', ({ state }) => states.push(state));
+    conn.on("status", ({ state }) => states.push(state));
     snapshot(ws);
-    const move = conn.move('r1', { type: 'score' });
-    const chat = conn.request('chat', { room: 'r1', text: 'hi' });
-    const sentMove = ws.last('move');
+    const move = conn.move("r1", { type: "score" });
+    const chat = conn.request("chat", { room: "r1", text: "hi" });
+    const sentMove = ws.last("move");
     assert.equal(sentMove.version, 2);
-    ws.drop(1012, 'server restarting');
-    await assert.rejects(chat, (err) => err.code === 'disconnected');
-    await until(() => ScriptedSocket.all[1]?.last('hello'), 'the second hello');
+    ws.drop(1012, "server restarting");
+    await assert.rejects(chat, (err) => err.code === "disconnected");
+    await until(() => ScriptedSocket.all[1]?.last("hello"), "the second hello");
     const ws2 = ScriptedSocket.all[1];
-    assert.equal(ws2.last('hello').token, 'p1.secret');
+    assert.equal(ws2.last("hello").token, "p1.secret");
     assert.equal(ws2.sent.length, 1); // nothing before the hello's reply
-    ws2.reply(ws2.last('hello'), HELLO);
-    assert.deepEqual(ws2.sent.map((m) => m.t).slice(1, 3), ['sync', 'move']);
-    assert.deepEqual({ ...ws2.last('sync') }, { t: 'sync', id: ws2.last('sync').id, room: 'r1', version: 2 });
-    const again = ws2.last('move');
+    ws2.reply(ws2.last("hello"), HELLO);
+    assert.deepEqual(ws2.sent.map((m) => m.t).slice(1, 3), ["sync", "move"]);
+    assert.deepEqual({ ...ws2.last("sync") }, { t: "sync", id: ws2.last("sync").id, room: "r1", version: 2 });
+    const again = ws2.last("move");
     assert.equal(again.mid, sentMove.mid);
     assert.equal(again.version, 2);
-    ws2.reply(again, { room: 'r1', version: 3 });
+    ws2.reply(again, { room: "r1", version: 3 });
     assert.equal((await move).version, 3);
-    assert.deepEqual(states, ['reconnecting', 'open']);
+    assert.deepEqual(states, ["reconnecting", "open"]);
   });
 
-  test('close 1009 is a client bug: no reconnect, waiting requests fail', async () => {
+  test("close 1009 is a client bug: no reconnect, waiting requests fail", async () => {
     const { conn, ws } = await start();
-    const pending = conn.request('games');
-    ws.drop(1009, 'too big');
-    await assert.rejects(pending, (err) => err.code === 'closed');
-    assert.equal(conn.state, 'closed');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    const pending = conn.request("games");
+    ws.drop(1009, "too big");
+    await assert.rejects(pending, (err) => err.code === "closed");
+    assert.equal(conn.state, "closed");
+    await new Promise((resolve) => {
+      setTimeout(resolve, 20);
+    });
     assert.equal(ScriptedSocket.all.length, 1);
   });
 
-  test('rate_limited is retried with the same fields', async () => {
+  test("rate_limited is retried with the same fields", async () => {
     const { conn, ws } = await start();
     snapshot(ws);
-    const move = conn.move('r1', { type: 'score' }, { mid: 'm-7' });
-    const first = ws.last('move');
-    ws.push({ t: 'error', re: first.id, code: 'rate_limited', reason: 'slow down' });
-    await until(() => ws.sent.filter((m) => m.t === 'move').length === 2, 'the retry');
-    const second = ws.last('move');
-    assert.equal(second.mid, 'm-7');
+    const move = conn.move("r1", { type: "score" }, { mid: "m-7" });
+    const first = ws.last("move");
+    ws.push({ t: "error", re: first.id, code: "rate_limited", reason: "slow down" });
+    await until(() => ws.sent.filter((m) => m.t === "move").length === 2, "the retry");
+    const second = ws.last("move");
+    assert.equal(second.mid, "m-7");
     assert.notEqual(second.id, first.id);
-    ws.reply(second, { room: 'r1', version: 3 });
+    ws.reply(second, { room: "r1", version: 3 });
     assert.equal((await move).version, 3);
   });
 
   /** A connection whose first hello is out and unanswered, with the error codes it emits. */
   async function helloOut(options) {
     ScriptedSocket.all = [];
-    const conn = new PlayhallConnection('ws://test/', { WebSocket: ScriptedSocket, ...options });
+    const conn = new PlayhallConnection("ws://test/", { WebSocket: ScriptedSocket, ...options });
     open.push(conn);
     const errors = [];
-    conn.on('error', (e) => errors.push(e.code));
+    conn.on("error", (e) => errors.push(e.code));
     const first = conn.connect();
-    await until(() => ScriptedSocket.all[0]?.last('hello'), 'hello');
+    await until(() => ScriptedSocket.all[0]?.last("hello"), "hello");
     return { conn, errors, first, ws: ScriptedSocket.all[0] };
   }
 
-  test('a refused token: hello again as a new player', async () => {
-    const { conn, errors, first, ws } = await helloOut({ token: 'bad.token' });
-    ws.push({ t: 'error', re: ws.last('hello').id, code: 'bad_token', reason: 'unknown token' });
-    const again = ws.last('hello');
-    assert.equal(Object.hasOwn(again, 'token'), false);
-    ws.reply(again, { ...HELLO, token: 'p1.new' });
+  test("a refused token: hello again as a new player", async () => {
+    const { conn, errors, first, ws } = await helloOut({ token: "bad.token" });
+    ws.push({ t: "error", re: ws.last("hello").id, code: "bad_token", reason: "unknown token" });
+    const again = ws.last("hello");
+    assert.equal(Object.hasOwn(again, "token"), false);
+    ws.reply(again, { ...HELLO, token: "p1.new" });
     await first;
-    assert.equal(conn.token, 'p1.new');
-    assert.deepEqual(errors, ['bad_token']);
+    assert.equal(conn.token, "p1.new");
+    assert.deepEqual(errors, ["bad_token"]);
   });
 
-  test('a hello refused for a while (rate_limited, store_failed) is said again on the same socket', async () => {
+  test("a hello refused for a while (rate_limited, store_failed) is said again on the same socket", async () => {
     const { conn, errors, first, ws } = await helloOut({ backoff: { initial: 1, max: 4 } });
-    const refused = ws.last('hello');
-    ws.push({ t: 'error', re: refused.id, code: 'store_failed', reason: 'Redis is unreachable' });
-    await until(() => ws.last('hello').id !== refused.id, 'the hello said again');
+    const refused = ws.last("hello");
+    ws.push({ t: "error", re: refused.id, code: "store_failed", reason: "Redis is unreachable" });
+    await until(() => ws.last("hello").id !== refused.id, "the hello said again");
     // The server's retry_after is waited out before the next one.
-    const limited = ws.last('hello');
+    const limited = ws.last("hello");
     const at = Date.now();
-    ws.push({ t: 'error', re: limited.id, code: 'rate_limited', reason: 'too many new players', retry_after: new Float(0.15) });
-    await until(() => ws.last('hello').id !== limited.id, 'the hello after retry_after');
+    ws.push({
+      t: "error",
+      re: limited.id,
+      code: "rate_limited",
+      reason: "too many new players",
+      retry_after: new Float(0.15),
+    });
+    await until(() => ws.last("hello").id !== limited.id, "the hello after retry_after");
     assert.ok(Date.now() - at >= 140, `said again after ${Date.now() - at} ms`);
-    ws.reply(ws.last('hello'), { ...HELLO, token: 'p1.new' });
+    ws.reply(ws.last("hello"), { ...HELLO, token: "p1.new" });
     await first;
-    assert.equal(conn.state, 'open');
+    assert.equal(conn.state, "open");
     assert.equal(ScriptedSocket.all.length, 1);
-    assert.deepEqual(errors, ['store_failed', 'rate_limited']);
+    assert.deepEqual(errors, ["store_failed", "rate_limited"]);
   });
 
-  test('the lobby mirror: watch reply, pushes, order, and watching again after a reconnect', async () => {
+  test("the lobby mirror: watch reply, pushes, order, and watching again after a reconnect", async () => {
     const { conn, ws } = await start();
-    const room = (id, status, created) => ({ room: id, game: 'mantis', status, created: new Float(created) });
-    const watch = conn.request('lobby.watch', { game: 'mantis' });
-    ws.reply(ws.last('lobby.watch'), { rooms: [room('a', 'playing', 1), room('b', 'waiting', 2)] });
+    const room = (id, status, created) => ({ room: id, game: "mantis", status, created: new Float(created) });
+    const watch = conn.request("lobby.watch", { game: "mantis" });
+    ws.reply(ws.last("lobby.watch"), { rooms: [room("a", "playing", 1), room("b", "waiting", 2)] });
     await watch;
-    ws.push({ t: 'lobby', rooms: [room('c', 'waiting', 3)] });
-    ws.push({ t: 'lobby', removed: ['b'] });
-    assert.deepEqual(conn.lobbyList().map((r) => r.room), ['c', 'a']);
+    ws.push({ t: "lobby", rooms: [room("c", "waiting", 3)] });
+    ws.push({ t: "lobby", removed: ["b"] });
+    assert.deepEqual(
+      conn.lobbyList().map((r) => r.room),
+      ["c", "a"],
+    );
     ws.drop(1006);
-    await until(() => ScriptedSocket.all[1]?.last('hello'), 'the second hello');
+    await until(() => ScriptedSocket.all[1]?.last("hello"), "the second hello");
     const ws2 = ScriptedSocket.all[1];
-    ws2.reply(ws2.last('hello'), HELLO);
-    assert.equal(ws2.last('lobby.watch').game, 'mantis');
+    ws2.reply(ws2.last("hello"), HELLO);
+    assert.equal(ws2.last("lobby.watch").game, "mantis");
   });
 
   test("a private room's spectator joins again with the code after a reconnect", async () => {
     const { conn, ws } = await start();
-    const join = conn.request('join', { code: 'ABC123', watch: true });
+    const join = conn.request("join", { code: "ABC123", watch: true });
     snapshot(ws, 2, { ...VIEW, you: null, moves: [] });
-    ws.reply(ws.last('join'), { room: 'r1', seat: null, version: 2, chat: [] });
+    ws.reply(ws.last("join"), { room: "r1", seat: null, version: 2, chat: [] });
     await join;
-    assert.equal(conn.rooms.get('r1').code, 'ABC123');
+    assert.equal(conn.rooms.get("r1").code, "ABC123");
     ws.drop(1012);
-    await until(() => ScriptedSocket.all[1]?.last('hello'), 'the second hello');
+    await until(() => ScriptedSocket.all[1]?.last("hello"), "the second hello");
     const ws2 = ScriptedSocket.all[1];
-    ws2.reply(ws2.last('hello'), HELLO);
-    ws2.push({ t: 'error', re: ws2.last('sync').id, code: 'not_in_room', reason: 'private room' });
-    await until(() => ws2.last('join'), 'the join with the code');
-    const again = ws2.last('join');
-    assert.deepEqual({ room: again.room, code: again.code, watch: again.watch }, { room: 'r1', code: 'ABC123', watch: true });
+    ws2.reply(ws2.last("hello"), HELLO);
+    ws2.push({ t: "error", re: ws2.last("sync").id, code: "not_in_room", reason: "private room" });
+    await until(() => ws2.last("join"), "the join with the code");
+    const again = ws2.last("join");
+    assert.deepEqual(
+      { room: again.room, code: again.code, watch: again.watch },
+      { room: "r1", code: "ABC123", watch: true },
+    );
   });
 
-  test('leave drops the mirror; a move without a view is refused here', async () => {
+  test("leave drops the mirror; a move without a view is refused here", async () => {
     const { conn, ws } = await start();
     snapshot(ws);
-    const leave = conn.request('leave', { room: 'r1' });
-    ws.reply(ws.last('leave'), { room: 'r1' });
+    const leave = conn.request("leave", { room: "r1" });
+    ws.reply(ws.last("leave"), { room: "r1" });
     await leave;
-    assert.equal(conn.rooms.has('r1'), false);
-    await assert.rejects(conn.move('r1', { type: 'score' }), (err) => err.code === 'not_viewing');
+    assert.equal(conn.rooms.has("r1"), false);
+    await assert.rejects(conn.move("r1", { type: "score" }), (err) => err.code === "not_viewing");
   });
 });
 
-describe('PlayhallConnection and odd pushes', () => {
-  test('unknown push types are ignored, inherited names included', async () => {
+describe("PlayhallConnection and odd pushes", () => {
+  test("unknown push types are ignored, inherited names included", async () => {
     const { conn, ws } = await start();
     const errors = [];
-    conn.on('error', (e) => errors.push(e.code));
-    for (const t of ['nope', 'constructor', 'toString', '__proto__']) ws.push({ t, room: 'r1' });
+    conn.on("error", (e) => errors.push(e.code));
+    for (const t of ["nope", "constructor", "toString", "__proto__"]) ws.push({ t, room: "r1" });
     assert.deepEqual(errors, []);
-    assert.equal(conn.state, 'open');
+    assert.equal(conn.state, "open");
   });
 });

@@ -5,82 +5,97 @@
 // JSON line with what happened; exits non-zero on any failure. Driven by
 // tests/server/test_js_library.py.
 
-import assert from 'node:assert/strict';
+import assert from "node:assert/strict";
 
 import {
-  Float, PlayhallConnection, PlayhallError, decodeFrame,
-} from '../../clients/playhall_web/static/lib/playhall.js';
+  decodeFrame,
+  Float,
+  PlayhallConnection,
+  PlayhallError,
+} from "../../clients/playhall_web/static/lib/playhall.js";
 
 /** The platform's WebSocket, noting every move request sent. */
 const sentMoves = [];
 class Recording extends WebSocket {
   send(frame) {
     const message = decodeFrame(frame);
-    if (message.t === 'move') sentMoves.push(message);
+    if (message.t === "move") sentMoves.push(message);
     super.send(frame);
   }
 }
 
 const url = process.argv[2];
-const conn = new PlayhallConnection(url, { name: 'node', WebSocket: Recording });
+const conn = new PlayhallConnection(url, { name: "node", WebSocket: Recording });
 const states = [];
-conn.on('status', ({ state }) => states.push(state));
+conn.on("status", ({ state }) => states.push(state));
 const errors = [];
-conn.on('error', (e) => errors.push(e));
+conn.on("error", (e) => errors.push(e));
 let events = 0;
-conn.on('event', () => { events += 1; });
+conn.on("event", () => {
+  events += 1;
+});
 
 function until(predicate, what, ms = 10000) {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { stop(); reject(new Error(`timed out waiting for ${what}`)); }, ms);
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`timed out waiting for ${what}`));
+    }, ms);
     const check = () => {
-      if (predicate()) { clearTimeout(timer); stop(); resolve(); }
+      if (predicate()) {
+        clearTimeout(timer);
+        stop();
+        resolve();
+      }
     };
-    const stop = conn.on('view', check);
+    const stop = conn.on("view", check);
     check();
   });
 }
 
 const hello = await conn.connect();
-assert.equal(typeof hello.token, 'string');
+assert.equal(typeof hello.token, "string");
 assert.ok(hello.limits.rate instanceof Float);
-const games = (await conn.request('games')).games;
-assert.ok(games.some((g) => g.id === 'mantis'));
+const games = (await conn.request("games")).games;
+assert.ok(games.some((g) => g.id === "mantis"));
 
-const created = await conn.request('create', { game: 'mantis', seats: 2, private: true });
+const created = await conn.request("create", { game: "mantis", seats: 2, private: true });
 const room = created.room;
 // Three groups of five symbols from an alphabet without look-alikes (PROTOCOL.md §4 create).
 assert.match(created.code, /^[2-9A-HJKMNP-Z]{5}-[2-9A-HJKMNP-Z]{5}-[2-9A-HJKMNP-Z]{5}$/);
 const mirror = conn.rooms.get(room);
 assert.equal(mirror.code, created.code);
 assert.equal(mirror.seat, 0);
-await conn.request('bot', { room, seat: 1 });
-await conn.request('start', { room });
+await conn.request("bot", { room, seat: 1 });
+await conn.request("start", { room });
 
 try {
-  await conn.move(room, { type: 'no_such_move' });
-  assert.fail('a bad move was accepted');
+  await conn.move(room, { type: "no_such_move" });
+  assert.fail("a bad move was accepted");
 } catch (err) {
   assert.ok(err instanceof PlayhallError);
   // bad_move on its turn; not_your_turn or stale while the bot is moving
-  assert.ok(['bad_move', 'not_your_turn', 'stale'].includes(err.code), err.code);
-  assert.equal(typeof err.version, 'number');
+  assert.ok(["bad_move", "not_your_turn", "stale"].includes(err.code), err.code);
+  assert.equal(typeof err.version, "number");
 }
 
 let moves = 0;
 let dropped = false;
-while (mirror.view.status !== 'finished') {
-  await until(() => mirror.view && (mirror.view.status === 'finished' || mirror.view.moves.length > 0), 'my turn');
-  if (mirror.view.status === 'finished') break;
+while (mirror.view.status !== "finished") {
+  await until(
+    () => mirror.view && (mirror.view.status === "finished" || mirror.view.moves.length > 0),
+    "my turn",
+  );
+  if (mirror.view.status === "finished") break;
   const move = mirror.view.moves[0];
   if (!dropped) {
     // Drop the socket right after the move left: its reply is lost with the connection and the
     // library must send it again with the same mid after reconnecting.
     dropped = true;
     const sent = conn.move(room, move);
-    conn._ws.close(4001, 'test drop');
+    conn._ws.close(4001, "test drop");
     const reply = await sent;
-    assert.equal(typeof reply.version, 'number');
+    assert.equal(typeof reply.version, "number");
     // Sent twice, the second time on the new connection, with the same mid and version.
     const last = sentMoves.slice(-2);
     assert.equal(last.length, 2);
@@ -98,11 +113,14 @@ const kept = JSON.stringify(mirror.view);
 const version = mirror.version;
 const check = new PlayhallConnection(url, { token: conn.token });
 await check.connect();
-await check.request('sync', { room });
+await check.request("sync", { room });
 const fresh = check.rooms.get(room);
 assert.equal(fresh.version, version);
 assert.equal(JSON.stringify(fresh.view), kept);
 check.close();
 conn.close();
-assert.ok(states.includes('reconnecting') && states.at(-1) === 'closed', states.join(','));
-console.log(JSON.stringify({ room, moves, version, events, states, errors, outcome: mirror.view.outcome }));
+assert.ok(states.includes("reconnecting") && states.at(-1) === "closed", states.join(","));
+// The result, read by tests/server/test_js_library.py.
+process.stdout.write(
+  `${JSON.stringify({ room, moves, version, events, states, errors, outcome: mirror.view.outcome })}\n`,
+);

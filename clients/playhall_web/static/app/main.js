@@ -1,6 +1,6 @@
 // The page: one connection, the lobby and the room screens, and the address bar as the route
 // (#room=<id>, plus &code=<join code> for a private room's shareable link).
-import { PlayhallConnection, defaultUrl } from "../lib/playhall.js";
+import { defaultUrl, PlayhallConnection } from "../lib/playhall.js";
 import { h } from "./ui.js";
 import { showLobby } from "./lobby.js";
 import { showRoom } from "./room.js";

@@ -1,7 +1,7 @@
 // The room screen: seats with presence (and room for a clock each), the table's controls
 // (seats, bots, ready, start, leave, rematch), the game's board drawn by its renderer, the game
 // log fed by events, the outcome, and the chat with its history.
-import { h, formatScore, moveButton, optionsText, pause, reducedMotion, seatName } from "./ui.js";
+import { formatScore, h, moveButton, optionsText, pause, reducedMotion, seatName } from "./ui.js";
 import mantis from "./games/mantis.js";
 import mandragora from "./games/mandragora.js";
 import mandala from "./games/mandala.js";
@@ -274,7 +274,9 @@ export function showRoom(app, root, room, history) {
                 text: `stand-in (${s.stand_in})`,
               })
             : null,
-          left.has(i) ? h("span", { class: "tag gone", "data-testid": "left-game", text: "left the game" }) : null,
+          left.has(i)
+            ? h("span", { class: "tag gone", "data-testid": "left-game", text: "left the game" })
+            : null,
           !empty && !s.bot
             ? h("span", {
                 class: `presence ${presence[i] ? "on" : "off"}`,

@@ -123,7 +123,9 @@ export function reducedMotion() {
 }
 
 export function pause(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return new Promise((resolve) => {
+    setTimeout(resolve, ms);
+  });
 }
 
 /** Plain number (floats arrive wrapped by the codec; strings stay strings). */

@@ -16,9 +16,9 @@
 // The library's Encoder and Decoder are subclassed, overriding methods that are private in its
 // TypeScript sources: the vendored version is pinned exactly (vendor/msgpack/README.md).
 
-import { Encoder } from '../vendor/msgpack/Encoder.mjs';
-import { Decoder } from '../vendor/msgpack/Decoder.mjs';
-import { ExtensionCodec } from '../vendor/msgpack/ExtensionCodec.mjs';
+import { Encoder } from "../vendor/msgpack/Encoder.mjs";
+import { Decoder } from "../vendor/msgpack/Decoder.mjs";
+import { ExtensionCodec } from "../vendor/msgpack/ExtensionCodec.mjs";
 
 /** A msgpack float64. Decoded floats are always Floats; wrap a number to send it as a float. */
 export class Float {
@@ -41,7 +41,7 @@ export class Float {
  * (possibly rounded) number. */
 export function toNumber(x) {
   if (x instanceof Float) return x.value;
-  if (typeof x === 'bigint') return Number(x);
+  if (typeof x === "bigint") return Number(x);
   return x;
 }
 
@@ -49,7 +49,7 @@ export function toNumber(x) {
 export class CodecError extends Error {
   constructor(message) {
     super(message);
-    this.name = 'CodecError';
+    this.name = "CodecError";
   }
 }
 
@@ -57,14 +57,14 @@ export const MAX_DEPTH = 32;
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const U64_MAX = (1n << 64n) - 1n;
 const I64_MIN = -(1n << 63n);
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 function intOf(big) {
   return big >= -SAFE && big <= SAFE ? Number(big) : big;
 }
 
 function wellFormed(s) {
-  return typeof s.isWellFormed === 'function' ? s.isWellFormed() : !/\p{Surrogate}/u.test(s);
+  return typeof s.isWellFormed === "function" ? s.isWellFormed() : !/\p{Surrogate}/u.test(s);
 }
 
 /** Refuses every extension type, the built-in timestamp (-1) included. */
@@ -81,7 +81,7 @@ const NO_EXTENSIONS = new NoExtensions();
 // A map key: a str, and one the map does not hold yet (a key twice in one map is a bad frame).
 // The library calls it as the decoder's method, so `this.stack.top()` is the map being read.
 function strKey(key) {
-  if (typeof key !== 'string') throw new CodecError(`a map key must be a str, not ${typeof key}`);
+  if (typeof key !== "string") throw new CodecError(`a map key must be a str, not ${typeof key}`);
   if (Object.hasOwn(this.stack.top().map, key)) {
     throw new CodecError(`the key ${JSON.stringify(key)} appears twice in one map`);
   }
@@ -99,7 +99,7 @@ class PlayhallEncoder extends Encoder {
     if (object instanceof Float) {
       this.writeU8(0xcb);
       this.writeF64(object.value);
-    } else if (typeof object === 'bigint') {
+    } else if (typeof object === "bigint") {
       if (object >= -SAFE && object <= SAFE) {
         this.encodeNumber(Number(object));
       } else if (object > SAFE && object <= U64_MAX) {
@@ -112,12 +112,12 @@ class PlayhallEncoder extends Encoder {
         throw new CodecError(`int out of the 64-bit range: ${object}`);
       }
     } else if (object === undefined) {
-      throw new CodecError('undefined is not a value (leave the field out, or use null for nil)');
-    } else if (typeof object === 'number' && Number.isSafeInteger(object)) {
+      throw new CodecError("undefined is not a value (leave the field out, or use null for nil)");
+    } else if (typeof object === "number" && Number.isSafeInteger(object)) {
       this.encodeNumber(object === 0 ? 0 : object); // -0 as an int is 0
     } else if (
       object !== null &&
-      typeof object === 'object' &&
+      typeof object === "object" &&
       !Array.isArray(object) &&
       !ArrayBuffer.isView(object) &&
       !isPlainObject(object)
@@ -128,7 +128,7 @@ class PlayhallEncoder extends Encoder {
     }
   }
   encodeString(object) {
-    if (!wellFormed(object)) throw new CodecError('a str with a lone surrogate is not UTF-8');
+    if (!wellFormed(object)) throw new CodecError("a str with a lone surrogate is not UTF-8");
     super.encodeString(object);
   }
 }
@@ -154,12 +154,12 @@ class PlayhallDecoder extends Decoder {
   }
   decodeUtf8String(byteLength, headerOffset) {
     const start = this.pos + headerOffset;
-    if (this.bytes.byteLength < start + byteLength) throw new RangeError('Insufficient data');
+    if (this.bytes.byteLength < start + byteLength) throw new RangeError("Insufficient data");
     let text;
     try {
       text = UTF8.decode(this.bytes.subarray(start, start + byteLength));
     } catch {
-      throw new CodecError('invalid UTF-8 in a str');
+      throw new CodecError("invalid UTF-8 in a str");
     }
     this.pos = start + byteLength;
     return text;
@@ -170,7 +170,7 @@ class PlayhallDecoder extends Decoder {
 }
 
 export function isPlainObject(v) {
-  if (v === null || typeof v !== 'object') return false;
+  if (v === null || typeof v !== "object") return false;
   const proto = Object.getPrototypeOf(v);
   return proto === Object.prototype || proto === null;
 }
@@ -194,7 +194,7 @@ function depthOf(value, limit) {
 const encoder = new PlayhallEncoder();
 const decoder = new PlayhallDecoder();
 
-/** ``work()``, with whatever the library throws turned into a CodecError. */
+/** `work()`, with whatever the library throws turned into a CodecError. */
 function strictly(work) {
   try {
     return work();
@@ -218,7 +218,7 @@ export function decode(bytes) {
 /** A protocol frame: exactly one map, nested at most 32 deep (the map itself is depth 1). */
 export function decodeFrame(bytes) {
   const value = decode(bytes);
-  if (!isPlainObject(value)) throw new CodecError('a frame must be one msgpack map');
+  if (!isPlainObject(value)) throw new CodecError("a frame must be one msgpack map");
   if (depthOf(value, MAX_DEPTH) > MAX_DEPTH) {
     throw new CodecError(`nested deeper than ${MAX_DEPTH}`);
   }
@@ -227,6 +227,6 @@ export function decodeFrame(bytes) {
 
 /** A protocol frame from a map (a request). */
 export function encodeFrame(message) {
-  if (!isPlainObject(message)) throw new CodecError('a frame must be one map');
+  if (!isPlainObject(message)) throw new CodecError("a frame must be one map");
   return encode(message);
 }

@@ -7,42 +7,55 @@
 // the re-sending of unanswered requests that are safe to repeat (a move keeps its `mid`).
 // No dependency on any page: it needs a WebSocket class (the browser's, or one passed in).
 
-import { CodecError, decodeFrame, encodeFrame } from './codec.js';
-import { DiffError, applyDiff } from './diff.js';
-import { Emitter } from './emitter.js';
+import { CodecError, decodeFrame, encodeFrame } from "./codec.js";
+import { applyDiff, DiffError } from "./diff.js";
+import { Emitter } from "./emitter.js";
 
 export const PROTOCOL_VERSIONS = [1];
 
 /** Requests that are harmless to send again after a drop (PROTOCOL.md section 9). Not: create
  * (a second room), chat (said twice), bot and start (refused the second time). */
 export const RESENDABLE = new Set([
-  'move', 'join', 'sync', 'leave', 'ready', 'rematch', 'games', 'rooms', 'ping',
-  'lobby.watch', 'lobby.unwatch',
+  "move",
+  "join",
+  "sync",
+  "leave",
+  "ready",
+  "rematch",
+  "games",
+  "rooms",
+  "ping",
+  "lobby.watch",
+  "lobby.unwatch",
 ]);
 
 /** Refusals of a hello that say nothing about the hello itself: it is said again later. */
-const HELLO_AGAIN = new Set(['rate_limited', 'store_failed', 'internal']);
+const HELLO_AGAIN = new Set(["rate_limited", "store_failed", "internal"]);
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 /** The pushes this library handles, and the method for each. */
 const PUSHES = {
-  snapshot: '_snapshot', update: '_update', presence: '_presence', chat: '_chat', lobby: '_lobbyPush',
+  snapshot: "_snapshot",
+  update: "_update",
+  presence: "_presence",
+  chat: "_chat",
+  lobby: "_lobbyPush",
 };
 const CHAT_KEPT = 200;
 
-/** A refused request: ``code`` as in PROTOCOL.md section 10 (or a game's own), ``reason`` for
- * people, ``reply`` the whole error map (``version`` on refused moves). Client-side codes:
- * ``disconnected`` (dropped, not safe to resend), ``closed`` (close() was called),
- * ``bad_request`` (the fields cannot be encoded), ``not_viewing`` (a move in a room without a
+/** A refused request: `code` as in PROTOCOL.md section 10 (or a game's own), `reason` for
+ * people, `reply` the whole error map (`version` on refused moves). Client-side codes:
+ * `disconnected` (dropped, not safe to resend), `closed` (close() was called),
+ * `bad_request` (the fields cannot be encoded), `not_viewing` (a move in a room without a
  * view). */
 export class PlayhallError extends Error {
   constructor(code, reason, reply = null) {
     super(`${code}: ${reason}`);
-    this.name = 'PlayhallError';
+    this.name = "PlayhallError";
     this.code = code;
     this.reason = reason;
     this.reply = reply;
-    this.version = reply && Object.hasOwn(reply, 'version') ? reply.version : undefined;
+    this.version = reply && Object.hasOwn(reply, "version") ? reply.version : undefined;
   }
 }
 
@@ -66,17 +79,17 @@ export class RoomMirror {
 
 /** The websocket URL of the server a page was loaded from. */
 export function defaultUrl(location = globalThis.location) {
-  return `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/`;
+  return `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/`;
 }
 
 function newMid() {
   const bytes = new Uint8Array(8);
   globalThis.crypto.getRandomValues(bytes);
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function lobbyOrder(a, b) {
-  const waiting = (a.status === 'waiting' ? 0 : 1) - (b.status === 'waiting' ? 0 : 1);
+  const waiting = (a.status === "waiting" ? 0 : 1) - (b.status === "waiting" ? 0 : 1);
   return waiting || Number(b.created) - Number(a.created);
 }
 
@@ -96,7 +109,7 @@ export class PlayhallConnection extends Emitter {
     this.WebSocket = options.WebSocket ?? globalThis.WebSocket;
     this.backoff = { initial: 50, max: 2000, ...(options.backoff ?? {}) };
     this.rateRetries = options.rateRetries ?? 5;
-    this.state = 'idle';
+    this.state = "idle";
     this.player = null;
     this.limits = null;
     this.helloRooms = [];
@@ -124,7 +137,7 @@ export class PlayhallConnection extends Emitter {
         this._firstHello.resolve = resolve;
         this._firstHello.reject = reject;
       });
-      this._setState('connecting');
+      this._setState("connecting");
       this._open();
     }
     return this._firstHello.promise;
@@ -132,25 +145,25 @@ export class PlayhallConnection extends Emitter {
 
   /** Close for good: no reconnect; waiting requests fail with `closed`. */
   close() {
-    if (this.state === 'closed') return;
+    if (this.state === "closed") return;
     clearTimeout(this._timer);
     const ws = this._ws;
     this._ws = null;
-    if (ws) ws.close(1000, 'bye');
-    this._failAll('closed', 'the connection was closed');
-    this._setState('closed');
+    if (ws) ws.close(1000, "bye");
+    this._failAll("closed", "the connection was closed");
+    this._setState("closed");
   }
 
   /** Send a request (PROTOCOL.md section 4): resolves with the `ok` map, rejects with a
    * PlayhallError. Waits while the connection is not open. */
   request(type, fields = {}, { resend = RESENDABLE.has(type) } = {}) {
     return new Promise((resolve, reject) => {
-      if (this.state === 'closed') {
-        reject(new PlayhallError('closed', 'the connection was closed'));
+      if (this.state === "closed") {
+        reject(new PlayhallError("closed", "the connection was closed"));
         return;
       }
       const entry = { type, fields, resolve, reject, resend, tries: 0 };
-      if (this.state === 'open') this._send(entry);
+      if (this.state === "open") this._send(entry);
       else this._queue.push(entry);
     });
   }
@@ -160,9 +173,9 @@ export class PlayhallConnection extends Emitter {
   move(room, move, { mid = newMid(), version } = {}) {
     const at = version ?? this.rooms.get(room)?.version;
     if (at === null || at === undefined) {
-      return Promise.reject(new PlayhallError('not_viewing', `no view of room ${room}`));
+      return Promise.reject(new PlayhallError("not_viewing", `no view of room ${room}`));
     }
-    return this.request('move', { room, version: at, mid, move });
+    return this.request("move", { room, version: at, mid, move });
   }
 
   /** The server's clock now, in Unix seconds (for counting down to a view's `deadline`). */
@@ -179,7 +192,7 @@ export class PlayhallConnection extends Emitter {
 
   _setState(state, details = {}) {
     this.state = state;
-    this.emit('status', { state, ...details });
+    this.emit("status", { state, ...details });
   }
 
   _open() {
@@ -190,7 +203,7 @@ export class PlayhallConnection extends Emitter {
       this._closed(null, 1006, String(err));
       return;
     }
-    ws.binaryType = 'arraybuffer';
+    ws.binaryType = "arraybuffer";
     this._ws = ws;
     ws.onopen = () => {
       if (this._ws === ws) this._hello();
@@ -203,32 +216,35 @@ export class PlayhallConnection extends Emitter {
   }
 
   _closed(ws, code, reason) {
-    if (ws !== this._ws || this.state === 'closed') return;
+    if (ws !== this._ws || this.state === "closed") return;
     this._ws = null;
     // Unanswered requests: the ones safe to repeat go out again after the reconnect, first.
     const unanswered = [...this._pending.values()];
     this._pending.clear();
     const again = [];
     for (const entry of unanswered) {
-      if (entry.type === 'hello') continue;
+      if (entry.type === "hello") continue;
       if (entry.resend) again.push(entry);
-      else entry.reject(new PlayhallError('disconnected', 'the connection dropped before the reply'));
+      else entry.reject(new PlayhallError("disconnected", "the connection dropped before the reply"));
     }
     this._queue = [...again, ...this._queue];
     for (const mirror of this.rooms.values()) mirror.syncing = false;
     if (code === 1009) {
       // A message of ours was too big: a client bug that reconnecting would repeat.
-      this._failAll('closed', `closed by the server: ${code} ${reason}`);
-      this._setState('closed', { code, reason });
-      this._firstHello?.reject?.(new PlayhallError('closed', reason || 'message too big'));
+      this._failAll("closed", `closed by the server: ${code} ${reason}`);
+      this._setState("closed", { code, reason });
+      this._firstHello?.reject?.(new PlayhallError("closed", reason || "message too big"));
       return;
     }
     const slow = code === 1008 ? 4 : 1; // flooding: slow down before coming back
     const delay = this._nextBackoff() * slow;
-    this._setState('reconnecting', { attempt: this.attempt, delay, code, reason });
-    this._timer = setTimeout(() => {
-      if (this.state === 'reconnecting') this._open();
-    }, delay * (0.8 + 0.4 * Math.random()));
+    this._setState("reconnecting", { attempt: this.attempt, delay, code, reason });
+    this._timer = setTimeout(
+      () => {
+        if (this.state === "reconnecting") this._open();
+      },
+      delay * (0.8 + 0.4 * Math.random()),
+    );
   }
 
   _failAll(code, reason) {
@@ -243,13 +259,13 @@ export class PlayhallConnection extends Emitter {
     this._nextId = id >= MAX_ID ? 1 : id + 1;
     const message = { t: entry.type, id };
     for (const key of Object.keys(entry.fields)) {
-      if (key !== 't' && key !== 'id') message[key] = entry.fields[key];
+      if (key !== "t" && key !== "id") message[key] = entry.fields[key];
     }
     let frame;
     try {
       frame = encodeFrame(message);
     } catch (err) {
-      entry.reject(new PlayhallError('bad_request', err.message));
+      entry.reject(new PlayhallError("bad_request", err.message));
       return;
     }
     this._pending.set(id, entry);
@@ -261,26 +277,26 @@ export class PlayhallConnection extends Emitter {
     if (this.token) fields.token = this.token;
     if (this.name) fields.name = this.name;
     this._send({
-      type: 'hello',
+      type: "hello",
       fields,
       resend: false,
       tries: 0,
       resolve: (reply) => this._helloed(reply),
       reject: (err) => {
-        if (err.code === 'bad_token' && this.token) {
+        if (err.code === "bad_token" && this.token) {
           this.token = null;
-          this.emit('error', { code: 'bad_token', reason: err.reason });
+          this.emit("error", { code: "bad_token", reason: err.reason });
           this._hello(); // as a new player
-        } else if (err.code === 'unsupported_version') {
+        } else if (err.code === "unsupported_version") {
           this.close();
           this._firstHello?.reject?.(err);
         } else if (HELLO_AGAIN.has(err.code)) {
           // Nothing wrong with the hello (too many new players from this address, Redis
           // away): say it again on this socket, after the server's retry_after if it gave one.
-          this.emit('error', { code: err.code, reason: err.reason });
+          this.emit("error", { code: err.code, reason: err.reason });
           this._helloLater(err.reply?.retry_after);
         } else {
-          this.emit('error', { code: err.code, reason: err.reason });
+          this.emit("error", { code: err.code, reason: err.reason });
         }
       },
     });
@@ -306,18 +322,18 @@ export class PlayhallConnection extends Emitter {
   _helloed(reply) {
     this.player = reply.player;
     this.name = reply.name;
-    if (typeof reply.token === 'string') this.token = reply.token;
+    if (typeof reply.token === "string") this.token = reply.token;
     this.limits = reply.limits;
     this.helloRooms = reply.rooms;
     this.serverVersion = reply.server;
     this.attempt = 0;
-    this._setState('open');
-    this.emit('hello', reply);
+    this._setState("open");
+    this.emit("hello", reply);
     this._firstHello?.resolve?.(reply);
     // Catch up every room, watch the lobby again, then what waited or was left unanswered.
     for (const mirror of this.rooms.values()) this._resync(mirror, mirror.view !== null);
     if (this._watching !== null) {
-      this.request('lobby.watch', this._watching).catch((err) => this._report(err));
+      this.request("lobby.watch", this._watching).catch((err) => this._report(err));
     }
     const waiting = this._queue;
     this._queue = [];
@@ -327,14 +343,17 @@ export class PlayhallConnection extends Emitter {
 
   _measureClock() {
     const sent = Date.now() / 1000;
-    this.request('ping', {}, { resend: false }).then((reply) => {
-      const now = Date.now() / 1000;
-      this.clockOffset = Number(reply.time) - (sent + now) / 2;
-    }, () => {});
+    this.request("ping", {}, { resend: false }).then(
+      (reply) => {
+        const now = Date.now() / 1000;
+        this.clockOffset = Number(reply.time) - (sent + now) / 2;
+      },
+      () => {},
+    );
   }
 
   _report(err) {
-    this.emit('error', { code: err.code ?? 'error', reason: err.reason ?? String(err) });
+    this.emit("error", { code: err.code ?? "error", reason: err.reason ?? String(err) });
   }
 
   // -- what the server sends ---------------------------------------------------------------------
@@ -345,11 +364,11 @@ export class PlayhallConnection extends Emitter {
       message = decodeFrame(new Uint8Array(data));
     } catch (err) {
       if (!(err instanceof CodecError)) throw err;
-      this.emit('error', { code: 'bad_frame', reason: err.message });
+      this.emit("error", { code: "bad_frame", reason: err.message });
       return;
     }
-    this.emit('message', message);
-    if (Object.hasOwn(message, 're')) {
+    this.emit("message", message);
+    if (Object.hasOwn(message, "re")) {
       this._reply(message);
       return;
     }
@@ -361,30 +380,33 @@ export class PlayhallConnection extends Emitter {
     } catch (err) {
       // A push not shaped as the protocol says: dropped, and said loudly (a server bug).
       console.error(err);
-      this.emit('error', { code: 'bad_message', reason: `${message.t}: ${err.message}` });
+      this.emit("error", { code: "bad_message", reason: `${message.t}: ${err.message}` });
     }
   }
 
   _reply(message) {
     const entry = this._pending.get(message.re);
     if (!entry) {
-      if (message.t === 'error') this.emit('error', { code: message.code, reason: message.reason });
+      if (message.t === "error") this.emit("error", { code: message.code, reason: message.reason });
       return;
     }
     this._pending.delete(message.re);
-    if (message.t === 'ok') {
+    if (message.t === "ok") {
       this._answered(entry, message);
       entry.resolve(message);
       return;
     }
     const code = message.code;
     // A hello says itself again (_hello), however long the server asks it to wait.
-    if (code === 'rate_limited' && entry.type !== 'hello' && entry.tries < this.rateRetries) {
+    if (code === "rate_limited" && entry.type !== "hello" && entry.tries < this.rateRetries) {
       entry.tries += 1;
-      setTimeout(() => {
-        if (this.state === 'open') this._send(entry);
-        else if (this.state !== 'closed') this._queue.push(entry);
-      }, 100 * 2 ** entry.tries);
+      setTimeout(
+        () => {
+          if (this.state === "open") this._send(entry);
+          else if (this.state !== "closed") this._queue.push(entry);
+        },
+        100 * 2 ** entry.tries,
+      );
       return;
     }
     entry.reject(new PlayhallError(code, message.reason, message));
@@ -393,23 +415,23 @@ export class PlayhallConnection extends Emitter {
   /** What a reply changes in the mirrors. */
   _answered(entry, reply) {
     const { type, fields } = entry;
-    if (type === 'leave') {
-      if (this.rooms.delete(fields.room)) this.emit('left', { room: fields.room });
-    } else if (type === 'join' || type === 'create') {
+    if (type === "leave") {
+      if (this.rooms.delete(fields.room)) this.emit("left", { room: fields.room });
+    } else if (type === "join" || type === "create") {
       const mirror = this.rooms.get(reply.room);
       if (mirror) {
-        if (type === 'join' && Array.isArray(reply.chat)) mirror.chat = reply.chat.slice(-CHAT_KEPT);
-        const code = type === 'create' ? reply.code : fields.code;
-        if (typeof code === 'string') mirror.code = code;
+        if (type === "join" && Array.isArray(reply.chat)) mirror.chat = reply.chat.slice(-CHAT_KEPT);
+        const code = type === "create" ? reply.code : fields.code;
+        if (typeof code === "string") mirror.code = code;
       }
-    } else if (type === 'lobby.watch') {
+    } else if (type === "lobby.watch") {
       this._watching = { ...fields };
       this.lobby = new Map(reply.rooms.map((summary) => [summary.room, summary]));
-      this.emit('lobby', { rooms: this.lobbyList(), push: null });
-    } else if (type === 'lobby.unwatch') {
+      this.emit("lobby", { rooms: this.lobbyList(), push: null });
+    } else if (type === "lobby.unwatch") {
       this._watching = null;
       this.lobby = new Map();
-      this.emit('lobby', { rooms: [], push: null });
+      this.emit("lobby", { rooms: [], push: null });
     }
   }
 
@@ -427,7 +449,7 @@ export class PlayhallConnection extends Emitter {
     mirror.view = message.view;
     mirror.version = message.version;
     mirror.presence = message.presence;
-    this._changed(mirror, 'snapshot', message.events ?? []);
+    this._changed(mirror, "snapshot", message.events ?? []);
   }
 
   _update(message) {
@@ -445,18 +467,18 @@ export class PlayhallConnection extends Emitter {
       // The view may be half-changed: drop it and ask for a whole one.
       mirror.view = null;
       mirror.version = null;
-      this.emit('error', { code: 'diff_failed', reason: err.message, room: mirror.room });
+      this.emit("error", { code: "diff_failed", reason: err.message, room: mirror.room });
       this._resync(mirror, false);
       return;
     }
     mirror.version = message.to;
-    this._changed(mirror, 'update', message.events);
+    this._changed(mirror, "update", message.events);
   }
 
   _changed(mirror, kind, events) {
-    this.emit('view', { room: mirror.room, mirror, kind, events });
+    this.emit("view", { room: mirror.room, mirror, kind, events });
     for (const event of events) {
-      this.emit('event', { room: mirror.room, version: mirror.version, event });
+      this.emit("event", { room: mirror.room, version: mirror.version, event });
     }
   }
 
@@ -464,22 +486,23 @@ export class PlayhallConnection extends Emitter {
     mirror.syncing = true;
     const fields = { room: mirror.room };
     if (withVersion && mirror.version !== null) fields.version = mirror.version;
-    this.request('sync', fields).then(
+    this.request("sync", fields).then(
       () => {
         mirror.syncing = false;
       },
       (err) => {
         mirror.syncing = false;
-        if (err.code === 'not_in_room' && mirror.code !== null && this.rooms.has(mirror.room)) {
+        if (err.code === "not_in_room" && mirror.code !== null && this.rooms.has(mirror.room)) {
           // A private room watched without a seat: a new connection needs the code again.
-          this.request('join', { room: mirror.room, code: mirror.code, watch: true })
-            .catch((again) => this._report(again));
+          this.request("join", { room: mirror.room, code: mirror.code, watch: true }).catch((again) =>
+            this._report(again),
+          );
           return;
         }
-        if (err.code === 'no_such_room') {
-          if (this.rooms.delete(mirror.room)) this.emit('left', { room: mirror.room });
+        if (err.code === "no_such_room") {
+          if (this.rooms.delete(mirror.room)) this.emit("left", { room: mirror.room });
         }
-        this.emit('error', { code: err.code, reason: err.reason, room: mirror.room });
+        this.emit("error", { code: err.code, reason: err.reason, room: mirror.room });
       },
     );
   }
@@ -487,7 +510,7 @@ export class PlayhallConnection extends Emitter {
   _presence(message) {
     const mirror = this.rooms.get(message.room);
     if (mirror) mirror.presence = message.presence;
-    this.emit('presence', { room: message.room, presence: message.presence, mirror });
+    this.emit("presence", { room: message.room, presence: message.presence, mirror });
   }
 
   _chat(message) {
@@ -496,12 +519,12 @@ export class PlayhallConnection extends Emitter {
       mirror.chat.push(message);
       if (mirror.chat.length > CHAT_KEPT) mirror.chat.splice(0, mirror.chat.length - CHAT_KEPT);
     }
-    this.emit('chat', message);
+    this.emit("chat", message);
   }
 
   _lobbyPush(message) {
     for (const summary of message.rooms ?? []) this.lobby.set(summary.room, summary);
     for (const room of message.removed ?? []) this.lobby.delete(room);
-    this.emit('lobby', { rooms: this.lobbyList(), push: message });
+    this.emit("lobby", { rooms: this.lobbyList(), push: message });
   }
 }

@@ -2,14 +2,14 @@
 // browser, console.error elsewhere) and never stops the emitter or the other listeners.
 
 function report(err) {
-  if (typeof globalThis.reportError === 'function') globalThis.reportError(err);
+  if (typeof globalThis.reportError === "function") globalThis.reportError(err);
   else console.error(err);
 }
 
 export class Emitter {
   #listeners = new Map();
 
-  /** Call ``listener(payload)`` on every ``name`` event; returns a function that stops it. */
+  /** Call `listener(payload)` on every `name` event; returns a function that stops it. */
   on(name, listener) {
     if (!this.#listeners.has(name)) this.#listeners.set(name, new Set());
     this.#listeners.get(name).add(listener);
@@ -20,7 +20,7 @@ export class Emitter {
     this.#listeners.get(name)?.delete(listener);
   }
 
-  /** Like ``on`` for the next event only. */
+  /** Like `on` for the next event only. */
   once(name, listener) {
     const stop = this.on(name, (payload) => {
       stop();

@@ -24,9 +24,14 @@
 // Values: msgpack ints are numbers (BigInt beyond 2^53-1), floats are Float objects (f.value,
 // or any arithmetic); send a whole float as new Float(1). Undefined fields are left out.
 
-export { CodecError, Float, decode, decodeFrame, encode, encodeFrame, toNumber } from './codec.js';
-export { DiffError, applyDiff, copyValue } from './diff.js';
-export { Emitter } from './emitter.js';
+export { CodecError, Float, decode, decodeFrame, encode, encodeFrame, toNumber } from "./codec.js";
+export { DiffError, applyDiff, copyValue } from "./diff.js";
+export { Emitter } from "./emitter.js";
 export {
-  PROTOCOL_VERSIONS, PlayhallConnection, PlayhallError, RESENDABLE, RoomMirror, defaultUrl,
-} from './connection.js';
+  PROTOCOL_VERSIONS,
+  PlayhallConnection,
+  PlayhallError,
+  RESENDABLE,
+  RoomMirror,
+  defaultUrl,
+} from "./connection.js";

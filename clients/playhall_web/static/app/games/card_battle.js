@@ -1,6 +1,6 @@
 // Card Battle: pick or compose a deck from the template, then watch the paced battle, each
 // turn replayed from its events (draws, attacks, deaths, direct hits).
-import { h, countdown, deckComposer, movesWhere, moveButton, seatName } from "../ui.js";
+import { countdown, deckComposer, h, moveButton, movesWhere, seatName } from "../ui.js";
 
 const ICON = { goblin: "G", skeleton: "S", archer: "A", wizard: "W", knight: "K" };
 

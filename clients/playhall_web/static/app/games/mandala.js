@@ -1,6 +1,6 @@
 // Mandala (standard and solo): mountains, fields, rivers, cups and the hand; Master Yoga's
 // automatic steps with a countdown to the view's deadline.
-import { h, chip, countdown, movesWhere, moveButton, plural, seatName } from "../ui.js";
+import { chip, countdown, h, moveButton, movesWhere, plural, seatName } from "../ui.js";
 
 const SIDES = ["left", "right"];
 

@@ -1,5 +1,5 @@
 // Mandragora Mania: the ten areas with their stacks, sowing shown landing by landing.
-import { h, findMove, maybeButton, seatName } from "../ui.js";
+import { findMove, h, maybeButton, seatName } from "../ui.js";
 
 // Where each area sits on the board (grid row, first column of two), as in the rules' drawing:
 // bases 9 (top left) and 0 (bottom right), 8 7 6 on top, 2 4 in the middle, 1 3 5 below.

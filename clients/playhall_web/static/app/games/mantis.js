@@ -1,5 +1,5 @@
 // Mantis: tanks as coloured card stacks, the top card's back, score piles, steal targets.
-import { h, chip, findMove, moveButton, plural, seatName } from "../ui.js";
+import { chip, findMove, h, moveButton, plural, seatName } from "../ui.js";
 
 function parseCard(card) {
   const [face, back] = card.split(":");

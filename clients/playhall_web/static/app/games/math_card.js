@@ -1,6 +1,6 @@
 // Math Magic Card duel: deck choice, lanes with their expressions and values, assertion areas,
 // legends, the hand (each card with the moves the view offers for it) and pending choices.
-import { h, deckComposer, movesWhere, moveButton, seatName } from "../ui.js";
+import { deckComposer, h, moveButton, movesWhere, seatName } from "../ui.js";
 
 const AREA_TITLES = { left: "left public assertions", right: "right public assertions" };
 
@@ -15,9 +15,9 @@ function frac(pair) {
 }
 
 /** "public lane" / "lane 0 · alice": lanes 0-1 are seat 0's, 2 public, 3-4 seat 1's. */
-function laneName(view, lane) {
-  if (lane === 2) return "public lane";
-  return `lane ${lane} · ${seatName(view, lane < 2 ? 0 : 1)}`;
+function laneName(view, index) {
+  if (index === 2) return "public lane";
+  return `lane ${index} · ${seatName(view, index < 2 ? 0 : 1)}`;
 }
 
 function tile(view, id, extra = {}) {
@@ -292,8 +292,7 @@ function deckStep(view, ctx) {
 
 function render(view, ctx) {
   const st = view.state;
-  if (st.phase === "deckbuild")
-    return h("div", { class: "math-card" }, deckStep(view, ctx));
+  if (st.phase === "deckbuild") return h("div", { class: "math-card" }, deckStep(view, ctx));
   const top = view.you === 1 ? [0, 1, 2, 3, 4] : [4, 3, 2, 1, 0];
   const opp = view.you === 1 ? 0 : 1;
   const me = 1 - opp;
