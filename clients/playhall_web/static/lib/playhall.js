@@ -2,16 +2,16 @@
 // on any page. Plain ES modules, no build step; the msgpack codec underneath is the vendored
 // @msgpack/msgpack 3.1.3. The protocol is protocol/PROTOCOL.md; this is a thin mirror of it.
 //
-//   import { PlayhallConnection, defaultUrl, Float } from './lib/playhall.js';
+//   import { PlayhallConnection, defaultUrl, Float } from "./lib/playhall.js";
 //   const conn = new PlayhallConnection(defaultUrl(), { token, name });
-//   conn.on('status', ({ state }) => ...);      // 'connecting' | 'open' | 'reconnecting' | 'closed'
-//   conn.on('hello', (reply) => save(conn.token));
-//   conn.on('view', ({ room, mirror, kind, events }) => draw(mirror.view));
-//   conn.on('event', ({ room, version, event }) => log(event));
-//   conn.on('presence' | 'chat' | 'lobby' | 'left' | 'error', ...);
+//   conn.on("status", ({ state }) => ...);      // "connecting" | "open" | "reconnecting" | "closed"
+//   conn.on("hello", (reply) => save(conn.token));
+//   conn.on("view", ({ room, mirror, kind, events }) => draw(mirror.view));
+//   conn.on("event", ({ room, version, event }) => log(event));
+//   conn.on("presence" | "chat" | "lobby" | "left" | "error", ...);
 //   await conn.connect();                        // the first hello; reconnects by itself later
-//   const games = (await conn.request('games')).games;
-//   const { room } = await conn.request('create', { game: 'mantis', seats: 2 });
+//   const games = (await conn.request("games")).games;
+//   const { room } = await conn.request("create", { game: "mantis", seats: 2 });
 //   await conn.move(room, conn.rooms.get(room).view.moves[0]);   // version and mid filled in
 //
 // Requests resolve with the `ok` map and reject with a PlayhallError (`code`, `reason`,
