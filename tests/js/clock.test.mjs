@@ -1,10 +1,10 @@
-// The page's per-seat clocks (clients/playhall_web/static/app/room.js): a seat's time left from
-// the view's `clock`, counted on from the server time `at` only while the seat's clock runs.
+// The page's per-seat clocks (clients/playhall_web/static/app/room/clocks.js): a seat's time left
+// from the view's `clock`, counted on from the server time `at` only while the seat's clock runs.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { mmss, secondsLeft } from "../../clients/playhall_web/static/app/room.js";
+import { mmss, secondsLeft } from "../../clients/playhall_web/static/app/room/clocks.js";
 import { optionsText } from "../../clients/playhall_web/static/app/ui.js";
 
 const clock = { kind: "fischer", remaining_ms: [5000, 3000], running: [0], at: 100 };

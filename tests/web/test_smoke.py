@@ -50,7 +50,45 @@ async def test_the_page_loads_without_script_errors_on_a_phone(
     assert failed == []
     assert [s for s in statuses if s[0] >= 400] == []
     assert any(url.endswith("/lib/playhall.js") for _, url in statuses)
+    # Each game's renderer is a module of its own, fetched by import() as the server lists it.
+    await phone.wait_for_function("() => window.playhallPage.games.length > 0")
+    games = await phone.evaluate("() => window.playhallPage.games.map((g) => g.id)")
+    for game in games:
+        await phone.wait_for_function(
+            "id => performance.getEntriesByType('resource')"
+            ".some((e) => e.name.endsWith(`/app/games/${id}.js`))",
+            arg=game,
+        )
+    assert [s for s in statuses if s[0] >= 400] == []
     assert page_errors.unexpected() == []
+
+
+async def test_a_game_without_a_renderer_file_is_drawn_as_an_outline(
+    page: Page, page_errors: PageErrors
+) -> None:
+    """The page looks for app/games/<id>.js; where there is none (a 404, which the browser
+    reports), the game is drawn as its moves and state in text, under the page's CSP."""
+    from playwright.async_api import expect
+
+    page_errors.allow(r"status of 404")
+    await page.goto("/")
+    await expect(page.locator(OPEN)).to_be_visible()
+    drawn = await page.evaluate(
+        """async () => {
+            const found = await import("/app/room/renderers.js");
+            const renderer = await found.loadRenderer("no_such_game");
+            const view = { state: { n: 1 }, moves: [{ type: "go" }], seats: [] };
+            const board = renderer.render(view, { canMove: true });
+            return {
+                outline: renderer === found.OUTLINE,
+                moves: [...board.querySelectorAll("[data-move]")].map((b) => b.textContent),
+                text: board.textContent,
+            };
+        }"""
+    )
+    assert drawn["outline"] is True
+    assert drawn["moves"] == ['{"type":"go"}']
+    assert "no board for this game" in drawn["text"]
 
 
 async def test_the_page_reconnects_after_kill_9_and_restart(

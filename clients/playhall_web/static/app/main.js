@@ -4,6 +4,7 @@ import { defaultUrl, PlayhallConnection } from "../lib/playhall.js";
 import { h } from "./ui.js";
 import { showLobby } from "./lobby.js";
 import { showRoom } from "./room.js";
+import { loadRenderer } from "./room/renderers.js";
 
 const TOKEN_KEY = "playhall.token";
 const NAME_KEY = "playhall.name";
@@ -138,6 +139,8 @@ async function connect() {
   }
   if (conn.token) localStorage.setItem(TOKEN_KEY, conn.token);
   app.games = (await conn.request("games")).games;
+  // Each game's board, fetched now so that a room opens with it.
+  for (const game of app.games) loadRenderer(game.id);
 }
 
 window.addEventListener("hashchange", route);

@@ -67,7 +67,19 @@ export function findMove(view, pred) {
   return movesWhere(view, pred)[0] || null;
 }
 
-/** A real <button> that sends `move` (taken from the view's moves) through ctx.play. */
+/** One `type` listener on `root` for every descendant matching `selector`, drawn now or later
+ * (TodoMVC's `$delegate`): `handler(matched, event)`. Returns a function that removes it. */
+export function delegate(root, selector, type, handler) {
+  const listener = (event) => {
+    const matched = event.target instanceof Element ? event.target.closest(selector) : null;
+    if (matched && root.contains(matched)) handler(matched, event);
+  };
+  root.addEventListener(type, listener);
+  return () => root.removeEventListener(type, listener);
+}
+
+/** A real <button> for `move`, one of the view's moves: it carries the move's key in
+ * `data-move`, and the room's board sends the move when it is clicked (room/board.js). */
 export function moveButton(ctx, move, label, { cls = "", title } = {}) {
   return h(
     "button",
@@ -77,13 +89,13 @@ export function moveButton(ctx, move, label, { cls = "", title } = {}) {
       title,
       disabled: !ctx.canMove,
       data: { move: moveKey(move) },
-      on: { click: () => ctx.play(move) },
     },
     label,
   );
 }
 
-/** A board element that is a button when `move` is offered, a plain box otherwise. */
+/** A board element that is a button for `move` when it is offered (sent as `moveButton`'s is),
+ * a plain box otherwise. */
 export function maybeButton(ctx, move, props, ...children) {
   if (!move) return h("div", props, ...children);
   const cls = `${props.class || ""} playable`.trim();
@@ -95,7 +107,6 @@ export function maybeButton(ctx, move, props, ...children) {
       type: "button",
       disabled: !ctx.canMove,
       data: { ...(props.data || {}), move: moveKey(move) },
-      on: { click: () => ctx.play(move) },
     },
     ...children,
   );
@@ -157,7 +168,7 @@ const CLOCK_UNUSED = {
   turn: ["increment_ms"],
 };
 
-/** Seconds until a server deadline, kept current by the room's clock tick (see room.js). */
+/** Seconds until a server deadline, kept current by the room's clock tick (room/clocks.js). */
 export function countdown(ctx, deadline) {
   const left = Math.max(0, ctx.secondsTo(deadline));
   return h("span", { class: "secs", data: { deadline: String(num(deadline)) } }, `${left.toFixed(1)} s`);

@@ -1,0 +1,70 @@
+// The board: the game's renderer draws the view (or a replay frame) into it, and one delegated
+// click handler sends the move of whichever `[data-move]` control was clicked, looked up among
+// the moves of the view drawn, so the page only ever sends a move the server offered. Keyboard
+// play keeps its place across redraws (see `restoreFocus`).
+import { delegate, h, moveKey } from "../ui.js";
+
+/** `play(move)`: sends one of the view's moves. */
+export function createBoard({ play }) {
+  const el = h("div", { class: "board", "data-testid": "board", "aria-live": "off" });
+  let drawn = null; // the view the board shows: its moves are the ones the controls stand for
+
+  const stopClicks = delegate(el, "[data-move]", "click", (control) => {
+    if (control.disabled || !drawn) return;
+    const key = control.dataset.move;
+    const move = (drawn.moves || []).find((m) => !m.template && moveKey(m) === key);
+    if (move) play(move);
+  });
+
+  // Every draw rebuilds the board, so the control that had the focus is remembered by its move
+  // (or id) and focused again once it is back and enabled; if that move is gone, the first move
+  // offered takes the focus. Focusing anything outside the board forgets it.
+  let focusKey = null;
+  const keyOf = (node) => node.dataset.move || node.id || null;
+  const onFocusIn = (e) => {
+    focusKey = el.contains(e.target) ? keyOf(e.target) : null;
+  };
+  document.addEventListener("focusin", onFocusIn);
+  function restoreFocus() {
+    if (!focusKey || el.contains(document.activeElement)) return;
+    const controls = [...el.querySelectorAll("[data-move], [id]")].filter((node) => !node.disabled);
+    const again =
+      controls.find((node) => keyOf(node) === focusKey) || controls.find((node) => node.dataset.move);
+    if (again) again.focus();
+  }
+
+  function note(text) {
+    drawn = null;
+    el.replaceChildren(h("p", { class: "muted", text }));
+  }
+
+  function show(v, renderer, ctx, frame) {
+    let node;
+    try {
+      node = renderer.render(v, ctx, frame || {});
+    } catch (err) {
+      console.error("renderer failed", err);
+      node = h("pre", { class: "raw" }, JSON.stringify(v.state, null, 1));
+    }
+    drawn = v;
+    el.replaceChildren(node);
+    el.dataset.frame = frame ? "animating" : "final";
+    restoreFocus();
+  }
+
+  return {
+    el,
+    /** Draws `v` with `renderer` (null while it loads); `frame` is a replay frame, if one. */
+    draw(v, renderer, ctx, frame) {
+      if (!v || !renderer) note("loading…");
+      else if (!v.state) note(v.status === "waiting" ? "Waiting for every seat to be filled and ready." : "");
+      else show(v, renderer, ctx, frame);
+    },
+    /** The move keys the board offers right now. */
+    offered: () => [...el.querySelectorAll("[data-move]")].map((node) => node.dataset.move),
+    stop() {
+      stopClicks();
+      document.removeEventListener("focusin", onFocusIn);
+    },
+  };
+}

@@ -1,0 +1,62 @@
+// The outcome panel at a game's end: who won, why the game ended, who left it, and the scores.
+import { formatScore, h, seatName } from "../ui.js";
+
+/** What an outcome's reason means, for the reasons every game may end with. */
+const REASONS = {
+  resignation: "resignation: a player left the game",
+  timeout: "timeout: a player ran out of time",
+  abandoned: "abandoned: nobody played or watched it for a long time",
+};
+
+/** Name for a score's index: a seat, or a non-seat player of the game (Master Yoga). */
+function scoreName(view, i) {
+  if (i < view.seats.length) return seatName(view, i);
+  const players = view.state && view.state.players;
+  return (players && players[i] && players[i].name) || `player ${i + 1}`;
+}
+
+function panel(v, o) {
+  const winners = new Set(o.winners);
+  const verdict = o.winners.length
+    ? `${o.winners.map((i) => scoreName(v, i)).join(" and ")} ${o.winners.length > 1 ? "win" : "wins"}`
+    : v.seats.length === 1
+      ? "Master Yoga wins"
+      : "a draw";
+  return h(
+    "section",
+    { class: "panel outcome", "data-testid": "outcome", role: "status" },
+    h("h3", { text: `Game over: ${verdict}` }),
+    h("p", { class: "small", text: `(${REASONS[o.reason] || String(o.reason).replaceAll("_", " ")})` }),
+    o.left && o.left.length
+      ? h("p", { class: "small", text: `Left the game: ${o.left.map((i) => seatName(v, i)).join(", ")}` })
+      : null,
+    h(
+      "table",
+      {},
+      h(
+        "tbody",
+        {},
+        (o.scores || []).map((score, i) =>
+          h(
+            "tr",
+            { class: winners.has(i) ? "winner" : "" },
+            h("th", { text: scoreName(v, i) }),
+            h("td", { text: formatScore(score) }),
+            h("td", { text: winners.has(i) ? "★ winner" : "" }),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+export function createOutcome() {
+  const el = h("div", { "data-testid": "outcome-slot" });
+  return {
+    el,
+    draw(v) {
+      if (v.outcome) el.replaceChildren(panel(v, v.outcome));
+      else el.replaceChildren();
+    },
+  };
+}
