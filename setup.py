@@ -19,6 +19,10 @@ backend then adds to the build requirements; a C compiler and the Python headers
 The .py files are installed too, and Python imports the compiled module in their place. Without
 PLAYHALL_COMPILE, nothing is compiled: the package is pure Python.
 
+Always too: the games' rules pages, docs/games/*.md, are copied into the package as
+``playhall/rules/<id>.md`` when the package is built (``build_py`` below), so a wheel carries them
+for the server's /rules/ pages (playhall.net.rules) while git keeps one copy, the docs'.
+
 Not compiled: the other games (an interpreted class cannot subclass a compiled one, and a game
 is added by adding a package), games/contract.py (the base every game subclasses), the package
 __init__ files, and what runs once (app, cli, config, catalog, store.embedded, rooms.manager).
@@ -27,8 +31,34 @@ __init__ files, and what runs once (app, cli, config, catalog, store.embedded, r
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+#: The games' pages (the one source) and where a built package carries them.
+RULES_SOURCE = Path(__file__).resolve().parent / "docs" / "games"
+RULES_PACKAGED = Path("playhall") / "rules"
+
+
+class build_py_with_rules(build_py):
+    """setuptools' build_py, then docs/games/*.md into the built package as playhall/rules/.
+
+    An editable install builds nothing into the tree: the server reads docs/games/ there."""
+
+    def run(self) -> None:
+        super().run()
+        if self.editable_mode:
+            return
+        pages = sorted(RULES_SOURCE.glob("*.md"))
+        if not pages:
+            raise RuntimeError(f"no game pages in {RULES_SOURCE}: the rules cannot be packaged")
+        target = Path(self.build_lib) / RULES_PACKAGED
+        target.mkdir(parents=True, exist_ok=True)
+        for page in pages:
+            shutil.copyfile(page, target / page.name)
+
 
 SPEEDUPS = [
     Extension("playhall_protocol._speedups", ["protocol/playhall_protocol/_speedups.c"],
@@ -83,6 +113,7 @@ if os.environ.get("PLAYHALL_COMPILE") == "1":
         ],
         # A build folder of its own, so a later pure build never packs a stale compiled module.
         options={"build": {"build_base": "build/compiled"}},
+        cmdclass={"build_py": build_py_with_rules},
     )
 else:
-    setup(ext_modules=SPEEDUPS)
+    setup(ext_modules=SPEEDUPS, cmdclass={"build_py": build_py_with_rules})

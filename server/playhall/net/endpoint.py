@@ -28,6 +28,7 @@ from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
 from playhall.net.admission import Admission
 from playhall.net.guesses import GuessLimiter
+from playhall.net.rules import load_pages
 from playhall.net.session import Request, Session, error_frame, ok_frame
 from playhall.net.web import WebFiles, is_websocket_upgrade, load_files
 from playhall.net.websocket import WebSocket, WriteBatch
@@ -57,15 +58,17 @@ class Endpoint:
         self._writes = WriteBatch()  # every connection's frames of a loop pass, one callback
         self.admission = Admission(config.connections_per_address, config.forwarded_header)
         self.guesses = GuessLimiter(config.code_tries, config.code_backoff, config.code_backoff_max)
-        self.web = WebFiles(load_files())  # the web client, for browsers' plain GETs
+        # The web client and the games' rules pages, for browsers' plain GETs.
+        self.web = WebFiles({**load_files(), **load_pages(all_games())})
         #: The embedded Redis died and is being started again (see ``app.supervise``).
         self.redis_restarting = False
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
     def process_request(self, request: HttpRequest) -> Response | tuple[HTTPStatus, str] | None:
-        """Plain HTTP answers on the websocket port: ``/healthz``, the web client's files for
-        any other request that is not a websocket handshake (playhall.net.web), and 503 to
+        """Plain HTTP answers on the websocket port: ``/healthz``, the web client's files and
+        the rules pages for any other request that is not a websocket handshake
+        (playhall.net.web, playhall.net.rules), and 503 to
         handshakes while draining (reconnecting clients then go to the next process instead of
         being closed again). None accepts the handshake."""
         if request.path == "/healthz":

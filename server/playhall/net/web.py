@@ -64,6 +64,11 @@ class WebFile:
     etag: str
 
 
+def web_file(body: bytes, content_type: str) -> WebFile:
+    """A file to serve, with its ETag (a hash of its bytes)."""
+    return WebFile(body, content_type, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
+
+
 def content_type(name: str) -> str:
     dot = name.rfind(".")
     return CONTENT_TYPES.get(name[dot:].lower(), OCTET_STREAM) if dot > 0 else OCTET_STREAM
@@ -77,9 +82,7 @@ def _walk(folder: Traversable, prefix: str, files: dict[str, WebFile]) -> None:
         if entry.is_dir():
             _walk(entry, path, files)
         elif entry.is_file():
-            body = entry.read_bytes()
-            etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-            files[path] = WebFile(body, content_type(entry.name), etag)
+            files[path] = web_file(entry.read_bytes(), content_type(entry.name))
 
 
 def load_files(package: str = "playhall_web", folder: str = "static") -> dict[str, WebFile]:
