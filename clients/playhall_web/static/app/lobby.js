@@ -1,6 +1,7 @@
 // The lobby: your name, rooms to resume, joining by code, creating a room with the game's own
 // options and seat counts, and the live room list (lobby.watch), filterable by game.
 import { h, optionsText } from "./ui.js";
+import { rulesLink } from "./links.js";
 
 function gameTitle(app, id) {
   const g = app.games.find((x) => x.id === id);
@@ -111,6 +112,7 @@ function createForm(app, formState, redraw) {
           }),
         ),
       ),
+      rulesLink(game.id, `Rules of ${game.title}`),
     ),
     game.options.map((opt) =>
       optionInput(opt, formState.options[opt.name], (v) => {

@@ -77,9 +77,11 @@ export class RoomMirror {
   }
 }
 
-/** The websocket URL of the server a page was loaded from. */
+/** The websocket URL of the server a page was loaded from: the page's own folder (behind a
+ * proxy that serves the page under /play/, the websocket is /play/ too). */
 export function defaultUrl(location = globalThis.location) {
-  return `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/`;
+  const folder = location.pathname.replace(/[^/]*$/, "") || "/";
+  return `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${folder}`;
 }
 
 function newMid() {
@@ -114,6 +116,7 @@ export class PlayhallConnection extends Emitter {
     this.limits = null;
     this.helloRooms = [];
     this.serverVersion = null;
+    this.publicUrl = null; // the hello reply's public_url: where players open the page
     this.rooms = new Map();
     this.lobby = new Map();
     this.clockOffset = 0; // server clock minus this clock, in seconds (from a ping per hello)
@@ -326,6 +329,7 @@ export class PlayhallConnection extends Emitter {
     this.limits = reply.limits;
     this.helloRooms = reply.rooms;
     this.serverVersion = reply.server;
+    this.publicUrl = reply.public_url ?? null; // the page's address as the server knows it
     this.attempt = 0;
     this._setState("open");
     this.emit("hello", reply);

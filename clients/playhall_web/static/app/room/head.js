@@ -1,35 +1,18 @@
-// The room's header: the game's title, the room's id, status and options, a private room's join
-// code and shareable link, and the way back to the lobby.
+// The room's header: the game's title, the room's id, status and options, the link to the game's
+// rules, a private room's join code and shareable link (links.js), and the way back to the lobby.
 import { h, optionsText } from "../ui.js";
+import { rulesLink, shareBox } from "../links.js";
 
 /** `app`: the page (games, message); `leave()`: what the lobby button does. */
 export function createHead({ app, room, leave }) {
   const el = h("header", { class: "room-head" });
 
   function share(code) {
-    const link = `${location.origin}${location.pathname}#room=${encodeURIComponent(room)}&code=${encodeURIComponent(code)}`;
-    const linkInput = h("input", {
-      type: "text",
-      readonly: true,
-      value: link,
-      "data-testid": "share-link",
-      "aria-label": "link to this room",
-    });
-    const copy = async () => {
-      linkInput.select();
-      try {
-        await navigator.clipboard.writeText(link);
-        app.message("Link copied.");
-      } catch {
-        if (document.execCommand) document.execCommand("copy");
-      }
-    };
     return h(
       "div",
       { class: "share" },
       h("span", {}, "Private room · code ", h("strong", { "data-testid": "join-code", text: code })),
-      linkInput,
-      h("button", { type: "button", on: { click: copy } }, "Copy link"),
+      shareBox(app.conn, room, code, app.message),
     );
   }
 
@@ -48,6 +31,8 @@ export function createHead({ app, room, leave }) {
               class: "muted small",
               text: ` room ${room} · ${v.status}${opts ? ` · ${opts}` : ""}`,
             }),
+            " ",
+            rulesLink(v.game),
           ),
           v.code ? share(v.code) : null,
           h(
