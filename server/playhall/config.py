@@ -8,26 +8,57 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from playhall.eventloop import CHOICES
 
 
 def setting(
-    default: Any, help: str, *, choices: tuple[str, ...] | None = None, factory: Any = None
+    default: Any,
+    help: str,
+    *,
+    choices: tuple[str, ...] | None = None,
+    factory: Any = None,
+    check: Callable[[str], str] | None = None,
 ) -> Any:
-    metadata = {"help": help, "choices": choices}
+    """A setting; ``check`` turns the raw text into the value or raises ValueError."""
+    metadata = {"help": help, "choices": choices, "check": check}
     if factory is not None:
         return field(default_factory=factory, metadata=metadata)
     return field(default=default, metadata=metadata)
 
 
+def _http_url(raw: str) -> str:
+    """An http(s) URL with a host, ending in ``/`` (the page's folder); empty stays empty."""
+    url = raw.strip()
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{raw!r} is not an http:// or https:// URL with a host")
+    if parts.query or parts.fragment:
+        raise ValueError(f"{raw!r} has a query or a fragment; give the page's address only")
+    return url if url.endswith("/") else url + "/"
+
+
 @dataclass
 class Config:
-    host: str = setting("127.0.0.1", "address to listen on (0.0.0.0 for all interfaces)")
-    port: int = setting(8765, "port for websockets and GET /healthz")
+    host: str = setting(
+        "127.0.0.1",
+        "address to listen on: the default is this machine only; 0.0.0.0 (all interfaces) or "
+        "a LAN address lets other machines reach the game port and the page",
+    )
+    port: int = setting(8765, "port for websockets, the web page and GET /healthz")
+    public_url: str = setting(
+        "",
+        "the address players open the page at, e.g. https://games.example.org/play/ (behind a "
+        "proxy); the page's share links use it; empty: the address the page was opened at",
+        check=_http_url,
+    )
     redis_url: str = setting(
         "", "Redis to use, e.g. redis://host:6379/0; empty: start an embedded Redis in data_dir"
     )
@@ -209,7 +240,14 @@ def parse(f: Field[Any], raw: str) -> Any:
         raise ValueError(f"{f.name}: {raw!r} is not a number") from None
     if isinstance(default, Path):
         return Path(raw)
+    check = f.metadata.get("check")
+    if check is not None:
+        try:
+            return check(raw)
+        except ValueError as exc:
+            raise ValueError(f"{f.name}: {exc}") from None
     choices = f.metadata.get("choices")
     if choices and raw not in choices:
         raise ValueError(f"{f.name}: {raw!r} is not one of {', '.join(choices)}")
     return raw
+

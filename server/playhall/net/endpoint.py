@@ -372,6 +372,8 @@ class Endpoint:
                 "burst": self.config.burst,
             },
         }
+        if self.config.public_url:
+            reply["public_url"] = self.config.public_url
         if who.token is not None:
             reply["token"] = who.token
         return reply
