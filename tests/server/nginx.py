@@ -1,0 +1,143 @@
+"""A real nginx in front of a real server, with the shipped deploy/nginx/playhall.conf adapted to
+test ports: its listen ports on loopback, its upstream the test server's port, its certificate
+one made at test time by ``openssl`` for 127.0.0.1. Everything else (the /play/ location, the
+headers, the websocket upgrade) is the file as shipped, so a change to it is what is tested.
+
+Without nginx (``/usr/sbin/nginx`` or on PATH) or openssl the tests that need them are skipped
+saying why; with ``CI=true`` they fail instead (.ci/run installs both).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import os
+import re
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+import pytest
+
+from .conftest import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = ROOT / "deploy" / "nginx" / "playhall.conf"
+
+
+def _missing(reason: str) -> NoReturn:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true and {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def nginx_executable() -> str:
+    found = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file()
+                                      else None)
+    if found is None:
+        _missing("no nginx for the reverse-proxy tests: apt-get install nginx")
+    if shutil.which("openssl") is None:
+        _missing("no openssl to make the reverse-proxy tests' certificate: apt-get install openssl")
+    return found
+
+
+def make_certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and localhost, valid for a day."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert),
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+        check=True, capture_output=True,
+    )
+    return cert, key
+
+
+def _replace(text: str, pattern: str, new: str, count: int) -> str:
+    """``re.subn`` that insists on ``count`` matches: the shipped file changed otherwise."""
+    out, made = re.subn(pattern, new, text, flags=re.M)
+    assert made == count, f"deploy/nginx/playhall.conf: {pattern!r} matched {made}, not {count}"
+    return out
+
+
+def adapt(shipped: str, upstream: int, http_port: int, https_port: int, cert: Path,
+          key: Path) -> str:
+    text = _replace(shipped, r"server 127\.0\.0\.1:8765;", f"server 127.0.0.1:{upstream};", 1)
+    text = _replace(text, r"^\s*listen \[::\]:\d+.*\n", "", 2)  # no IPv6 needed on loopback
+    text = _replace(text, r"listen 80;", f"listen 127.0.0.1:{http_port};", 1)
+    text = _replace(text, r"listen 443 ssl;", f"listen 127.0.0.1:{https_port} ssl;", 1)
+    text = _replace(text, r"ssl_certificate\s+\S+;", f"ssl_certificate {cert};", 1)
+    return _replace(text, r"ssl_certificate_key\s+\S+;", f"ssl_certificate_key {key};", 1)
+
+
+@dataclass
+class Nginx:
+    folder: Path
+    http_port: int
+    https_port: int
+    cert: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base(self) -> str:
+        """The page's address through the proxy, sub-path included."""
+        return f"https://127.0.0.1:{self.https_port}/play/"
+
+    @property
+    def ws_url(self) -> str:
+        return f"wss://127.0.0.1:{self.https_port}/play/"
+
+    async def start(self, timeout: float = 15) -> None:
+        self.process = subprocess.Popen(
+            [nginx_executable(), "-p", str(self.folder), "-c", str(self.folder / "nginx.conf"),
+             "-e", str(self.folder / "error.log"), "-g", "daemon off;"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:  # ready once it accepts connections on both ports
+            try:
+                for port in (self.http_port, self.https_port):
+                    _, writer = await asyncio.open_connection("127.0.0.1", port)
+                    writer.close()
+                return
+            except OSError:
+                if self.process.poll() is not None or loop.time() > deadline:
+                    raise RuntimeError(f"nginx did not start: {self.errors()}") from None
+                await asyncio.sleep(0.05)  # polling for readiness, not standing in for sync
+
+    def errors(self) -> str:
+        log = self.folder / "error.log"
+        return log.read_text(errors="replace")[-3000:] if log.exists() else ""
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGQUIT)  # graceful: finish, then exit
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def configure(folder: Path, upstream: int) -> Nginx:
+    """nginx's own config in ``folder``, around the shipped file adapted to test ports."""
+    nginx_executable()  # skip (or fail under CI) before making anything
+    folder.mkdir(parents=True, exist_ok=True)
+    cert, key = make_certificate(folder)
+    http_port, https_port = free_port(), free_port()
+    site = adapt(SHIPPED.read_text(), upstream, http_port, https_port, cert, key)
+    (folder / "playhall.conf").write_text(site)
+    temp = "".join(f"    {kind}_temp_path {folder / kind};\n"
+                   for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    (folder / "nginx.conf").write_text(
+        f"user {getpass.getuser()};\nworker_processes 1;\npid {folder / 'nginx.pid'};\n"
+        f"error_log {folder / 'error.log'} warn;\n"
+        "events { worker_connections 256; }\n"
+        f"http {{\n    access_log {folder / 'access.log'};\n{temp}"
+        f"    include {folder / 'playhall.conf'};\n}}\n"
+    )
+    return Nginx(folder, http_port, https_port, cert)
