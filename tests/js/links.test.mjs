@@ -41,7 +41,8 @@ test('a loopback page without a public URL warns that a friend cannot open the l
     assert.match(warning ?? '', /cannot open it/, host);
     assert.match(warning, /--host 0\.0\.0\.0/);
   }
-  assert.match(shareWarning(at('http://127.0.0.1:8765/'), null), /:8765\//);
+  assert.match(shareWarning(at("http://127.0.0.1:8765/"), null), /same port, 8765/);
+  assert.match(shareWarning(at("http://localhost/"), null), /same port, 80\)/);
   assert.equal(shareWarning(at('http://127.0.0.1:8765/'), 'https://club.example/play/'), null);
   assert.equal(shareWarning(at('http://192.168.1.20:8765/'), null), null);
   assert.equal(shareWarning(at('https://games.example.org/play/'), null), null);

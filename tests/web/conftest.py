@@ -221,12 +221,19 @@ async def new_page(
     browser: Browser, web_server: WebServer, page_errors: PageErrors
 ) -> AsyncIterator[NewPage]:
     """Pages in contexts of their own, all watched for errors; ``viewport`` defaults to a
-    desktop (``PHONE`` is 390 px wide); ``base_url`` to ``web_server``."""
+    desktop (``PHONE`` is 390 px wide); ``base_url`` to ``web_server``; ``ignore_https_errors``
+    for a proxy serving a certificate made at test time."""
     contexts: list[BrowserContext] = []
 
-    async def make(viewport: dict[str, int] | None = None, base_url: str | None = None) -> Page:
+    async def make(
+        viewport: dict[str, int] | None = None,
+        base_url: str | None = None,
+        ignore_https_errors: bool = False,
+    ) -> Page:
         context = await browser.new_context(
-            base_url=base_url or web_server.url, viewport=viewport or DESKTOP
+            base_url=base_url or web_server.url,
+            viewport=viewport or DESKTOP,
+            ignore_https_errors=ignore_https_errors,  # a certificate made at test time
         )
         context.set_default_timeout(TIMEOUT_MS)
         contexts.append(context)

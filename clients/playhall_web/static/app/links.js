@@ -26,12 +26,17 @@ export function roomLink(base, room, code) {
  * was opened at a loopback address and the server has no public URL. */
 export function shareWarning(location, publicUrl) {
   if (publicUrl || !isLoopback(location.hostname)) return null;
+  const port = location.port || (location.protocol === "https:" ? "443" : "80");
   return (
     `This link names ${location.hostname}, this computer: a friend on another machine cannot ` +
-    "open it. Start the server with --host 0.0.0.0 and open this page at this computer's " +
-    `network address (http://<its LAN address>:${location.port || "80"}/), or set the server's ` +
-    "public_url."
+    "open it. Start the server with --host 0.0.0.0, then open this page at this computer's " +
+    `LAN address (same port, ${port}); or set the server's public_url.`
   );
+}
+
+/** The warning's text with its settings as code (kept on one line). */
+function withCode(text) {
+  return text.split(/(--host 0\.0\.0\.0|public_url)/).map((part, i) => (i % 2 ? h("code", {}, part) : part));
 }
 
 /** The room's share link, its copy button and, when a friend cannot open it, why not. */
@@ -57,7 +62,7 @@ export function shareBox(conn, room, code, message) {
   return [
     input,
     h("button", { type: "button", on: { click: copy } }, "Copy link"),
-    warning ? h("p", { class: "share-warning", "data-testid": "share-warning", text: warning }) : null,
+    warning ? h("p", { class: "share-warning", "data-testid": "share-warning" }, withCode(warning)) : null,
   ];
 }
 
