@@ -149,6 +149,8 @@ async def start(config: Config) -> Running:
         url=f"ws://{config.host}:{running.port}/",
         # The web client for browsers, on the same port (playhall.net.web); none if not installed.
         web=f"http://{config.host}:{running.port}/" if endpoint.web.files else None,
+        # Where players open the page (behind a proxy), if configured: the share links use it.
+        public_url=config.public_url or None,
         redis=url,
         embedded=embedded is not None,
         restored_rooms=restored,
