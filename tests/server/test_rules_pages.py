@@ -55,7 +55,7 @@ async def test_each_game_has_its_rules_page_with_its_title_and_rulings(
     assert f"<title>{html.escape(title)} · Playhall</title>" in body.decode()
     assert f"<h1>{title.split(' ')[0]}" in body.decode()
     assert a_decision(markdown) in text_of(body)
-    assert '<link rel="stylesheet" href="rules.css">' in body.decode()
+    assert '<link rel="stylesheet" href="../app/rules.css">' in body.decode()
 
 
 async def test_the_rules_list_names_every_game_and_the_stylesheet_is_served(
@@ -65,9 +65,10 @@ async def test_the_rules_list_names_every_game_and_the_stylesheet_is_served(
     assert status == 200
     for game_id, game in all_games().items():
         assert f'<a href="{game_id}">' in body.decode(), game.id
-    status, headers, css = await http(server.port, "/rules/rules.css")
-    assert status == 200 and headers["content-type"] == "text/css; charset=utf-8"
-    assert b"max-width" in css
+    # The stylesheet a page names, resolved from /rules/<id>, and the colours it imports.
+    for path in ("/app/rules.css", "/app/base.css"):
+        status, headers, css = await http(server.port, path)
+        assert status == 200 and headers["content-type"] == "text/css; charset=utf-8", path
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,9 @@ rendered once, when the server starts, with markdown-it-py (CommonMark plus tabl
 the source is shown as text, not passed through), into pages that join the web client's table
 of files (:mod:`playhall.net.web`): no request names a file, only a key of that table.
 
-Every URL in a page is relative (``rules.css``, ``../``), so the pages work wherever the web
-client does, under a proxy's sub-path too.
+Every URL in a page is relative (``../app/rules.css``, the web client's stylesheet for them;
+``../``, the lobby), so the pages work wherever the web client does, under a proxy's sub-path
+too.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from playhall.net.web import WebFile, web_file
 
 #: Where the build puts the game pages inside the package (setup.py copies docs/games/*.md).
 PACKAGED = "rules"
-#: The pages' plain stylesheet, package data beside this module, served at ``/rules/rules.css``.
-STYLESHEET = "rules.css"
+#: The pages' plain stylesheet, one of the web client's files (playhall_web/static/app/), as a
+#: URL relative to a rules page.
+STYLESHEET = "../app/rules.css"
 HTML = "text/html; charset=utf-8"
 
 
@@ -70,8 +72,8 @@ def _page(title: str, body: str) -> str:
 
 def load_pages(game_ids: Iterable[str], folder: Traversable | None = None) -> dict[str, WebFile]:
     """The rules pages of the games in ``game_ids`` that have one, keyed by URL path
-    (``/rules/mantis``), the list of them (``/rules/``) and the stylesheet; empty if the
-    pages are nowhere to be found."""
+    (``/rules/mantis``) and the list of them (``/rules/``); empty if the pages are nowhere to be
+    found."""
     folder = sources() if folder is None else folder
     if folder is None:
         return {}
@@ -93,6 +95,4 @@ def load_pages(game_ids: Iterable[str], folder: Traversable | None = None) -> di
     index = "<h1>Rules</h1>\n<p>The rules of each game as this server plays them.</p>\n"
     pages["/rules/"] = web_file(_page("Rules", f"{index}<ul>\n{''.join(listed)}</ul>\n").encode(),
                              HTML)
-    css = (resources.files("playhall.net") / STYLESHEET).read_bytes()
-    pages[f"/rules/{STYLESHEET}"] = web_file(css, "text/css; charset=utf-8")
     return pages
