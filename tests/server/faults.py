@@ -1,7 +1,10 @@
 """A fault-injecting TCP proxy to put between the server and a real Redis: it forwards bytes
 both ways, and when armed, lets the next command that carries a marker through to Redis,
 waits for Redis' reply (so the command certainly ran), drops that reply and resets the
-server's connection: a reply lost after the write."""
+server's connection: a reply lost after the write. Or it resets the connection without
+forwarding the command (Redis died just before it), or answers the command itself; and it can
+go down (every connection reset, new ones refused) at that moment. Several cuts can be armed
+in a row: each is armed once the one before it has happened."""
 
 from __future__ import annotations
 
@@ -9,7 +12,19 @@ import asyncio
 import contextlib
 import socket
 import struct
+from collections import deque
+from dataclasses import dataclass
 from urllib.parse import urlparse
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """One armed fault: the command it waits for (every marker in one chunk) and what it does."""
+
+    markers: tuple[bytes, ...]
+    then_down: bool
+    answer: bytes | None
+    forward: bool
 
 
 class ResetProxy:
@@ -19,13 +34,10 @@ class ResetProxy:
         self._port = target.port or 6379
         self._db = target.path or "/0"
         self._server: asyncio.Server | None = None
-        self._markers: tuple[bytes, ...] | None = None
-        #: Set once an armed cut has happened.
+        #: The cuts armed, the next first.
+        self._cuts: deque[_Cut] = deque()
+        #: Set once every armed cut has happened.
         self.cut = asyncio.Event()
-        #: Whether the cut takes Redis "down" too (every connection reset, new ones refused)
-        #: until :meth:`come_up`.
-        self._down_after_cut = False
-        self._answer: bytes | None = None
         self.down = False
         self._clients: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -40,14 +52,43 @@ class ResetProxy:
         port = self._server.sockets[0].getsockname()[1]
         return f"redis://127.0.0.1:{port}{self._db}"
 
-    def arm(self, *markers: bytes, then_down: bool = False, answer: bytes | None = None) -> None:
-        """Cut after the next chunk from the server that holds every one of ``markers``; with
-        ``then_down``, go down at that moment. With ``answer``, that chunk is not forwarded
-        at all: the proxy answers it with these bytes itself (e.g. an error reply) instead."""
+    def arm(
+        self,
+        *markers: bytes,
+        then_down: bool = False,
+        answer: bytes | None = None,
+        forward: bool = True,
+    ) -> None:
+        """Cut after the next chunk from the server that holds every one of ``markers`` (any
+        cut armed before is forgotten); with ``then_down``, go down at that moment. With
+        ``answer``, that chunk is not forwarded at all: the proxy answers it with these bytes
+        itself (e.g. an error reply) instead. Without ``forward``, the chunk is not forwarded
+        either, and its connection is reset at once (Redis never saw the command)."""
+        self._cuts.clear()
+        self.arm_next(*markers, then_down=then_down, answer=answer, forward=forward)
+
+    def arm_next(
+        self,
+        *markers: bytes,
+        then_down: bool = False,
+        answer: bytes | None = None,
+        forward: bool = True,
+    ) -> None:
+        """Arm a cut (as :meth:`arm`) for after the ones already armed."""
         self.cut.clear()
-        self._markers = markers
-        self._down_after_cut = then_down
-        self._answer = answer
+        self._cuts.append(_Cut(markers, then_down, answer, forward))
+
+    def _take_cut(self, data: bytes) -> _Cut | None:
+        """The armed cut ``data`` triggers (taken off the queue), if any."""
+        if self._cuts and all(m in data for m in self._cuts[0].markers):
+            return self._cuts.popleft()
+        return None
+
+    def _cut_done(self, cut: _Cut) -> None:
+        if cut.then_down:
+            self.go_down()
+        if not self._cuts:
+            self.cut.set()
 
     def go_down(self) -> None:
         """Reset every connection and refuse new ones, as an unreachable Redis."""
@@ -81,29 +122,31 @@ class ResetProxy:
             self._clients.discard(writer)
             self._tasks.discard(task)
             return
-        cut_pending = asyncio.Event()  # a marked command went up: its reply is not to come back
+        pending: list[_Cut] = []  # a marked command went up: its reply is not to come back
 
         async def upward() -> None:
             while data := await reader.read(1 << 16):
-                markers = self._markers
-                if markers is not None and all(m in data for m in markers):
-                    self._markers = None
-                    if self._answer is not None:
-                        writer.write(self._answer)
-                        self.cut.set()
-                        continue
-                    cut_pending.set()
+                cut = self._take_cut(data)
+                if cut is not None and cut.answer is not None:
+                    writer.write(cut.answer)
+                    self._cut_done(cut)
+                    continue
+                if cut is not None and not cut.forward:  # as if Redis died just before it
+                    reset(writer)
+                    up_writer.close()
+                    self._cut_done(cut)
+                    return
+                if cut is not None:
+                    pending.append(cut)
                 up_writer.write(data)
                 await up_writer.drain()
 
         async def downward() -> None:
             while data := await up_reader.read(1 << 16):
-                if cut_pending.is_set():  # Redis has run it: drop the reply, reset the client
+                if pending:  # Redis has run it: drop the reply, reset the client
                     reset(writer)
                     up_writer.close()
-                    if self._down_after_cut:
-                        self.go_down()
-                    self.cut.set()
+                    self._cut_done(pending[0])
                     return
                 writer.write(data)
                 await writer.drain()

@@ -5,6 +5,7 @@ holds it."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +93,14 @@ async def stored_room(redis_url: str, prefix: str, room: str) -> tuple[Stored, R
     game = get_game(record.game)
     assert game is not None
     return stored, replay(record, game, stored.since)
+
+
+async def wait_for_redis(condition: Callable[[], Awaitable[bool]], timeout: float = 30) -> None:
+    """Wait until ``condition()`` holds, asking Redis again and again (the condition is about
+    what Redis holds, which no push announces)."""
+    async with asyncio.timeout(timeout):
+        while not await condition():
+            await asyncio.sleep(0.05)
 
 
 async def finished_against_a_bot(client: Client) -> RoomMirror:

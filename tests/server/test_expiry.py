@@ -13,7 +13,7 @@ from playhall.config import Config
 from playhall_client import Client
 
 from .conftest import server_config
-from .helpers import play_to_the_end, stored_room
+from .helpers import play_to_the_end, stored_room, wait_for_redis
 
 
 async def test_a_finished_private_room_takes_its_code_and_fence_with_it(redis_url: str) -> None:
@@ -102,14 +102,6 @@ def _short_lived(redis_url: str, **overrides: object) -> Config:
     return server_config(redis_url, **settings)
 
 
-async def _wait_for(condition: Callable[[], Awaitable[bool]], timeout: float = 30) -> None:
-    """Wait until ``condition()`` holds, asking Redis again and again (the condition is about
-    what Redis holds, which no push announces)."""
-    async with asyncio.timeout(timeout):
-        while not await condition():
-            await asyncio.sleep(0.05)
-
-
 async def test_an_unviewed_waiting_room_closes_and_an_abandoned_game_ends(
     redis_url: str,
 ) -> None:
@@ -137,7 +129,7 @@ async def test_an_unviewed_waiting_room_closes_and_an_abandoned_game_ends(
             _, record = await stored_room(redis_url, p, game.room)
             return gone and record.status == "finished"
 
-        await _wait_for(closed_and_ended)
+        await wait_for_redis(closed_and_ended)
         _, record = await stored_room(redis_url, p, game.room)
         assert record.outcome == {"winners": [], "scores": [], "reason": "abandoned"}
         assert 0 < await redis.ttl(f"{p}room:{game.room}") <= 600  # expires as finished
@@ -214,7 +206,7 @@ async def test_hundreds_of_rooms_left_in_every_state_leave_no_key_behind(redis_u
 
     try:
         assert await left_behind() > 5 * per_state  # they are all there to begin with
-        await _wait_for(lambda: _none(left_behind), 60)
+        await wait_for_redis(lambda: _none(left_behind), 60)
     finally:
         await running.drain()
 
