@@ -90,3 +90,17 @@ async def test_a_lost_reply_while_redis_stays_away_is_not_called_not_made(setup:
     assert again["version"] == version + 1
     stored, _ = await stored_room(setup.redis_url, setup.prefix, table.room)
     assert stored.version == version + 1
+
+
+async def test_a_room_left_unsettled_settles_by_itself_once_redis_is_back(setup: Setup) -> None:
+    """Nobody asks the room anything after the lost reply: it settles from a timer all the
+    same, and everyone sees the move that was stored."""
+    table = setup.table
+    client, version, move = setup.next_move()
+    setup.proxy.arm(*setup.commit_of(table.room), then_down=True)
+    with pytest.raises(ServerError) as refused:
+        await client.move(table.room, move, mid="settles-by-itself")
+    assert "retry the same request" in refused.value.reason
+    setup.proxy.come_up()
+    for m in table.mirrors:
+        await m.wait(lambda m: m.version == version + 1)

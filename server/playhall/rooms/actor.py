@@ -10,7 +10,10 @@ therefore loses nothing a client was told about.
 
 Two ways in: :meth:`Room.submit` from outside (a full inbox refuses with ``overloaded``, which
 the client may retry; :meth:`Room.ask` is submit and wait for the answer), and ``_post`` for the
-room's own timers and bots, which a full inbox delays a little instead of dropping.
+room's own timers and bots, which a full inbox delays a little instead of dropping. A step the
+room makes by itself that meets a store failure is posted again after a backoff, and a change
+whose reply was lost is settled from a timer (``_retry_later``): nobody else would ask for
+either.
 """
 
 from __future__ import annotations
@@ -82,6 +85,12 @@ class Room:
         #: Set once the room was closed for good (deleted from Redis).
         self.discarded = False
         self._idle: asyncio.TimerHandle | None = None
+        #: The timer that posts again the room's own steps that met a store failure, and those
+        #: steps (kind -> args; ``_settle`` while a change's outcome is unknown).
+        self._retry_timer: asyncio.TimerHandle | None = None
+        self._to_retry: dict[str, dict[str, Any]] = {}
+        #: Rounds of retries since the room's own steps last went through (the backoff's).
+        self._retries = 0
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         #: A change whose commit reply was lost, not yet known to be stored or not, and what
@@ -163,6 +172,8 @@ class Room:
                 self._failed(command, exc)
                 continue
             command.finish(result)
+            if command.kind in _SELF_DRIVEN and self.unsettled is None:
+                self._retries = 0
             if command.kind in _COMINGS_AND_GOINGS:
                 self.arm_clock()
                 if not self.audience.viewers:
@@ -192,11 +203,30 @@ class Room:
         self._on_idle(self)
 
     def _retry_later(self, command: Command) -> None:
-        """An automatic step or a bot's turn that could not be stored is tried again shortly:
-        nobody else would ask for it, and the room would stand still."""
+        """``command`` met a store failure. If the room posted it itself (a clock or an away
+        player's stand-in, expiry, an automatic step, a bot's turn), it is posted again after a
+        backoff; so is a settling of the room while a change's outcome is unknown (whoever's
+        command it was). Nobody else would ask for either, and the room would stand still.
+
+        The backoff doubles from an eighth of its cap to the cap (a second, less with a short
+        lease), and starts again once one of the room's own steps goes through; the failures
+        themselves are counted in the store's outage log (``Outage``), not logged one by one."""
         if command.done is None and command.kind in _SELF_DRIVEN:
-            delay = min(1.0, self.config.lease_ms / 10_000)
-            asyncio.get_running_loop().call_later(delay, self._post, command.kind, command.args)
+            self._to_retry[command.kind] = command.args
+        if self.unsettled is not None:
+            self._to_retry.setdefault("_settle", {})
+        if not self._to_retry or self._retry_timer is not None or self._closed:
+            return
+        cap = min(1.0, self.config.lease_ms / 10_000)
+        delay = cap / 8 * 2 ** min(self._retries, 3)
+        self._retries += 1
+        self._retry_timer = asyncio.get_running_loop().call_later(delay, self._retry)
+
+    def _retry(self) -> None:
+        self._retry_timer = None
+        pending, self._to_retry = self._to_retry, {}
+        for kind, args in pending.items():
+            self._post(kind, args)
 
     # -- storing a change ----------------------------------------------------------------------
 
@@ -362,7 +392,7 @@ class Room:
         return table.away_due(record, self.game, limit, watched, gone, self._loaded)
 
     def _cancel_timers(self) -> None:
-        for handle in (self._timer, self._clock_timer, self._idle):
+        for handle in (self._timer, self._clock_timer, self._idle, self._retry_timer):
             if handle is not None:
                 handle.cancel()
 
@@ -370,7 +400,10 @@ class Room:
         if self._idle is not None:
             self._idle.cancel()
             self._idle = None
-        pending = self._timer is not None or self._clock_timer is not None
+        pending = (
+            self._timer is not None or self._clock_timer is not None
+            or self._retry_timer is not None
+        )
         if not self.audience.viewers and not pending and not self._closed:
             # A finished room only changes by a rematch or a chat line, which need a viewer: it
             # goes sooner (finished rooms nobody watches would be most of a busy server's memory).
@@ -379,8 +412,11 @@ class Room:
             self._idle = asyncio.get_running_loop().call_later(delay, self._on_idle, self)
 
 
-#: Commands the room posts to itself (no client waits for them).
-_SELF_DRIVEN: Final = frozenset({"_auto", "_bot_turn"})
+#: Commands the room posts to itself (no client waits for them): tried again after a store
+#: failure (``Room._retry_later``).
+_SELF_DRIVEN: Final = frozenset(
+    {"_auto", "_bot_turn", "_clock", "_expire", "_relist", "_settle"}
+)
 
 #: Commands after which a seat may be watched by nobody, or by somebody again.
 _COMINGS_AND_GOINGS: Final = frozenset({"join", "sync", "detach", "leave"})

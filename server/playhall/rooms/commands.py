@@ -17,6 +17,7 @@ from playhall.rooms.ids import new_room_id
 from playhall.rooms.inbox import Command
 from playhall.rooms.record import WAITING, RoomRecord
 from playhall.rooms.table import RoomError
+from playhall.store.outage import is_store_error
 from playhall_protocol import errors
 
 if TYPE_CHECKING:
@@ -137,6 +138,13 @@ async def rematch(room: Room, command: Command) -> dict[str, Any]:
         await room.create_room(new_room)
         await room.commit(new, "rematch", old.seat_of(player), player, events=events)
     return {"room": room.record.rematch}
+
+
+async def settle(room: Room, command: Command) -> dict[str, Any]:
+    """Nothing but what the actor does before every command: settle a change whose reply from
+    Redis was lost (``Room.unsettled``). The room posts it to itself, so that it settles once
+    Redis answers again without waiting for a client's request."""
+    return {}
 
 
 async def relist(room: Room, command: Command) -> dict[str, Any]:
@@ -260,8 +268,11 @@ async def expiry_due(room: Room, record: RoomRecord) -> None:
             await room.store.drop_due(record.id)
         else:
             await room.store.set_due(record.id, time.time() + ttl)
-    except Exception:  # the change itself is stored: the next sweep or eviction sets it
-        room.log.exception("expiry_due_failed", version=record.version)
+    except Exception as exc:  # the change itself is stored: the next sweep or eviction sets it
+        if is_store_error(exc):  # Redis away: part of the outage's story, not a traceback
+            room.store.outage.failed(exc, room=record.id, during="expiry index")
+        else:
+            room.log.exception("expiry_due_failed", version=record.version)
 
 
 async def expire(room: Room, command: Command) -> dict[str, Any]:
@@ -309,6 +320,7 @@ HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]]
     "_auto": auto,
     "_bot_turn": bot_turn,
     "_relist": relist,
+    "_settle": settle,
     "_clock": clock,
     "_expire": expire,
 }
