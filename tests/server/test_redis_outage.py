@@ -128,3 +128,33 @@ async def test_a_create_whose_reply_was_lost_leaves_no_orphan(
     finally:
         await alice.close()
         await running.drain()
+
+
+async def test_the_expiry_index_failing_after_a_stored_change_is_told_as_an_outage(
+    proxy: ResetProxy,
+) -> None:
+    prefix = f"o{uuid.uuid4().hex[:8]}:"
+    server = ServerProcess(free_port(), proxy.url, prefix, "expiry-index")
+    await server.start()
+    try:
+        alice = await Client.connect(server.url, name="alice")
+        bob = await Client.connect(server.url, name="bob")
+        room = await alice.create("mantis", 2)
+        await bob.join(room.room)
+        await alice.ready(room.room)
+        # The game starts with bob's ready: stored, then the expiry index is told of the new
+        # status, and that write's connection is reset.
+        proxy.arm(b"ZADD", f"{prefix}expiry".encode(), room.room.encode())
+        await bob.ready(room.room)
+        async with asyncio.timeout(10):
+            await proxy.cut.wait()
+        await room.wait(lambda m: m.view["status"] == "playing")
+        await alice.close()
+        await bob.close()
+    finally:
+        await asyncio.to_thread(server.terminate)
+    lines = [json.loads(line) for line in server.stderr().splitlines() if line.startswith("{")]
+    assert [line.get("during") for line in lines if line["event"] == "redis_unavailable"] == [
+        "expiry index"
+    ]
+    assert not [line for line in lines if "exception" in line], "a traceback was logged"
