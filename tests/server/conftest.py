@@ -20,6 +20,8 @@ from playhall import app, log
 from playhall.config import Config
 from playhall.store.embedded import EmbeddedRedis
 
+from .faults import ResetProxy
+
 log.configure("json", os.environ.get("PLAYHALL_TEST_LOG_LEVEL", "error"))
 
 
@@ -76,3 +78,12 @@ async def unthrottled(redis_url: str) -> AsyncIterator[app.Running]:
     running = await app.start(server_config(redis_url, rate=1e6, burst=100_000))
     yield running
     await running.drain()
+
+
+@pytest.fixture
+async def proxy(redis_url: str) -> AsyncIterator[ResetProxy]:
+    """A fault-injecting proxy in front of the test Redis (``faults.ResetProxy``)."""
+    proxy = await ResetProxy(redis_url).start()
+    yield proxy
+    proxy.come_up()
+    await proxy.close()

@@ -5,11 +5,13 @@ SIGKILL it like an operator's ``kill -9``. With no Redis address it starts its e
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from websockets.asyncio.client import connect
 
@@ -97,3 +99,7 @@ class ServerProcess:
             return self.log_path.read_text(errors="replace")
         assert self.process is not None and self.process.stderr is not None
         return self.process.stderr.read().decode()
+
+    def log_lines(self) -> list[dict[str, Any]]:
+        """The server's log lines (JSON, one event each), as :meth:`stderr` has them."""
+        return [json.loads(line) for line in self.stderr().splitlines() if line.startswith("{")]

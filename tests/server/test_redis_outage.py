@@ -6,9 +6,7 @@ proxy."""
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -19,14 +17,6 @@ from .conftest import free_port, server_config
 from .faults import ResetProxy
 from .helpers import started_table, stored_room
 from .process import ServerProcess
-
-
-@pytest.fixture
-async def proxy(redis_url: str) -> AsyncIterator[ResetProxy]:
-    proxy = await ResetProxy(redis_url).start()
-    yield proxy
-    proxy.come_up()
-    await proxy.close()
 
 
 async def test_a_commit_refused_loading_is_store_failed_and_changes_nothing(
@@ -97,7 +87,7 @@ async def test_an_outage_is_store_failed_and_logged_once(
     finally:
         # In a thread: the proxy runs on this loop, and the server drains through it.
         await asyncio.to_thread(server.terminate)
-    lines = [json.loads(line) for line in server.stderr().splitlines() if line.startswith("{")]
+    lines = server.log_lines()
     events = [line["event"] for line in lines]
     assert events.count("redis_unavailable") == 1, events
     assert events.count("redis_available") == 1, events
@@ -153,7 +143,7 @@ async def test_the_expiry_index_failing_after_a_stored_change_is_told_as_an_outa
         await bob.close()
     finally:
         await asyncio.to_thread(server.terminate)
-    lines = [json.loads(line) for line in server.stderr().splitlines() if line.startswith("{")]
+    lines = server.log_lines()
     assert [line.get("during") for line in lines if line["event"] == "redis_unavailable"] == [
         "expiry index"
     ]

@@ -8,9 +8,7 @@ server as a process of its own, whose log the test reads."""
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +39,6 @@ STEPS: dict[str, tuple[dict[str, Any], list[str]]] = {
 }
 
 
-@pytest.fixture
-async def proxy(redis_url: str) -> AsyncIterator[ResetProxy]:
-    proxy = await ResetProxy(redis_url).start()
-    yield proxy
-    proxy.come_up()
-    await proxy.close()
-
-
 async def finished(redis_url: str, prefix: str, room: str) -> RoomRecord:
     """The room as Redis holds it once it is finished (nobody is connected: no push says). The
     record stored whole is enough: a change of status always stores it."""
@@ -67,9 +57,6 @@ async def finished(redis_url: str, prefix: str, room: str) -> RoomRecord:
     assert record is not None
     return record
 
-
-def log_lines(server: ServerProcess) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in server.stderr().splitlines() if line.startswith("{")]
 
 
 def assert_told_as_an_outage(lines: list[dict[str, Any]]) -> None:
@@ -116,4 +103,4 @@ async def test_a_step_of_a_room_nobody_is_in_goes_on_after_an_outage(
             assert record.outcome is not None and record.outcome["reason"] == "timeout"
     finally:
         await asyncio.to_thread(server.terminate)  # (the proxy runs on this loop)
-    assert_told_as_an_outage(log_lines(server))
+    assert_told_as_an_outage(server.log_lines())
