@@ -383,8 +383,9 @@ class RoomManager:
         self._sweeper = asyncio.create_task(self._sweep_forever())
 
     async def _sweep_forever(self) -> None:
-        """Hand each room due for its expiry check (``Store.due``) to its actor, loading it if
-        need be (``rooms.commands.expire`` decides)."""
+        """Sweep (:meth:`_sweep`) every so often, for the life of the process: Redis failing
+        a sweep (away, stalled, a connection reset) counts in the outage log, a bug is logged,
+        and either way the next sweep comes as usual (the rooms still due wait for it)."""
         ttls = [t for t in (self.config.waiting_ttl, self.config.abandoned_ttl) if t > 0]
         if not ttls:
             return
@@ -392,18 +393,24 @@ class RoomManager:
         while True:
             await asyncio.sleep(interval)
             try:
-                due = await self.store.due(time.time(), 200)
-            except Exception:
-                logger.exception("expiry_sweep_failed")
-                continue
-            for room_id, when in due:
-                try:
-                    room = await self.get(room_id)
-                except RoomError as exc:
-                    if exc.code == errors.NO_SUCH_ROOM:  # gone already (e.g. by hand)
-                        await self.store.drop_due(room_id)
-                    continue  # another process holds it: that one checks it
-                room.post_expiry(when)
+                await self._sweep()
+            except Exception as exc:
+                if is_store_error(exc):
+                    self.store.outage.failed(exc, during="expiry sweep")
+                else:
+                    logger.exception("expiry_sweep_failed")
+
+    async def _sweep(self) -> None:
+        """Hand each room due for its expiry check (``Store.due``) to its actor, loading it if
+        need be (``rooms.commands.expire`` decides)."""
+        for room_id, when in await self.store.due(time.time(), 200):
+            try:
+                room = await self.get(room_id)
+            except RoomError as exc:
+                if exc.code == errors.NO_SUCH_ROOM:  # gone already (e.g. by hand)
+                    await self.store.drop_due(room_id)
+                continue  # another process holds it: that one checks it
+            room.post_expiry(when)
 
     async def close(self) -> None:
         """Stop every room (each finishes its command in hand) and release the leases."""
