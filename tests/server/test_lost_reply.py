@@ -104,3 +104,27 @@ async def test_a_room_left_unsettled_settles_by_itself_once_redis_is_back(setup:
     setup.proxy.come_up()
     for m in table.mirrors:
         await m.wait(lambda m: m.version == version + 1)
+
+
+@pytest.mark.parametrize("stored", [True, False])
+async def test_a_settling_read_whose_connection_was_reset_is_asked_again(
+    setup: Setup, stored: bool
+) -> None:
+    """The fault that lost the commit's reply (or the commit) reset the settling read's
+    connection too, while Redis itself answers at once: the room asks again on a fresh
+    connection and answers what Redis holds, not "outcome unknown"."""
+    table = setup.table
+    client, version, move = setup.next_move()
+    room, p = table.room, setup.prefix
+    setup.proxy.arm(*setup.commit_of(room), forward=stored)
+    setup.proxy.arm_next(b"MULTI", b"HGET", f"{p}room:{room}".encode(), f"{p}lease:{room}".encode())
+    if stored:
+        reply = await client.move(room, move, mid="asked-again")
+        assert reply["version"] == version + 1
+    else:
+        with pytest.raises(ServerError) as refused:
+            await client.move(room, move, mid="asked-again")
+        assert refused.value.reason == "the change was not made"
+    assert setup.proxy.cut.is_set()  # the commit's connection and the read's were reset
+    stored_now, _ = await stored_room(setup.redis_url, p, room)
+    assert stored_now.version == version + stored

@@ -26,7 +26,8 @@ OUTCOME_UNKNOWN: Final = (
 )
 
 #: Seconds the room waits for Redis to say whether a change was stored, before it answers
-#: that the outcome is unknown (the room's other commands wait behind it).
+#: that the outcome is unknown (the room's other commands wait behind it): half for the first
+#: read, half for the read again on a fresh connection.
 SETTLE_TIMEOUT: Final = 2.0
 
 
@@ -39,15 +40,7 @@ async def settle_commit(room: Room) -> None:
     another version."""
     assert room.unsettled is not None
     new, adopt = room.unsettled
-    try:
-        version, token = await asyncio.wait_for(
-            room.store.version_and_lease(room.record.id), SETTLE_TIMEOUT
-        )
-    except Exception as exc:
-        if not (is_store_error(exc) or isinstance(exc, TimeoutError)):
-            raise
-        room.store.outage.failed(exc, room=room.record.id, during="settling a commit")
-        raise RoomError(errors.STORE_FAILED, OUTCOME_UNKNOWN) from None
+    version, token = await _read(room)
     room.unsettled = None
     if token != room.lease:
         raise Fenced(f"lease now {token!r}")
@@ -58,3 +51,23 @@ async def settle_commit(room: Room) -> None:
         raise VersionConflict(f"VERSION {version}")
     else:
         room.log.info("commit_settled", version=version, stored=False)
+
+
+async def _read(room: Room) -> tuple[int | None, str | None]:
+    """Redis's version of the room and its lease token, asked once more on a fresh connection
+    if the first read fails: the fault that lost the commit's reply often reset the pool's
+    connections too, while Redis itself answers at once. Raises :class:`RoomError`
+    (``store_failed``, outcome unknown) if the second read fails too."""
+    failed: BaseException | None = None
+    for fresh in (False, True):
+        try:
+            return await asyncio.wait_for(
+                room.store.version_and_lease(room.record.id, fresh), SETTLE_TIMEOUT / 2
+            )
+        except Exception as exc:
+            if not (is_store_error(exc) or isinstance(exc, TimeoutError)):
+                raise
+            failed = exc
+    assert failed is not None
+    room.store.outage.failed(failed, room=room.record.id, during="settling a commit")
+    raise RoomError(errors.STORE_FAILED, OUTCOME_UNKNOWN)

@@ -514,10 +514,16 @@ class Store:
         tail = self._commit_tail(change)
         return self._eval(_COMMIT_SCRIPT, count + len(tail), head, encode_bulk(tail))
 
-    async def version_and_lease(self, room: str) -> tuple[int | None, str | None]:
+    async def version_and_lease(
+        self, room: str, fresh: bool = False
+    ) -> tuple[int | None, str | None]:
         """The room's stored version and the token of its lease (None: no room / no lease):
         what settles a commit whose reply was lost. Read on the general connection pool, not
-        the commit connection, which may be the one that was lost."""
+        the commit connection, which may be the one that was lost; with ``fresh``, on a new
+        connection: the pool's idle ones are closed first (the fault that lost the reply may
+        have reset them all)."""
+        if fresh:
+            await self.redis.connection_pool.disconnect(inuse_connections=False)
         pipe = self.redis.pipeline(transaction=True)
         pipe.hget(self.room_key(room), "v")
         pipe.get(self.lease_key(room))
