@@ -58,23 +58,16 @@ class ResetProxy:
         then_down: bool = False,
         answer: bytes | None = None,
         forward: bool = True,
+        after: bool = False,
     ) -> None:
-        """Cut after the next chunk from the server that holds every one of ``markers`` (any
-        cut armed before is forgotten); with ``then_down``, go down at that moment. With
-        ``answer``, that chunk is not forwarded at all: the proxy answers it with these bytes
-        itself (e.g. an error reply) instead. Without ``forward``, the chunk is not forwarded
-        either, and its connection is reset at once (Redis never saw the command)."""
-        self._cuts.clear()
-        self.arm_next(*markers, then_down=then_down, answer=answer, forward=forward)
-
-    def arm_next(
-        self,
-        *markers: bytes,
-        then_down: bool = False,
-        answer: bytes | None = None,
-        forward: bool = True,
-    ) -> None:
-        """Arm a cut (as :meth:`arm`) for after the ones already armed."""
+        """Cut after the next chunk from the server that holds every one of ``markers``; with
+        ``then_down``, go down at that moment. With ``answer``, that chunk is not forwarded
+        at all: the proxy answers it with these bytes itself (e.g. an error reply) instead.
+        Without ``forward``, the chunk is not forwarded either, and its connection is reset at
+        once (Redis never saw the command). With ``after``, the cut is armed once those
+        already armed have happened; without, they are forgotten."""
+        if not after:
+            self._cuts.clear()
         self.cut.clear()
         self._cuts.append(_Cut(markers, then_down, answer, forward))
 

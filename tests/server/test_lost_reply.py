@@ -117,7 +117,8 @@ async def test_a_settling_read_whose_connection_was_reset_is_asked_again(
     client, version, move = setup.next_move()
     room, p = table.room, setup.prefix
     setup.proxy.arm(*setup.commit_of(room), forward=stored)
-    setup.proxy.arm_next(b"MULTI", b"HGET", f"{p}room:{room}".encode(), f"{p}lease:{room}".encode())
+    read = (b"MULTI", b"HGET", f"{p}room:{room}".encode(), f"{p}lease:{room}".encode())
+    setup.proxy.arm(*read, after=True)
     if stored:
         reply = await client.move(room, move, mid="asked-again")
         assert reply["version"] == version + 1
