@@ -218,7 +218,7 @@ class Room:
         if not self._to_retry or self._retry_timer is not None or self._closed:
             return
         cap = min(1.0, self.config.lease_ms / 10_000)
-        delay = cap / 8 * 2 ** min(self._retries, 3)
+        delay = cap / 8 * (1 << min(self._retries, 3))  # (typed int; 2 ** n is Any)
         self._retries += 1
         self._retry_timer = asyncio.get_running_loop().call_later(delay, self._retry)
 
