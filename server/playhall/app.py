@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import gc
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
@@ -20,6 +21,7 @@ import redis.asyncio as aioredis
 from playhall import eventloop, log
 from playhall.config import Config
 from playhall.lobby import Lobby
+from playhall.net.descriptors import DescriptorWatch
 from playhall.net.endpoint import Endpoint
 from playhall.rooms.manager import RoomManager
 from playhall.store.embedded import EmbeddedRedis
@@ -40,6 +42,10 @@ class Running:
     embedded: EmbeddedRedis | None
     sweeper: asyncio.Task[None] | None = None
     supervisor: asyncio.Task[None] | None = None
+    #: Watches for the process running out of file descriptors (playhall.net.descriptors).
+    descriptors: asyncio.Task[None] | None = None
+    #: Puts back the loop's exception handler that was there before the server started.
+    restore_handler: Callable[[], None] | None = None
 
     @property
     def port(self) -> int:
@@ -48,7 +54,7 @@ class Running:
     async def drain(self) -> None:
         logger.info("draining", rooms=len(self.rooms.rooms), sessions=len(self.endpoint.sessions))
         self.endpoint.draining = True
-        for task in (self.sweeper, self.supervisor):
+        for task in (self.sweeper, self.supervisor, self.descriptors):
             if task is not None:
                 task.cancel()
         try:
@@ -63,6 +69,8 @@ class Running:
         await self.redis.aclose()
         if self.embedded is not None:
             await asyncio.to_thread(self.embedded.stop)
+        if self.restore_handler is not None:
+            self.restore_handler()
         logger.info("stopped")
 
 
@@ -142,6 +150,9 @@ async def start(config: Config) -> Running:
     rooms.start_renewing()
     rooms.start_sweeping()
     running.sweeper = asyncio.create_task(endpoint.sweep_slow())
+    watch = DescriptorWatch()
+    running.restore_handler = watch.install(asyncio.get_running_loop())
+    running.descriptors = asyncio.create_task(watch.watch())
     if embedded is not None:
         running.supervisor = asyncio.create_task(supervise(embedded, endpoint))
     logger.info(

@@ -86,8 +86,16 @@ class Config:
     lease_ms: int = setting(10_000, "room lease time-to-live in milliseconds")
     max_frame: int = setting(64 * 1024, "largest client frame in bytes (larger: close 1009)")
     connections_per_address: int = setting(
-        64, "connections one client address may hold at once (more: HTTP 429); 0: no limit"
+        64,
+        "connections one client address may hold at once, counted from the moment each is "
+        "accepted (more: HTTP 429); 0: no limit",
     )
+    http_rate: float = setting(
+        20.0,
+        "plain HTTP requests (the web client's files) per second per client address, "
+        "sustained (more: HTTP 429 with Retry-After); 0: no limit",
+    )
+    http_burst: int = setting(100, "plain HTTP request burst per client address")
     forwarded_header: str = setting(
         "",
         "behind a proxy: the header it puts the client's address in (e.g. X-Forwarded-For; "

@@ -105,15 +105,14 @@ def test_limits_match_the_code() -> None:
     assert f"| {token.max_len} characters |" in limits
     assert f"| {config.outbox}, then" in limits
     assert f"after {config.slow_timeout:g} s (4000)" in limits
-    assert f"| {config.connections_per_address} at once; past it the handshake gets HTTP 429" in (
-        limits
-    )
     assert f"| {config.history} versions; dropped players' seats kept {config.away_grace:g} s" in (
         limits
     )
     assert f"| kept {config.finished_ttl // 86400} days" in limits
     assert f"| {config.address_rooms_per_minute} a minute (`too_many_rooms`) |" in limits
     assert f"| {config.new_players_per_minute} a minute (`rate_limited`) |" in limits
+    assert f"| {config.connections_per_address} at once, from the moment" in limits
+    assert f"| {config.http_rate:g} a second, bursts of {config.http_burst}; past" in limits
     assert f"at most {config.new_players_per_minute} new players a minute" in _section(3)
     assert "| 0 … 2^53−1 |" in limits and messages.MAX_ID == 2**53 - 1
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -27,8 +28,11 @@ class ServerProcess:
         instance: str,
         extra: list[str] | None = None,
         log_path: Path | None = None,
+        descriptors: int | None = None,
     ) -> None:
         self.port = port
+        #: The process's limit of open file descriptors (RLIMIT_NOFILE), if lowered.
+        self.descriptors = descriptors
         self.log_path = log_path  # the server's stderr goes there (appended), else to a pipe
         self.args = [
             sys.executable,
@@ -66,6 +70,7 @@ class ServerProcess:
                 env=self.env,
                 stdout=subprocess.DEVNULL,
                 stderr=log if log is not None else subprocess.PIPE,
+                preexec_fn=self._limit_descriptors if self.descriptors is not None else None,
             )
         finally:
             if log is not None:
@@ -81,6 +86,11 @@ class ServerProcess:
                     err = self.stderr() if self.process.poll() is not None else ""
                     raise RuntimeError(f"server did not start:\n{err[-3000:]}") from None
                 await asyncio.sleep(0.05)  # polling for readiness, not standing in for sync
+
+    def _limit_descriptors(self) -> None:  # in the child, before it runs the server
+        assert self.descriptors is not None
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.descriptors, hard))
 
     def kill(self) -> None:
         assert self.process is not None

@@ -12,7 +12,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import InvalidStatus
 
 from playhall import app
-from playhall.net.admission import Admission
+from playhall.net.admission import REFUSING, Admission
 
 from .conftest import server_config
 
@@ -95,3 +95,8 @@ def test_address_of_a_peer_and_of_forwarded_headers() -> None:
     assert plain.full("a") and not plain.full("b")
     plain.closed("a")
     assert plain.open == {}
+    # Past the cap, a few connections per address may wait for their 429; the rest are dropped.
+    assert [plain.refusing("a") for _ in range(REFUSING + 2)] == [True] * REFUSING + [False] * 2
+    assert plain.refusing("b")
+    plain.refused("a")
+    assert plain.refusing("a") and not plain.refusing("a")

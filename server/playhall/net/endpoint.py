@@ -18,6 +18,7 @@ import time
 from http import HTTPStatus
 from typing import Any
 
+from websockets.datastructures import Headers
 from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response
 
@@ -29,8 +30,10 @@ from playhall.lobby import Lobby
 from playhall.net.admission import Admission
 from playhall.net.guesses import GuessLimiter
 from playhall.net.rules import load_pages
+from playhall.net.ratelimit import AddressBuckets
+from playhall.net.refusals import RefusalLog
 from playhall.net.session import Request, Session, error_frame, ok_frame
-from playhall.net.web import WebFiles, is_websocket_upgrade, load_files
+from playhall.net.web import WebFiles, is_websocket_upgrade, load_files, too_many_requests
 from playhall.net.websocket import WebSocket, WriteBatch
 from playhall.players import Players
 from playhall.rooms.actor import Room
@@ -42,6 +45,8 @@ from playhall.store.redis_store import Store
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, errors
 
 logger = log.get("playhall.net")
+
+TOO_MANY_CONNECTIONS = "too many connections from your address\n"
 
 
 class Endpoint:
@@ -57,6 +62,10 @@ class Endpoint:
         self._background: set[asyncio.Task[None]] = set()
         self._writes = WriteBatch()  # every connection's frames of a loop pass, one callback
         self.admission = Admission(config.connections_per_address, config.forwarded_header)
+        self.http_rate = AddressBuckets(config.http_rate, config.http_burst)
+        # Refusals a client can repeat at will are logged once per address and window.
+        self.connections_refused = RefusalLog(logger, "connection_refused")
+        self.requests_refused = RefusalLog(logger, "http_refused")
         self.guesses = GuessLimiter(config.code_tries, config.code_backoff, config.code_backoff_max)
         # The web client and the games' rules pages, for browsers' plain GETs.
         self.web = WebFiles({**load_files(), **load_pages(all_games())})
@@ -88,20 +97,58 @@ class Endpoint:
 
     # -- one connection ------------------------------------------------------------------------
 
+    def _accepted(self, ws: WebSocket) -> bool:
+        """Count a connection against its peer's address from the moment it is accepted, so
+        connections that never finish a handshake count too. Past ``connections_per_address``
+        its request is answered 429 (:meth:`_admit`), or, past the few such an address may
+        have waiting (playhall.net.admission), it is dropped at once. Behind a configured
+        proxy the client's address comes with the request, so a connection is counted at its
+        handshake instead (a proxy passes a connection on only once it has a request)."""
+        if self.admission.forwarded_header:
+            return True
+        address = ws.client_address = self.admission.address(ws.remote_address, Headers())
+        if not self.admission.full(address):
+            self.admission.opened(address)
+            ws.admission = "open"
+        elif self.admission.refusing(address):
+            ws.admission = "refusing"
+        else:
+            self.connections_refused.refused(address, peer=ws.remote_address)
+            ws.abort()
+            return False
+        return True
+
+    def _lost(self, ws: WebSocket) -> None:
+        if ws.admission == "open":
+            self.admission.closed(ws.client_address)
+        elif ws.admission == "refusing":
+            self.admission.refused(ws.client_address)
+        ws.admission = ""
+
     def _admit(
         self, ws: WebSocket, request: HttpRequest
     ) -> Response | tuple[HTTPStatus, str] | None:
-        """The handshake's answer: :meth:`process_request`'s, else 429 to an address that
-        holds ``connections_per_address`` connections already; None accepts it."""
+        """The request's answer: 429 to a connection past its address's cap, and to a plain
+        HTTP request past its address's ``http_rate``; else :meth:`process_request`'s; None
+        accepts a handshake."""
+        address = ws.client_address or self.admission.address(ws.remote_address, request.headers)
+        upgrade = is_websocket_upgrade(request)
+        if ws.admission == "refusing" or (
+            upgrade and not ws.admission and self.admission.full(address)
+        ):
+            self.connections_refused.refused(address, peer=ws.remote_address)
+            return HTTPStatus.TOO_MANY_REQUESTS, TOO_MANY_CONNECTIONS
+        if request.path != "/healthz" and not upgrade:
+            wait = self.http_rate.take(address)
+            if wait > 0:
+                self.requests_refused.refused(address, peer=ws.remote_address)
+                return too_many_requests(wait)
         answer = self.process_request(request)
-        if answer is not None:
-            return answer
-        address = self.admission.address(ws.remote_address, request.headers)
-        if self.admission.full(address):
-            logger.info("connection_refused", address=address, peer=ws.remote_address)
-            return HTTPStatus.TOO_MANY_REQUESTS, "too many connections from your address\n"
-        ws.client_address = address
-        return None
+        if answer is None and not ws.admission:  # a handshake behind a proxy: counted now
+            ws.client_address = address
+            self.admission.opened(address)
+            ws.admission = "open"
+        return answer
 
     def websocket(self) -> WebSocket:
         """A new connection (the protocol factory of the listening socket)."""
@@ -110,13 +157,14 @@ class Endpoint:
             on_open=self._opened,
             max_size=self.config.max_frame,
             batch=self._writes,
+            on_connect=self._accepted,
+            on_lost=self._lost,
         )
         return ws
 
     def _opened(self, ws: WebSocket) -> Session:
         session = Session(ws, self.config, self._resnapshot, self._fast_move)
         session.address = ws.client_address
-        self.admission.opened(session.address)
         session.log = logger.bind(
             conn=next(self._ids), peer=ws.remote_address, address=session.address
         )
@@ -141,7 +189,6 @@ class Endpoint:
             if session.flooded:
                 clog.warning("flooding_closed", player=session.player)
             self.sessions.discard(session)
-            self.admission.closed(session.address)
             self.lobby.unwatch(session)
             for room_id in list(session.rooms):
                 room = self.rooms.rooms.get(room_id)

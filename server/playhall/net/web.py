@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
+import math
 from dataclasses import dataclass
 from http import HTTPStatus
 from importlib import resources
@@ -123,6 +124,15 @@ def _response(
 def _text(status: HTTPStatus, text: str, headers: list[tuple[str, str]] | None = None) -> Response:
     return _response(
         status, [("Content-Type", "text/plain; charset=utf-8"), *(headers or [])], text.encode()
+    )
+
+
+def too_many_requests(wait: float) -> Response:
+    """429 to a client past its address's request rate, with the whole seconds to wait."""
+    seconds = str(max(1, math.ceil(wait)))
+    return _text(
+        HTTPStatus.TOO_MANY_REQUESTS, "too many requests from your address\n",
+        [("Retry-After", seconds)],
     )
 
 

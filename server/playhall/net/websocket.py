@@ -69,6 +69,11 @@ class Handler(Protocol):
 RequestHook = Callable[[Request], Response | tuple[HTTPStatus, str] | None]
 #: Makes the handler of a connection whose handshake was accepted.
 OpenHook = Callable[["WebSocket"], Handler]
+#: Told of a connection as it is accepted, before any byte of it is read: False drops it (the
+#: hook has aborted it).
+ConnectHook = Callable[["WebSocket"], bool]
+#: Told of a connection that is gone, whatever became of it.
+LostHook = Callable[["WebSocket"], None]
 
 
 def binary_frame(payload: bytes) -> bytes:
@@ -128,6 +133,8 @@ class WebSocket(asyncio.Protocol):
         close_timeout: float = 5.0,
         write_limit: int = 64 * 1024,
         batch: WriteBatch | None = None,
+        on_connect: ConnectHook | None = None,
+        on_lost: LostHook | None = None,
     ) -> None:
         self.protocol = ServerProtocol(max_size=max_size)
         self._max_size = max_size
@@ -135,6 +142,8 @@ class WebSocket(asyncio.Protocol):
         self._batch = batch if batch is not None else WriteBatch()
         self._on_request = on_request
         self._on_open = on_open
+        self._on_connect = on_connect
+        self._on_lost = on_lost
         self._ping_interval = ping_interval
         self._ping_timeout = ping_timeout
         self._open_timeout = open_timeout
@@ -143,9 +152,13 @@ class WebSocket(asyncio.Protocol):
         self.transport: Transport | None = None
         self.handler: Handler | None = None
         self.remote_address: str = ""
-        #: The client's address as the server counts connections (set at the handshake: the
-        #: peer's host, or a trusted proxy's forwarded address).
+        #: The client's address as the server counts connections (the peer's host, set when
+        #: the connection is accepted; or a trusted proxy's forwarded address, set at the
+        #: handshake).
         self.client_address: str = ""
+        #: How this connection counts against ``client_address`` until it is lost, as the
+        #: layer above counts (playhall.net.admission): "open", "refusing", or not at all.
+        self.admission = ""
         self.is_paused = False
         # What the Sans-I/O core would say, kept up to date after each call that can change it
         # (see _core_called): the hot path asked the core's ``state`` property ~5 times a move,
@@ -154,7 +167,8 @@ class WebSocket(asyncio.Protocol):
         #: Bytes the core was given since the handshake that are not yet part of a frame it
         #: returned: while not 0 it is inside a frame, and what comes next is its to parse.
         self._core_owes = 0
-        self._handshake_bytes = bytearray()  # what came before the handshake was answered
+        #: The last bytes of the handshake request read so far (its end may straddle reads).
+        self._request_tail = b""
         self._core_wrote = False  # the core may have bytes to send (data_to_send)
         self._fragments: list[bytes] = []
         self._fragment_text = False
@@ -204,6 +218,8 @@ class WebSocket(asyncio.Protocol):
         stream.set_write_buffer_limits(high=self._write_limit)
         peer = stream.get_extra_info("peername")
         self.remote_address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        if self._on_connect is not None and not self._on_connect(self):
+            return  # dropped
         self._arm(self._open_timeout, self.abort)
 
     def data_received(self, data: bytes) -> None:
@@ -211,10 +227,11 @@ class WebSocket(asyncio.Protocol):
             data = self._whole_frames(data)
             if not data:
                 return
+        after = b""
         if self._open:
             self._core_owes += len(data)
-        elif self.protocol.state is CONNECTING and len(self._handshake_bytes) < self._max_size:
-            self._handshake_bytes += data  # (the core bounds a request's size itself)
+        elif self.protocol.state is CONNECTING:
+            data, after = self._split_request(data)
         self.protocol.receive_data(data)
         self._core_called()
         events = self.protocol.events_received()
@@ -228,6 +245,8 @@ class WebSocket(asyncio.Protocol):
         if self.protocol.close_expected() and not self._closing:
             self._closing = True
             self._arm(self._close_timeout, self.abort)
+        if after and self._open:  # frames sent before the handshake's answer came
+            self.data_received(after)
 
     def eof_received(self) -> bool | None:
         self.protocol.receive_eof()
@@ -242,6 +261,8 @@ class WebSocket(asyncio.Protocol):
         self._cancel_timer()
         if not self._closed.done():
             self._closed.set_result(None)
+        if self._on_lost is not None:
+            self._on_lost(self)
         if self.handler is not None:
             handler, self.handler = self.handler, None
             handler.closed()
@@ -269,20 +290,27 @@ class WebSocket(asyncio.Protocol):
         self.protocol.send_response(response)
         self._core_called()
         self.flush()
-        # Whatever followed the request in what was read (a client should wait for the answer,
-        # but may not) went to the core: it owes those bytes until it returns their frames.
-        # (If the request's end is not among the bytes kept, which stop at max_size, the core
-        # is given everything from then on: -1 never comes back to 0.)
-        received = self._handshake_bytes
-        end = received.find(b"\r\n\r\n")
-        self._core_owes = len(received) - end - 4 if end >= 0 else -1
-        self._handshake_bytes = bytearray()
         if self._open:
             self._cancel_timer()
             self.handler = self._on_open(self)
             self._schedule_ping()
         else:
             self._arm(self._close_timeout, self.abort)
+
+    def _split_request(self, data: bytes) -> tuple[bytes, bytes]:
+        """``data`` read before the handshake was answered, cut where the request ends: the
+        core is given the request alone, and what follows waits for its answer. Behind an
+        accepted handshake that is frames (a client should wait for the answer, but may not);
+        behind any other answer it is dropped, since every plain HTTP answer closes the
+        connection: a second request pipelined in the same write would otherwise reach the
+        core as frames, fail it, and lose the first answer."""
+        probe = self._request_tail + data
+        end = probe.find(b"\r\n\r\n")
+        if end < 0:
+            self._request_tail = probe[-3:]
+            return data, b""
+        cut = end + 4 - len(self._request_tail)
+        return data[:cut], data[cut:]
 
     def _core_called(self) -> None:
         """Note what a call into the Sans-I/O core may have changed: its state (a close frame
