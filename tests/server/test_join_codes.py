@@ -4,16 +4,20 @@ and nobody without the code can tell a private room from one that does not exist
 
 from __future__ import annotations
 
+import asyncio
 import re
+import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 
 from playhall import app
-from playhall.net.guesses import GuessLimiter
 from playhall.rooms.codes import CODE_ALPHABET, new_code, normalise_code
 from playhall.rooms.ids import new_room_id
+from playhall.store.code_tries import CodeTries
 from playhall_client import Client, ServerError
 
 from .conftest import server_config
@@ -31,29 +35,34 @@ def test_codes_have_no_look_alikes_and_any_case_reads() -> None:
     assert normalise_code("3fa9c2") == "3FA9C2"  # a code of a room made before this form
 
 
-def test_back_off_grows_and_is_forgotten() -> None:
-    now = [0.0]
-    limiter = GuessLimiter(free=3, first=2.0, longest=60.0, capacity=100, clock=lambda: now[0])
+async def test_tries_back_off_are_given_back_and_forgotten(redis_url: str) -> None:
+    client = aioredis.Redis.from_url(redis_url)
+    tries = CodeTries(client, f"t{uuid.uuid4().hex[:8]}:", free=3, first=2.0, longest=60.0)
     keys = ["player:p", "address:a"]
-    waits = [limiter.wrong(keys)[1] for _ in range(10)]
-    assert waits == [0.0, 0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0, 60.0]
-    assert limiter.wait(keys) == 60.0 and limiter.wait(["address:a"]) == 60.0
-    assert limiter.wait(["player:other"]) == 0.0
-    now[0] = 59.0
-    assert limiter.wait(keys) == 1.0
-    now[0] = 60.0
-    assert limiter.wait(keys) == 0.0
-    assert limiter.wrong(keys) == (11, 60.0)  # not quiet for `longest` yet: still counted
-    now[0] = 121.0
-    assert limiter.wait(keys) == 0.0
-    assert limiter.wrong(keys) == (12, 60.0)
-    now[0] = 181.0 + 60.0  # quiet for `longest` after the wait: still counted
-    assert limiter.wrong(keys) == (13, 60.0)
-    now[0] = 301.0 + 60.5  # quiet for longer than that: forgotten
-    assert limiter.wrong(keys) == (1, 0.0)
-    for n in range(500):  # a table of at most `capacity` keys
-        limiter.wrong([f"address:{n}"])
-    assert len(limiter) == 100
+    try:
+        now, backoffs = 1_000_000, []
+        for _ in range(10):  # each try as soon as it may be made
+            taken = await tries.take(keys, now)
+            assert taken.wait == 0.0
+            backoffs.append(taken.backoff)
+            now += round(taken.backoff * 1000)
+        assert backoffs == [0.0, 0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0, 60.0]
+        # While waiting, a try is refused and counts for nothing; the address's wait holds
+        # for another player of it too, not for another address.
+        assert (await tries.take(keys, now - 1500)).wait == 1.5
+        assert (await tries.take(["player:q", "address:a"], now - 1500)).wait == 1.5
+        assert (await tries.take(["player:q", "address:b"], now - 1500)).wait == 0.0
+        # A try given back (not a wrong code): counted again as if it had not been made.
+        taken = await tries.take(keys, now)
+        assert taken.tries == 11
+        await tries.give_back(keys, taken)
+        again = await tries.take(keys, now)
+        assert (again.wait, again.tries) == (0.0, 11)
+        # Quiet for `longest` after its wait ended, a key is forgotten: it expires then.
+        left = await client.pttl(f"{tries.prefix}tries:address:a")
+        assert 119_000 < left <= 120_000
+    finally:
+        await client.aclose()
 
 
 @pytest.fixture
@@ -111,6 +120,52 @@ async def test_wrong_codes_back_off_per_player_and_address(url: str) -> None:
     finally:
         await host.close()
         await guesser.close()
+
+
+async def _guess_at_once(urls: list[str], room: str) -> list[ServerError]:
+    """One wrong code from each of many connections (players) of one address, all at once."""
+    clients = [await Client.connect(url) for url in urls]
+    try:
+        async def guess(n: int, client: Client) -> ServerError:
+            fields = {"code": new_code()} if n % 2 else {"room": room, "code": new_code()}
+            return await _error(client, "join", **fields)
+
+        return list(await asyncio.gather(*(guess(n, c) for n, c in enumerate(clients))))
+    finally:
+        for client in clients:
+            await client.close()
+
+
+def _looked_up(refusals: list[ServerError]) -> int:
+    """How many guesses were looked up; every other one refused with the wait to keep."""
+    waited = [r for r in refusals if r.code == "too_many_tries"]
+    assert all(r.reply["retry_after"] > 0 for r in waited)
+    looked = [r for r in refusals if r.code != "too_many_tries"]
+    assert {r.code for r in looked} <= {"bad_code", "no_such_room"}
+    return len(looked)
+
+
+async def test_concurrent_guesses_are_counted_before_they_are_looked_up(
+    server: app.Running, url: str
+) -> None:
+    host = await Client.connect(url)
+    try:
+        room = (await host.request("create", game="mantis", seats=2, private=True))["room"]
+        assert _looked_up(await _guess_at_once([url] * 40, room)) == 3  # code_tries
+    finally:
+        await host.close()
+
+
+async def test_two_processes_on_one_redis_allow_together_what_one_allows(redis_url: str) -> None:
+    shared = server_config(redis_url, code_tries=3, rate=1e6, burst=100_000)
+    first = await app.start(shared)
+    second = await app.start(replace(shared, instance=shared.instance + "-2"))
+    try:
+        urls = [f"ws://127.0.0.1:{running.port}/" for running in (first, second)] * 20
+        assert _looked_up(await _guess_at_once(urls, new_room_id())) == 3
+    finally:
+        await first.drain()
+        await second.drain()
 
 
 async def test_a_private_room_looks_like_no_room_to_outsiders(url: str) -> None:

@@ -28,7 +28,6 @@ from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
 from playhall.net.admission import Admission
-from playhall.net.guesses import GuessLimiter
 from playhall.net.rules import load_pages
 from playhall.net.ratelimit import AddressBuckets
 from playhall.net.refusals import RefusalLog
@@ -40,6 +39,7 @@ from playhall.rooms.actor import Room
 from playhall.rooms.codes import normalise_code
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.table import RoomError
+from playhall.store.code_tries import CodeTries, Try
 from playhall.store.outage import is_store_error
 from playhall.store.redis_store import Store
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, errors
@@ -66,7 +66,9 @@ class Endpoint:
         # Refusals a client can repeat at will are logged once per address and window.
         self.connections_refused = RefusalLog(logger, "connection_refused")
         self.requests_refused = RefusalLog(logger, "http_refused")
-        self.guesses = GuessLimiter(config.code_tries, config.code_backoff, config.code_backoff_max)
+        self.code_tries = CodeTries(
+            store.redis, store.p, config.code_tries, config.code_backoff, config.code_backoff_max
+        )
         # The web client and the games' rules pages, for browsers' plain GETs.
         self.web = WebFiles({**load_files(), **load_pages(all_games())})
         #: The embedded Redis died and is being started again (see ``app.supervise``).
@@ -350,29 +352,47 @@ class Endpoint:
         args = {k: v for k, v in message.items() if k not in ("t", "id")}
         if "code" not in args:
             return await self._to_room(session, kind, args, message["id"])
-        # A join with a code is a guess until it succeeds: wrong ones are counted per player
-        # and per address, and past code_tries each makes the next wait longer.
+        # A join with a code is a try, counted per player and per address before the code is
+        # looked up (in Redis, so concurrent tries of any number of connections and processes
+        # cannot outrun the count); past code_tries each makes the next wait longer. A try
+        # that proves not to be a wrong code is given back.
+        code = normalise_code(args["code"])
         guessers = [f"player:{session.player}", f"address:{session.address}"]
-        wait = self.guesses.wait(guessers)
-        if wait > 0:
+        taken = await self.code_tries.take(guessers)
+        if taken.wait > 0:
             raise RoomError(
                 errors.TOO_MANY_TRIES,
-                f"too many wrong join codes; try again in {math.ceil(wait)} s",
-                retry_after=round(wait, 1),
+                f"too many wrong join codes; try again in {math.ceil(taken.wait)} s",
+                retry_after=round(taken.wait, 1),
             )
-        args["code"] = normalise_code(args["code"])
+        args["code"] = code
+        wrong = False
         try:
             return await self._to_room(session, kind, args, message["id"])
         except RoomError as exc:
-            if exc.code in (errors.NO_SUCH_ROOM, errors.BAD_CODE):
-                self._wrong_code(session, guessers)
+            wrong = exc.code in (errors.NO_SUCH_ROOM, errors.BAD_CODE)
             raise
+        finally:
+            if wrong:
+                self._wrong_code(session, taken)
+            else:
+                await self._give_back(session, guessers, taken)
 
-    def _wrong_code(self, session: Session, guessers: list[str]) -> None:
-        wrong, wait = self.guesses.wrong(guessers)
-        session.log.info("wrong_code", player=session.player, wrong=wrong, backoff=wait)
-        if wrong == self.config.code_tries:
-            session.log.warning("code_backoff", player=session.player, wrong=wrong)
+    def _wrong_code(self, session: Session, taken: Try) -> None:
+        session.log.info(
+            "wrong_code", player=session.player, wrong=taken.tries, backoff=taken.backoff
+        )
+        if taken.tries == self.config.code_tries:
+            session.log.warning("code_backoff", player=session.player, wrong=taken.tries)
+
+    async def _give_back(self, session: Session, guessers: list[str], taken: Try) -> None:
+        """Give back a try that was not a wrong code; if Redis is away it stays counted."""
+        try:
+            await self.code_tries.give_back(guessers, taken)
+        except Exception as failure:
+            if not is_store_error(failure):
+                raise
+            self.store.outage.failed(failure, player=session.player)
 
     async def _to_room(
         self, session: Session, kind: str, args: dict[str, Any], request: int

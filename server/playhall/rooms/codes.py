@@ -7,7 +7,7 @@ matter: the server reads ``k7qxm 4pazr 2dhnw`` as that code, so a code typed in 
 from every client.
 
 How long a code must be: guessing at the highest rate the server allows finds nothing in a
-year. Ignore the back-off on wrong codes altogether (net/guesses.py) and let one address send
+year. Ignore the back-off on wrong codes altogether (store/code_tries.py) and let one address send
 nothing but guesses on every connection it may hold, at the full message rate: 64 connections
 x 40 messages/s = 2,560 guesses/s, 8.1e10 in a year. Against a million private rooms open all
 year, each guess finds one with probability 1e6 / 31^15 = 1e6 / 2.35e22, so the year's expected

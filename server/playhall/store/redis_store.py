@@ -20,6 +20,8 @@ Keys (``p`` is the configured prefix, ``ph:`` by default):
                                minute (expires)
 ``p address:<a>:players``      counter of the players registered from ``a`` this minute
                                (expires)
+``p tries:player:<pid>``,      join-code tries of a player and of an address (hashes, kept
+``p tries:address:<a>``        by ``store.code_tries``, expire)
 ``p lobby``                    hash: room id -> lobby summary (msgpack) of public rooms
 ``p lobby:<game>``             sorted set: the game's listed rooms in listing order (members
                                ``rooms.views.lobby_order``, all scored 0, read by lex range)
