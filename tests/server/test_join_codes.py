@@ -5,9 +5,10 @@ and nobody without the code can tell a private room from one that does not exist
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -18,6 +19,7 @@ from playhall import app
 from playhall.rooms.codes import CODE_ALPHABET, new_code, normalise_code
 from playhall.rooms.ids import new_room_id
 from playhall.store.code_tries import CodeTries
+from playhall.store.redis_store import Store
 from playhall_client import Client, ServerError
 
 from .conftest import server_config
@@ -200,6 +202,59 @@ async def test_a_private_room_looks_like_no_room_to_outsiders(url: str) -> None:
         # The room did not change: still waiting at the version the bot made.
         view = (await host.request("sync", room=private))
         assert view["version"] == 3
+    finally:
+        await host.close()
+        await outsider.close()
+
+
+class StoreCalls:
+    """The store's methods called while requests are answered (by a connection's task, a room
+    loading, a room's actor), in order: background work (lease renewal, sweeps) left out."""
+
+    ANSWERING = frozenset({"Endpoint._serve", "RoomManager._load", "Room._run"})
+
+    def __init__(self, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[str] = []
+        for name, _ in inspect.getmembers(Store, inspect.iscoroutinefunction):
+            if not name.startswith("_"):
+                monkeypatch.setattr(store, name, self._recorded(name, getattr(store, name)))
+
+    def _recorded(
+        self, name: str, method: Callable[..., Awaitable[Any]]
+    ) -> Callable[..., Awaitable[Any]]:
+        async def recorded(*args: Any, **kwargs: Any) -> Any:
+            task = asyncio.current_task()
+            if task is not None and task.get_coro().__qualname__ in self.ANSWERING:
+                self.calls.append(name)
+            return await method(*args, **kwargs)
+
+        return recorded
+
+
+async def test_a_private_room_in_memory_costs_an_outsider_what_an_unknown_id_costs(
+    server: app.Running, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host, outsider = await Client.connect(url), await Client.connect(url)
+    try:
+        private = (await host.request("create", game="mantis", seats=2, private=True))["room"]
+        assert private in server.rooms.rooms  # held in memory
+        store = StoreCalls(server.endpoint.store, monkeypatch)
+        absent = new_room_id()
+        asks: list[tuple[str, dict[str, Any]]] = [
+            ("join", {}),
+            ("join", {"code": new_code()}),
+            ("sync", {}),
+            ("chat", {"text": "anyone?"}),
+            ("move", {"version": 1, "mid": 1, "move": {"type": "score"}}),
+        ]
+        for kind, fields in asks:
+            made = {}
+            for room in (private, absent):
+                store.calls.clear()
+                assert (await _error(outsider, kind, room=room, **fields)).code == "no_such_room"
+                made[room] = list(store.calls)
+            # The same Redis round trip on both ways, and nothing else.
+            assert made[private] == made[absent] == ["room_exists"], (kind, made)
     finally:
         await host.close()
         await outsider.close()

@@ -37,8 +37,9 @@ from playhall.net.websocket import WebSocket, WriteBatch
 from playhall.players import Players
 from playhall.rooms.actor import Room
 from playhall.rooms.codes import normalise_code
+from playhall.rooms.ids import is_room_id
 from playhall.rooms.manager import RoomManager
-from playhall.rooms.table import RoomError
+from playhall.rooms.table import RoomError, no_such_room
 from playhall.store.code_tries import CodeTries, Try
 from playhall.store.outage import is_store_error
 from playhall.store.redis_store import Store
@@ -256,6 +257,8 @@ class Endpoint:
         is left to the connection's task."""
         if request.kind != "move" or request.error is not None or not session.greeted:
             return False
+        if request.message["room"] not in session.rooms:  # looked up first (_look_up)
+            return False
         room = self.rooms.rooms.get(request.message["room"])
         if room is None or self.draining:
             return False
@@ -266,7 +269,10 @@ class Endpoint:
         """A move the fast path left: its room is loaded first."""
         if self.draining:
             raise RoomError(errors.DRAINING, "the server is restarting; reconnect shortly")
-        room = await self.rooms.get(request.message["room"])
+        room_id = request.message["room"]
+        if room_id not in session.rooms:
+            await self._look_up(room_id)
+        room = await self.rooms.get(room_id)
         self._submit_move(session, room, request)
 
     def _submit_move(self, session: Session, room: Room, request: Request) -> None:
@@ -405,6 +411,8 @@ class Endpoint:
                 raise RoomError(errors.BAD_CODE, "no room has that join code")
         if room_id is None:
             raise ProtocolError(errors.BAD_MESSAGE, f'{kind!r} needs "room" (or "code")')
+        if room_id not in session.rooms:
+            await self._look_up(room_id)
         room = await self.rooms.get(room_id)
         result = await room.ask(kind, session, args, request)
         if kind in ("join", "sync"):
@@ -412,6 +420,17 @@ class Endpoint:
         elif kind == "leave":
             session.rooms.discard(room_id)
         return result
+
+    async def _look_up(self, room_id: str) -> None:
+        """Refuse an id that names no stored room (``no_such_room``), with one read of Redis.
+
+        Every request about a room its connection is not in (``join`` or ``sync`` put it
+        there) pays this read, whether this process holds the room or not: a private room
+        held in memory refuses an outsider exactly as a room that does not exist, and without
+        the read it would do so sooner than an unknown id is found unknown (an answer's time
+        would tell the two apart)."""
+        if not is_room_id(room_id) or not await self.store.room_exists(room_id):
+            raise no_such_room(room_id)
 
     async def _hello(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
         offered = message["protocol"]

@@ -1,4 +1,5 @@
-"""Everything Playhall keeps in Redis, behind one class.
+"""Everything Playhall keeps in Redis, behind one class (join-code tries apart:
+``store.code_tries``).
 
 Keys (``p`` is the configured prefix, ``ph:`` by default):
 
@@ -482,6 +483,10 @@ class Store:
             raise
 
     # -- rooms -------------------------------------------------------------------------------
+
+    async def room_exists(self, room: str) -> bool:
+        """Whether the room is stored (one read, nothing written)."""
+        return bool(await self.redis.exists(self.room_key(room)))
 
     async def load(self, room: str) -> Stored | None:
         """The room's last checkpoint and the log entries after it; None if there is no room.
