@@ -91,11 +91,11 @@ class Config:
         "accepted (more: HTTP 429); 0: no limit",
     )
     http_rate: float = setting(
-        20.0,
+        50.0,
         "plain HTTP requests (the web client's files) per second per client address, "
         "sustained (more: HTTP 429 with Retry-After); 0: no limit",
     )
-    http_burst: int = setting(100, "plain HTTP request burst per client address")
+    http_burst: int = setting(300, "plain HTTP request burst per client address")
     forwarded_header: str = setting(
         "",
         "behind a proxy: the header it puts the client's address in (e.g. X-Forwarded-For; "
