@@ -28,9 +28,9 @@ from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
 from playhall.net.admission import Admission
-from playhall.net.rules import load_pages
 from playhall.net.ratelimit import AddressBuckets
 from playhall.net.refusals import RefusalLog
+from playhall.net.rules import load_pages
 from playhall.net.session import Request, Session, error_frame, ok_frame
 from playhall.net.web import WebFiles, is_websocket_upgrade, load_files, too_many_requests
 from playhall.net.websocket import WebSocket, WriteBatch
