@@ -281,3 +281,45 @@ def test_only_seats_the_game_waits_for_can_be_away() -> None:
     # The bot's seat (1) plays itself; Alice is not to act: no stand-in is due for anyone.
     assert game.to_act(record.state) == [1]
     assert table.away_due(record, game, 30.0, set(), {}, since=100.0) == {}
+
+
+def test_a_finished_game_keeps_no_stand_in_and_gives_no_seat_back() -> None:
+    """The step that ends a game ends every stand-in (nobody moves for anybody any more), and
+    a seat cannot be "taken back" from a finished game."""
+    game = mantis()
+    record, _ = table.stand_in(alices_turn(), 0, "timeout")
+    assert record.seats[0].stand_in == "timeout"
+    while record.status == PLAYING:  # the stand-in and the bot play it out
+        assert record.state is not None
+        record, _, _ = table.bot_move(record, game, game.to_act(record.state)[0])
+    assert record.status == FINISHED
+    assert [s.stand_in for s in record.seats] == [None, None]
+    marked = record.evolve(seats=record.with_seat(0, Seat("alice", "Alice", stand_in="away")))
+    same, events = table.take_back(marked, 0)
+    assert same is marked and events == []
+
+
+def test_a_game_ended_under_a_stand_in_by_leaving_or_abandoning_clears_the_mark() -> None:
+    game = mantis()
+    record, _ = table.stand_in(alices_turn(), 0, "away")
+    resigned, _ = table.leave_game(record, game, 1, "resignation", 5.0)
+    abandoned, _ = table.abandon(record, 5.0)
+    for ended in (resigned, abandoned):
+        assert ended.status == FINISHED
+        assert [s.stand_in for s in ended.seats] == [None, None]
+
+
+def test_a_refusal_after_a_take_back_carries_the_version_it_made() -> None:
+    record, _ = table.stand_in(alices_turn(), 0, "timeout")
+    with pytest.raises(RoomError) as refusal:
+        table.move(record, mantis(), 0, "alice", record.version - 1, "m", {"type": "score"})
+    back, events = table.take_back(record, 0)
+    assert events == [{"type": "took_back", "seat": 0}]
+    moved_on = table.refused_at(refusal.value, back)
+    assert moved_on.code == "stale" and moved_on.extra == {"version": back.version}
+    assert str(back.version) in moved_on.reason
+    with pytest.raises(RoomError) as refusal:
+        table.move(record, mantis(), 0, "alice", record.version, "m", {"type": "fly"})
+    moved_on = table.refused_at(refusal.value, back)
+    assert (moved_on.code, moved_on.reason) == (refusal.value.code, refusal.value.reason)
+    assert moved_on.extra == {"version": back.version}

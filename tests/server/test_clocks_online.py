@@ -123,6 +123,29 @@ async def test_a_clock_that_runs_out_gives_the_seat_a_stand_in_until_the_player_
         await table.close()
 
 
+async def test_a_game_the_stand_ins_finished_changes_no_more(url: str) -> None:
+    """Both players let their clocks run out and the stand-ins play the game to its end. The
+    finished room shows no stand-in; a late move is refused ``game_over`` at the room's
+    current version and takes no seat back; a ``sync`` changes nothing either."""
+    clock = {"clock": "turn", "clock_ms": TURN_MS, "on_timeout": "bot", "target": 3}
+    table = await started_table(url, "mantis", 2, clock)
+    try:
+        mirror = table.mirrors[0]
+        await mirror.wait(lambda m: any(s["stand_in"] for s in m.view["seats"]), 20)
+        late = next(i for i, s in enumerate(mirror.view["seats"]) if s["stand_in"])
+        await mirror.wait(lambda m: m.view["status"] == "finished", 30)
+        finished = mirror.version
+        owner = table.clients[late]
+        with pytest.raises(ServerError) as refused:
+            await owner.move(mirror.room, {"type": "score"}, version=finished - 1)
+        assert refused.value.code == "game_over"
+        assert refused.value.reply["version"] == finished
+        assert (await owner.sync(mirror.room))["version"] == finished
+        assert [s["stand_in"] for s in mirror.view["seats"]] == [None, None]
+    finally:
+        await table.close()
+
+
 @pytest.mark.parametrize("game_id, seats, options", CASES)
 async def test_resigning_in_every_game(
     url: str, game_id: str, seats: int, options: dict[str, Any]

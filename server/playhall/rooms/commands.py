@@ -64,7 +64,8 @@ async def _came_back(room: Room, seat: int | None, player: str) -> None:
     are attached: they get the version that says so in their snapshot or catch-up)."""
     if seat is not None and room.record.seats[seat].stand_in == "away":
         new, events = table.take_back(room.record, seat)
-        await room.commit(new, "take_back", seat, player, events=events)
+        if new is not room.record:
+            await room.commit(new, "take_back", seat, player, events=events)
 
 
 async def resnapshot(room: Room, command: Command) -> dict[str, Any]:
@@ -191,13 +192,15 @@ async def move(room: Room, command: Command) -> dict[str, Any]:
         new, events = table.move(
             record, room.game, seat, player, args["version"], args["mid"], args["move"]
         )
-    except RoomError:
+    except RoomError as refusal:
         # Acting again takes a seat back from its stand-in even if this move came too late
-        # (the bot moved first): the next one is the player's own.
-        if record.seats[seat].stand_in is not None:
-            back, events = table.take_back(record, seat)
-            await room.commit(back, "take_back", seat, player, events=events)
-        raise
+        # (the bot moved first): the next one is the player's own. The refusal then carries
+        # the version the take-back made.
+        back, events = table.take_back(record, seat)
+        if back is record:
+            raise
+        await room.commit(back, "take_back", seat, player, events=events)
+        raise table.refused_at(refusal, back) from None
     await room.commit(new, "move", seat, player, args["move"], events, args["mid"])
     return {"room": record.id, "version": new.version}
 

@@ -47,6 +47,15 @@ class Seat:
         }
 
 
+def played_by_players(seats: tuple[Seat, ...]) -> tuple[Seat, ...]:
+    """``seats`` without stand-in marks (the very same tuple if none has one): once a game is
+    over nobody moves for anybody, and a finished room must show no seat as played by the
+    server's bot."""
+    if all(seat.stand_in is None for seat in seats):
+        return seats
+    return tuple(Seat(s.player, s.name, s.bot, s.ready) for s in seats)
+
+
 @dataclass(frozen=True, init=False)
 class RoomRecord:
     id: str
@@ -133,12 +142,13 @@ class RoomRecord:
         clocks: dict[str, Any] | None = None,
     ) -> RoomRecord:
         """The next version after a game step (``seen``: None for unchanged): :meth:`evolve`
-        with these fields, for the path every move takes."""
+        with these fields, for the path every move takes. The step that ends the game ends
+        every stand-in too (see :func:`played_by_players`)."""
         return RoomRecord(
             self.id,
             self.game,
             self.options,
-            self.seats,
+            self.seats if status != FINISHED else played_by_players(self.seats),
             self.seed,
             self.creator,
             self.private,

@@ -20,7 +20,14 @@ from typing import Any
 from playhall.catalog import get_game
 from playhall.games.contract import Event, Game, Rejected
 from playhall.rooms import clocks
-from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
+from playhall.rooms.record import (
+    FINISHED,
+    PLAYING,
+    WAITING,
+    RoomRecord,
+    Seat,
+    played_by_players,
+)
 from playhall.rooms.replay import game_fields, played
 from playhall_protocol import errors
 
@@ -307,10 +314,23 @@ def stand_in(record: RoomRecord, seat: int, reason: str) -> Change:
 
 
 def take_back(record: RoomRecord, seat: int) -> Change:
-    """The player of ``seat`` plays for themselves again (no change if they already do)."""
-    if record.seats[seat].stand_in is None:
+    """The player of ``seat`` plays for themselves again (no change if they already do, or if
+    the game is no longer being played: a finished game changes no more)."""
+    if record.status != PLAYING or record.seats[seat].stand_in is None:
         return record, []
     return _stand_in_seats(record.evolve(), seat, None), [_took_back(seat)]
+
+
+def refused_at(refusal: RoomError, record: RoomRecord) -> RoomError:
+    """A move's ``refusal`` as it reads once ``record`` is the room's: a refusal carries the
+    room's current version, and the refused move may have changed it (it took the seat back
+    from its stand-in)."""
+    if "version" not in refusal.extra:
+        return refusal
+    reason = refusal.reason
+    if refusal.code == errors.STALE:
+        reason = f"the room is at version {record.version}"
+    return RoomError(refusal.code, reason, **{**refusal.extra, "version": record.version})
 
 
 def plays_itself(record: RoomRecord, seat: int) -> bool:
@@ -430,7 +450,10 @@ def abandon(record: RoomRecord, now: float) -> Change:
         return record, []
     stopped = clocks.advance(clocks.Rules(record.options), record.clocks, [], None, now)
     outcome = {"winners": [], "scores": [], "reason": "abandoned"}
-    new = record.evolve(status=FINISHED, outcome=outcome, deadline=None, clocks=stopped)
+    new = record.evolve(
+        status=FINISHED, outcome=outcome, deadline=None, clocks=stopped,
+        seats=played_by_players(record.seats),
+    )
     return new, [{"type": "game_over", **outcome}]
 
 
