@@ -8,7 +8,7 @@ import pytest
 
 from playhall.catalog import get_game
 from playhall.games.contract import Game
-from playhall.rooms import table
+from playhall.rooms import clocks, table
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.rooms.table import RoomError
 
@@ -265,7 +265,7 @@ def test_an_away_player_to_act_gets_a_stand_in_limit_seconds_after_going() -> No
     assert table.away_due(record, game, 30.0, set(), {}, since=100.0) == {0: 130.0}
     # No limit, a stand-in already there, or a game not in play: nobody stands in.
     assert table.away_due(record, game, 0.0, set(), {}, since=100.0) == {}
-    stood_in, _ = table.stand_in(record, 0, "away")
+    stood_in, _ = table.stand_in(record, game, 0, "away", 5.0)
     assert table.away_due(stood_in, game, 30.0, set(), {}, since=100.0) == {}
     assert table.away_due(room(), game, 30.0, set(), {}, since=100.0) == {}
 
@@ -287,7 +287,7 @@ def test_a_finished_game_keeps_no_stand_in_and_gives_no_seat_back() -> None:
     """The step that ends a game ends every stand-in (nobody moves for anybody any more), and
     a seat cannot be "taken back" from a finished game."""
     game = mantis()
-    record, _ = table.stand_in(alices_turn(), 0, "timeout")
+    record, _ = table.stand_in(alices_turn(), mantis(), 0, "timeout", 5.0)
     assert record.seats[0].stand_in == "timeout"
     while record.status == PLAYING:  # the stand-in and the bot play it out
         assert record.state is not None
@@ -295,13 +295,13 @@ def test_a_finished_game_keeps_no_stand_in_and_gives_no_seat_back() -> None:
     assert record.status == FINISHED
     assert [s.stand_in for s in record.seats] == [None, None]
     marked = record.evolve(seats=record.with_seat(0, Seat("alice", "Alice", stand_in="away")))
-    same, events = table.take_back(marked, 0)
+    same, events = table.take_back(marked, game, 0, 6.0)
     assert same is marked and events == []
 
 
 def test_a_game_ended_under_a_stand_in_by_leaving_or_abandoning_clears_the_mark() -> None:
     game = mantis()
-    record, _ = table.stand_in(alices_turn(), 0, "away")
+    record, _ = table.stand_in(alices_turn(), game, 0, "away", 5.0)
     resigned, _ = table.leave_game(record, game, 1, "resignation", 5.0)
     abandoned, _ = table.abandon(record, 5.0)
     for ended in (resigned, abandoned):
@@ -310,10 +310,10 @@ def test_a_game_ended_under_a_stand_in_by_leaving_or_abandoning_clears_the_mark(
 
 
 def test_a_refusal_after_a_take_back_carries_the_version_it_made() -> None:
-    record, _ = table.stand_in(alices_turn(), 0, "timeout")
+    record, _ = table.stand_in(alices_turn(), mantis(), 0, "timeout", 5.0)
     with pytest.raises(RoomError) as refusal:
         table.move(record, mantis(), 0, "alice", record.version - 1, "m", {"type": "score"})
-    back, events = table.take_back(record, 0)
+    back, events = table.take_back(record, mantis(), 0, 6.0)
     assert events == [{"type": "took_back", "seat": 0}]
     moved_on = table.refused_at(refusal.value, back)
     assert moved_on.code == "stale" and moved_on.extra == {"version": back.version}
@@ -323,3 +323,54 @@ def test_a_refusal_after_a_take_back_carries_the_version_it_made() -> None:
     moved_on = table.refused_at(refusal.value, back)
     assert (moved_on.code, moved_on.reason) == (refusal.value.code, refusal.value.reason)
     assert moved_on.extra == {"version": back.version}
+
+
+def clocked_turn_of_alice(clock: str = "turn") -> RoomRecord:
+    """Alice's turn (seat 0) against a bot, in a room with a clock of a second."""
+    game = mantis()
+    options = {"clock": clock, "clock_ms": 1000, "increment_ms": 0, "on_timeout": "bot"}
+    record = table.create(
+        "mantis", options, 2, "alice", private=False, room_id="r", seed=7, created=1.0
+    ).evolve()
+    record, _, _ = table.join(record, game, "alice", "Alice")
+    record, _ = table.add_bot(record, game, "alice", 1)
+    record, _ = table.ready(record, game, "alice", True)
+    assert record.state is not None
+    while game.to_act(record.state) == [1]:
+        record, _, _ = table.bot_move(record, game, 1)
+        assert record.state is not None
+    assert record.clocks is not None and record.clocks["deadlines"][0] is not None
+    return record
+
+
+@pytest.mark.parametrize("clock", ["turn", "fischer"])
+def test_a_stand_in_for_a_clock_run_out_is_the_last_change_and_stops_that_clock(
+    clock: str,
+) -> None:
+    """The stand-in change is the room's last change: the clocks are measured at it (``at``,
+    ``remaining_ms``), and the seat whose clock ran out is no longer running."""
+    game = mantis()
+    record = clocked_turn_of_alice(clock)
+    assert record.clocks is not None
+    now = record.clocks["deadlines"][0] + 0.25
+    new, _ = table.stand_in(record, game, 0, "timeout", now)
+    assert new.clocks is not None
+    shown = clocks.shown(clocks.Rules(new.options), new.clocks)
+    assert shown is not None and shown["at"] == now and shown["running"] == []
+    # Stopped: a turn clock shows the next turn's whole time; a bank that ran out is empty.
+    assert shown["remaining_ms"][0] == (1000 if clock == "turn" else 0)
+    # Its player takes the seat back on their turn: their clock runs again, measured then.
+    back, _ = table.take_back(new, game, 0, now + 1)
+    shown = clocks.shown(clocks.Rules(back.options), back.clocks)
+    assert shown is not None and shown["at"] == now + 1 and shown["running"] == [0]
+
+
+def test_an_away_stand_in_measures_the_clocks_and_leaves_them_running() -> None:
+    game = mantis()
+    record = clocked_turn_of_alice()
+    assert record.clocks is not None
+    deadline = record.clocks["deadlines"][0]
+    new, _ = table.stand_in(record, game, 0, "away", deadline - 0.4)
+    assert new.clocks == {
+        "at": deadline - 0.4, "remaining_ms": [400, 1000], "deadlines": [deadline, None]
+    }

@@ -123,6 +123,28 @@ async def test_a_clock_that_runs_out_gives_the_seat_a_stand_in_until_the_player_
         await table.close()
 
 
+async def test_the_stand_in_change_shows_the_clocks_as_it_found_them(redis_url: str) -> None:
+    """The change that gives a timed-out seat its stand-in is the room's last change: its
+    view's clock is measured then (``at`` no earlier than the deadline that ran out) and the
+    seat's clock no longer runs. (The bot is slow here, so that view stays a while.)"""
+    running = await app.start(server_config(redis_url, bot_delay=5.0))
+    url = f"ws://127.0.0.1:{running.port}/"
+    clock = {"clock": "turn", "clock_ms": TURN_MS, "on_timeout": "bot"}
+    table = await started_table(url, "mantis", 2, clock)
+    try:
+        mirror = table.mirrors[0]
+        seat = table.mover()
+        deadline = running_deadline(mirror.view)
+        await mirror.wait(lambda m: m.view["seats"][seat]["stand_in"] == "timeout", 10)
+        shown = mirror.view["clock"]
+        assert shown["at"] >= deadline
+        assert seat not in shown["running"]
+        assert shown["remaining_ms"][seat] == TURN_MS  # a turn clock: the next turn's whole time
+    finally:
+        await table.close()
+        await running.drain()
+
+
 async def test_a_game_the_stand_ins_finished_changes_no_more(url: str) -> None:
     """Both players let their clocks run out and the stand-ins play the game to its end. The
     finished room shows no stand-in; a late move is refused ``game_over`` at the room's

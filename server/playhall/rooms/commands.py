@@ -63,7 +63,7 @@ async def _came_back(room: Room, seat: int | None, player: str) -> None:
     """A player whose seat the bot took while they were away has it back at once (before they
     are attached: they get the version that says so in their snapshot or catch-up)."""
     if seat is not None and room.record.seats[seat].stand_in == "away":
-        new, events = table.take_back(room.record, seat)
+        new, events = table.take_back(room.record, room.game, seat, time.time())
         if new is not room.record:
             await room.commit(new, "take_back", seat, player, events=events)
 
@@ -196,7 +196,7 @@ async def move(room: Room, command: Command) -> dict[str, Any]:
         # Acting again takes a seat back from its stand-in even if this move came too late
         # (the bot moved first): the next one is the player's own. The refusal then carries
         # the version the take-back made.
-        back, events = table.take_back(record, seat)
+        back, events = table.take_back(record, room.game, seat, time.time())
         if back is record:
             raise
         await room.commit(back, "take_back", seat, player, events=events)
@@ -232,7 +232,7 @@ async def clock(room: Room, command: Command) -> dict[str, Any]:
             kind, move = "leave_game", "timeout"
         elif late or away:
             seat, why = (late[0], "timeout") if late else (away[0], "away")
-            new, events = table.stand_in(record, seat, why)
+            new, events = table.stand_in(record, room.game, seat, why, now)
             kind, move = "stand_in", None
         else:
             break

@@ -303,22 +303,35 @@ def _took_back(seat: int) -> Event:
     return {"type": "took_back", "seat": seat}
 
 
-def stand_in(record: RoomRecord, seat: int, reason: str) -> Change:
-    """The server's bot stands in for the player of ``seat``: their clock ran out under the
-    ``bot`` policy (``reason`` ``"timeout"``) or they have been away (``"away"``). The player
-    keeps the seat and takes it back by acting again (or, when away, by coming back)."""
-    if record.status != PLAYING or record.seats[seat].stand_in is not None:
+def stand_in(record: RoomRecord, game: Game, seat: int, reason: str, now: float) -> Change:
+    """The server's bot stands in for the player of ``seat`` at ``now``: their clock ran out
+    under the ``bot`` policy (``reason`` ``"timeout"``) or they have been away (``"away"``).
+    The player keeps the seat and takes it back by acting again (or, when away, by coming
+    back). The clocks are measured at ``now``, the room's last change; a clock that ran out
+    stops (the stand-in's move is not timed)."""
+    if record.status != PLAYING or record.state is None or record.seats[seat].stand_in is not None:
         return record, []
-    new = _stand_in_seats(record.evolve(), seat, reason)
+    to_act = game.to_act(record.state)
+    timed = [s for s in to_act if s != seat] if reason == "timeout" else to_act
+    new = _stand_in_seats(record.evolve(clocks=_clocks_at(record, timed, now)), seat, reason)
     return new, [{"type": "stand_in", "seat": seat, "reason": reason}]
 
 
-def take_back(record: RoomRecord, seat: int) -> Change:
-    """The player of ``seat`` plays for themselves again (no change if they already do, or if
-    the game is no longer being played: a finished game changes no more)."""
-    if record.status != PLAYING or record.seats[seat].stand_in is None:
+def take_back(record: RoomRecord, game: Game, seat: int, now: float) -> Change:
+    """The player of ``seat`` plays for themselves again at ``now`` (no change if they already
+    do, or if the game is no longer being played: a finished game changes no more). The clocks
+    are measured at ``now``; a seat the game waits for whose clock stopped when it ran out
+    starts it again: its player has the seat back, and a turn to play."""
+    if record.status != PLAYING or record.state is None or record.seats[seat].stand_in is None:
         return record, []
-    return _stand_in_seats(record.evolve(), seat, None), [_took_back(seat)]
+    new = record.evolve(clocks=_clocks_at(record, game.to_act(record.state), now))
+    return _stand_in_seats(new, seat, None), [_took_back(seat)]
+
+
+def _clocks_at(record: RoomRecord, to_act: list[int], now: float) -> clocks.Clocks | None:
+    """``record``'s clocks after a change at ``now`` that is no game step, running for
+    ``to_act`` (see :func:`clocks.advance`: nobody moved)."""
+    return clocks.advance(clocks.Rules(record.options), record.clocks, to_act, None, now)
 
 
 def refused_at(refusal: RoomError, record: RoomRecord) -> RoomError:
