@@ -173,3 +173,22 @@ def test_a_bad_clock_option_is_refused(options: dict[str, Any]) -> None:
     with pytest.raises(RoomError) as refused:
         create("mantis", options, 2, "p", private=False, room_id="r", seed=1, created=T0)
     assert refused.value.code == "bad_option"
+
+
+def test_a_turn_that_goes_on_keeps_its_clock_and_resumes_with_what_was_left() -> None:
+    """``goes_on``: the seats whose turn a change did not end (``Game.turn_goes_on``)."""
+    turn = rules(clock="turn", clock_ms=1000)
+    c = clocks.start(turn, 2, [0], T0)
+    c = clocks.advance(turn, c, [0], 0, T0 + 0.2, goes_on=[0])  # an action: runs on
+    assert c is not None and c["deadlines"] == [T0 + 1, None]
+    c = clocks.advance(turn, c, [1], 0, T0 + 0.5, goes_on=[0])  # seat 1 answers a choice
+    assert c is not None and c["deadlines"] == [None, T0 + 1.5]
+    assert c["remaining_ms"] == [500, 1000]  # seat 0's turn keeps what it had left
+    c = clocks.advance(turn, c, [0], 1, T0 + 0.9, goes_on=[0])  # back to seat 0's turn
+    assert c is not None and c["deadlines"] == [T0 + 1.4, None]
+    fischer = rules(clock="fischer", clock_ms=1000, increment_ms=300)
+    c = clocks.start(fischer, 2, [0], T0)
+    c = clocks.advance(fischer, c, [0], 0, T0 + 0.2, goes_on=[0])  # no increment mid-turn
+    assert c is not None and c["deadlines"] == [T0 + 1, None]
+    c = clocks.advance(fischer, c, [1], 0, T0 + 0.4)  # end of the turn: the increment
+    assert c is not None and c["remaining_ms"] == [900, 1000]

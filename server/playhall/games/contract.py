@@ -241,6 +241,19 @@ class Game(ABC):
     def outcome(self, state: State) -> Outcome | None:
         """``None`` while the game goes on."""
 
+    def turn_goes_on(self, before: State, after: State, seat: int) -> bool:
+        """Whether the step from ``before`` to ``after`` leaves ``seat`` in the turn it was
+        playing in ``before``: a room's ``turn`` clock then goes on (or, if ``seat`` waits
+        in ``after`` for another seat's answer, resumes later with what was left) instead of
+        giving the seat's next turn the whole time again. The server asks it for every seat
+        after every game step of a room with a clock.
+
+        The default is False: whenever a seat is to act again after its own move, or after
+        other seats have moved, it begins a new turn (the extra turns of Mantis and
+        Mandragora; each pick of a Mandala resolution). A game whose turn is several moves
+        (Math Magic Card: any number of actions, then ``end_turn``) overrides it."""
+        return False
+
     # -- automatic steps (Master Yoga, a Card Battle turn) ----------------------------------
 
     def auto_delay(self, state: State) -> float | None:

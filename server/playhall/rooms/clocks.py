@@ -1,6 +1,7 @@
 """Clocks: the room options every game accepts, and the seats' clocks as pure functions of time.
 
-A room's clock is one of: ``none``; ``turn`` (each turn has ``clock_ms``, afresh); or
+A room's clock is one of: ``none``; ``turn`` (each turn has ``clock_ms``, afresh: what a turn
+is, the game says, ``Game.turn_goes_on``); or
 ``fischer`` (each seat starts with a bank of ``clock_ms`` and gains ``increment_ms`` with each of
 its moves). What a clock that runs out does is ``on_timeout``: ``bot`` (the server's bot moves
 for the seat, a stand-in, until the player acts again) or ``forfeit`` (the seat leaves the game:
@@ -16,7 +17,7 @@ the engines never see the clocks at all.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 from playhall.games.contract import Option
@@ -123,16 +124,25 @@ def start(rules: Rules, seats: int, to_act: Sequence[int], now: float) -> Clocks
 
 
 def advance(
-    rules: Rules, clocks: Clocks | None, to_act: Sequence[int], mover: int | None, now: float
+    rules: Rules,
+    clocks: Clocks | None,
+    to_act: Sequence[int],
+    mover: int | None,
+    now: float,
+    goes_on: Collection[int] = (),
 ) -> Clocks | None:
     """The clocks after a change at ``now``, when ``to_act`` are the seats the game now waits
-    for and ``mover`` the seat that moved (None: an automatic step, a seat leaving, ...).
+    for, ``mover`` the seat that moved (None: an automatic step, a seat leaving, ...) and
+    ``goes_on`` the seats whose turn the change did not end (``Game.turn_goes_on``: a Math
+    card turn is many actions, and may wait for the other seat's answer in between).
 
-    A running seat that is still to act and did not move runs on towards the same deadline (a
-    simultaneous step: another seat moved). Any other running seat stops: under ``turn`` its
-    next turn gets the whole ``clock_ms`` again; under ``fischer`` it keeps what was left, plus
-    ``increment_ms`` if it moved. A seat to act whose clock is stopped starts it (the mover
-    too, on an extra turn)."""
+    A running seat that is still to act runs on towards the same deadline if it did not move
+    (a simultaneous step: another seat moved) or its turn goes on. Any other running seat
+    stops: under ``turn`` its next turn gets the whole ``clock_ms`` again, unless its turn goes
+    on (it keeps what was left, for when the turn resumes); under ``fischer`` it keeps what was
+    left, plus ``increment_ms`` if it moved and its turn is over. A seat to act whose clock is
+    stopped starts it (the mover too, on an extra turn): with the whole ``clock_ms`` under
+    ``turn`` unless its turn goes on, with what is left of its bank under ``fischer``."""
     if clocks is None:
         return None
     remaining: list[int] = list(clocks["remaining_ms"])
@@ -143,16 +153,18 @@ def advance(
             continue
         left = _ms(deadline - now)
         remaining[seat] = left
-        if seat in to_act and seat != mover:
+        if seat in to_act and (seat != mover or seat in goes_on):
             continue
         deadlines[seat] = None
+        if seat in goes_on:
+            continue  # the turn resumes later with what is left
         if not fischer:
             remaining[seat] = rules.limit_ms
         elif seat == mover:
             remaining[seat] = left + rules.increment_ms
     for seat in to_act:
         if 0 <= seat < len(deadlines) and deadlines[seat] is None:
-            if not fischer:
+            if not fischer and seat not in goes_on:
                 remaining[seat] = rules.limit_ms
             deadlines[seat] = now + remaining[seat] / 1000
     return {"at": now, "remaining_ms": remaining, "deadlines": deadlines}

@@ -90,7 +90,11 @@ def played(
         at = time.time() if now is None else now
         status, outcome, deadline = step_fields(game, applied.state, now=at)
         to_act = game.to_act(applied.state) if status == PLAYING else []
-        ticked = clocks.advance(clocks.Rules(record.options), ticked, to_act, mover, at)
+        goes_on = [] if status != PLAYING or record.state is None else [
+            seat for seat in range(len(record.seats))
+            if game.turn_goes_on(record.state, applied.state, seat)
+        ]
+        ticked = clocks.advance(clocks.Rules(record.options), ticked, to_act, mover, at, goes_on)
     return record.stepped(applied.state, status, outcome, deadline, seen, ticked)
 
 

@@ -223,6 +223,18 @@ class MathCardGame(Game):
             return [state["pending"][0]["seat"]]
         return [state["turn"]["seat"]]
 
+    def turn_goes_on(self, before: State, after: State, seat: int) -> bool:
+        """A turn is any number of actions, then ``end_turn`` (ruling 6), with the choices it
+        opens (the other seat's answers to them included) and its end phase: ``seat``'s turn
+        goes on while it is the player of the same turn."""
+        old, new = before["turn"], after["turn"]
+        return (
+            old is not None
+            and new is not None
+            and old["seat"] == new["seat"] == seat
+            and old["number"] == new["number"]
+        )
+
     def legal_moves(self, state: State, seat: int) -> list[Move]:
         if state["phase"] == "over" or seat not in (0, 1):
             return []
