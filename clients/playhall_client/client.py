@@ -381,12 +381,36 @@ class Client:
         private: bool = False,
         sit: bool = True,
     ) -> RoomMirror:
-        reply = await self.request(
-            "create", game=game, seats=seats, options=options or {}, private=private, sit=sit
-        )
+        """Make a room (and sit in seat 0 unless ``sit`` is false). When Redis did not say
+        whether it was made, the client finds out (:meth:`_find_created`)."""
+        try:
+            reply = await self.request(
+                "create", game=game, seats=seats, options=options or {}, private=private,
+                sit=sit,
+            )
+        except ServerError as refused:
+            reply = await self._find_created(refused, sit)
         mirror = self._mirror(reply["room"])
         await mirror.wait(lambda m: m.version >= reply["version"])
         return mirror
+
+    async def _find_created(self, refused: ServerError, sit: bool) -> dict[str, Any]:
+        """A ``create`` refused with an unknown outcome (``store_failed`` naming the ``room``,
+        PROTOCOL.md section 10): a room that was made at all was made whole, its creator
+        seated unless they asked ``sit: false``, so a ``join`` (watching, then) finds out.
+        Made: the join's reply. Not made (``no_such_room``), or the join cannot tell either:
+        the create's refusal is raised, whose ``room`` may be joined later (the next hello's
+        ``rooms`` lists it if it was made)."""
+        room = refused.reply.get("room")
+        if refused.code != "store_failed" or not isinstance(room, str):
+            raise refused
+        fields: dict[str, Any] = {"room": room} if sit else {"room": room, "watch": True}
+        try:
+            joined = await self.request("join", retry=False, **fields)
+        except (ServerError, ConnectionLost):
+            raise refused from None
+        self._mirror(room).chat = list(joined.get("chat", []))
+        return joined
 
     async def join(
         self,

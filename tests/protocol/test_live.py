@@ -186,11 +186,11 @@ async def test_room_requests_and_pushes(url: str) -> None:
         await ann.refused(errors.BAD_SEATS, "create", game="mantis", seats=9)
         created = await ann.ok("create", game="mantis", seats=2, options={"target": 15})
         assert keys(created) == {"room", "code", "seat", "version"}
-        assert (created["code"], created["seat"], created["version"]) == (None, 0, 2)
+        assert (created["code"], created["seat"], created["version"]) == (None, 0, 1)
         room = created["room"]
         snapshot = await ann.push("snapshot")
         assert keys(snapshot) == {"room", "version", "view", "presence", "events"}
-        assert set(snapshot["view"]) == VIEW_FIELDS and snapshot["version"] == 2
+        assert set(snapshot["view"]) == VIEW_FIELDS and snapshot["version"] == 1
         assert snapshot["view"]["you"] == 0 and snapshot["view"]["state"] is None
 
         await bob.refused(errors.NO_SUCH_ROOM, "join", room="no-such-room")
@@ -198,10 +198,10 @@ async def test_room_requests_and_pushes(url: str) -> None:
         await bob.refused(errors.SEAT_TAKEN, "join", room=room, seat=0)
         joined = await bob.ok("join", room=room)
         assert keys(joined) == {"room", "seat", "version", "chat"}
-        assert (joined["seat"], joined["version"]) == (1, 3)
+        assert (joined["seat"], joined["version"]) == (1, 2)
         update = await ann.push("update")
         assert keys(update) == {"room", "from", "to", "diff", "events"}
-        assert (update["from"], update["to"]) == (2, 3)
+        assert (update["from"], update["to"]) == (1, 2)
         assert update["events"] == [{"type": "joined", "seat": 1, "name": "bob"}]
         assert (await ann.push("presence"))["presence"] == [True, False]  # from the create
         presence = await ann.push("presence")
@@ -214,7 +214,7 @@ async def test_room_requests_and_pushes(url: str) -> None:
         await ann.refused(errors.BAD_MESSAGE, "chat", room=room, text="   ")
 
         await bob.refused(errors.NOT_CREATOR, "start", room=room)
-        await ann.refused(errors.WRONG_STATUS, "move", room=room, version=3, mid=1, move={})
+        await ann.refused(errors.WRONG_STATUS, "move", room=room, version=2, mid=1, move={})
         ready = await ann.ok("ready", room=room)
         assert ready == {"t": "ok", "re": ready["re"], "room": room, "status": "waiting"}
         started = await bob.ok("ready", room=room, ready=True)
@@ -224,31 +224,31 @@ async def test_room_requests_and_pushes(url: str) -> None:
         for wire in (ann, bob):
             while True:
                 update = await wire.push("update")
-                if update["to"] == 5:
+                if update["to"] == 4:
                     break
             assert {"type": "started"} in update["events"]
         view = (await ann.ok("sync", room=room))["version"]
         snapshot = await ann.push("snapshot")
-        assert snapshot["version"] == view == 5
+        assert snapshot["version"] == view == 4
         mover = snapshot["view"]["to_act"][0]
         wires = (ann, bob)
         other = wires[1 - mover]
         refusal = await other.refused(
-            errors.NOT_YOUR_TURN, "move", room=room, version=5, mid="a", move={"type": "score"}
+            errors.NOT_YOUR_TURN, "move", room=room, version=4, mid="a", move={"type": "score"}
         )
-        assert refusal["version"] == 5
+        assert refusal["version"] == 4
         refusal = await wires[mover].refused(
-            errors.STALE, "move", room=room, version=4, mid="b", move={"type": "score"}
+            errors.STALE, "move", room=room, version=3, mid="b", move={"type": "score"}
         )
-        assert refusal["version"] == 5
-        moved = await wires[mover].ok("move", room=room, version=5, mid="c", move={"type": "score"})
-        assert keys(moved) == {"room", "version"} and moved["version"] == 6
+        assert refusal["version"] == 4
+        moved = await wires[mover].ok("move", room=room, version=4, mid="c", move={"type": "score"})
+        assert keys(moved) == {"room", "version"} and moved["version"] == 5
         again = await wires[mover].ok(
             "move", room=room, version=1, mid="c", move={"type": "nonsense"}
         )
-        assert keys(again) == {"room", "version"} and again["version"] == 6
+        assert keys(again) == {"room", "version"} and again["version"] == 5
 
-        synced = await other.ok("sync", room=room, version=5)
+        synced = await other.ok("sync", room=room, version=4)
         assert keys(synced) == {"room", "seat", "version", "caught_up"}
         assert synced["caught_up"] == "diffs"
         await wires[mover].refused(errors.WRONG_STATUS, "rematch", room=room)

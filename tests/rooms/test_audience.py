@@ -25,6 +25,7 @@ class FakeViewer:
     name: str
     frames: list[bytes] = field(default_factory=list)
     stale: bool = False
+    address: str = ""
 
     def push(self, frame: bytes, room: str | None = None) -> None:
         self.frames.append(frame)

@@ -243,7 +243,7 @@ def test_rematch_is_a_new_room_at_the_same_table() -> None:
         table.rematch_needed(finished, "bob")
     assert table.rematch_needed(finished, "alice")
     rematch, new, events = table.rematch(
-        finished, mantis(), "alice", room_id="r2", seed=9, code=None, created=3.0
+        finished, mantis(), "alice", room_id="r2", seed=9, created=3.0
     )
     assert (rematch.id, rematch.rematch_of, rematch.seed, rematch.status) == (
         "r2", "r1", 9, WAITING,
@@ -374,3 +374,29 @@ def test_an_away_stand_in_measures_the_clocks_and_leaves_them_running() -> None:
     assert new.clocks == {
         "at": deadline - 0.4, "remaining_ms": [400, 1000], "deadlines": [deadline, None]
     }
+
+
+def test_a_room_is_made_with_its_creator_seated_if_they_sit() -> None:
+    """One record, one first write: a room whose creator sits is never stored without them."""
+    record = table.create(
+        "mantis", {}, 3, "alice", private=False, room_id="r", seed=1, created=2.0,
+        sitting="Alice",
+    )
+    assert record.version == 0 and record.status == WAITING
+    assert record.seats == (Seat("alice", "Alice"), Seat(), Seat())
+    assert table.waits_with(record, "alice")
+    solo = table.create(
+        "mandala", {"mode": "solo"}, 1, "alice", private=False, room_id="s", seed=1,
+        created=2.0, sitting="Alice",
+    )
+    assert solo.status == PLAYING and solo.seats == (Seat("alice", "Alice"),)
+    assert not table.waits_with(solo, "alice")  # a one-seat room starts at once
+    assert solo.clocks is None and solo.state is not None
+
+
+def test_a_private_room_s_creator_needs_no_code() -> None:
+    record = room(private=True).evolve(code="C0DE")
+    same, _, seat = table.join(record, mantis(), "alice", "Alice", watch=True)
+    assert same is record and seat is None
+    with refused("no_such_room"):
+        table.join(record, mantis(), "bob", "Bob", watch=True)

@@ -15,6 +15,7 @@ from playhall import app
 from playhall_client import Client, ServerError
 
 from .conftest import server_config
+from .helpers import finished_against_a_bot
 
 
 async def _hellos_from(port: int, address: str, *tokens: str | None) -> list[dict[str, Any]]:
@@ -95,4 +96,55 @@ async def test_rooms_from_one_address_are_capped_across_its_players(redis_url: s
     finally:
         for player in players:
             await player.close()
+        await running.drain()
+
+
+async def _resign_and_rematch(player: Client, room: str) -> str:
+    """Resign the solo game in ``room`` and ask for its rematch (a new room, started)."""
+    await player.resign(room)
+    return await player.rematch(room)
+
+
+@pytest.mark.parametrize("cap", ["rooms_per_minute", "address_rooms_per_minute"])
+async def test_a_rematch_is_a_new_room_under_the_same_caps_as_a_create(
+    redis_url: str, cap: str
+) -> None:
+    """Resign, rematch, again and again (a Mandala solo rematch starts at once, so it never
+    waits): every rematch is a room made, counted against the player's rooms a minute and
+    their address's, refused past them like a ``create``, with ``retry_after``."""
+    caps = {"rooms_per_minute": 0, "address_rooms_per_minute": 0, cap: 3}
+    running = await app.start(server_config(redis_url, **caps))
+    url = f"ws://127.0.0.1:{running.port}/"
+    player = await Client.connect(url)
+    try:
+        room = (await player.create("mandala", 1, options={"mode": "solo"})).room
+        for _ in range(2):
+            room = await _resign_and_rematch(player, room)
+            await player.join(room)
+        with pytest.raises(ServerError) as refused:
+            await _resign_and_rematch(player, room)
+        assert refused.value.code == "too_many_rooms" and "a minute" in refused.value.reason
+        assert 0 < refused.value.reply["retry_after"] <= 60
+        with pytest.raises(ServerError) as refused:
+            await player.create("mandala", 1, options={"mode": "solo"})
+        assert refused.value.code == "too_many_rooms"
+    finally:
+        await player.close()
+        await running.drain()
+
+
+async def test_a_rematch_room_counts_as_a_waiting_room_of_the_player_who_asked(
+    redis_url: str,
+) -> None:
+    running = await app.start(server_config(redis_url, waiting_rooms=1))
+    url = f"ws://127.0.0.1:{running.port}/"
+    player = await Client.connect(url)
+    try:
+        first, second = [await finished_against_a_bot(player) for _ in range(2)]
+        await player.rematch(first.room)  # a room waiting with the player seated
+        with pytest.raises(ServerError) as refused:
+            await player.rematch(second.room)
+        assert refused.value.code == "too_many_rooms" and "waiting" in refused.value.reason
+    finally:
+        await player.close()
         await running.drain()

@@ -157,9 +157,11 @@ async def test_rooms_per_player_are_capped(redis_url: str) -> None:
     player = await Client.connect(url)
     try:
         rooms = [await player.create("mantis", 2) for _ in range(3)]
+        counter = f"{running.config.key_prefix}player:{player.player}:created"
         with pytest.raises(ServerError) as refused:
             await player.create("mantis", 2)
         assert refused.value.code == "too_many_rooms" and "waiting" in refused.value.reason
+        assert int(await running.redis.get(counter)) == 3  # the refused one is not counted
         await player.leave(rooms[0].room)  # leaving frees a place
         await player.create("mantis", 2)
         await player.add_bot(rooms[1].room, 1)
@@ -167,7 +169,32 @@ async def test_rooms_per_player_are_capped(redis_url: str) -> None:
         await player.create("mantis", 2, sit=False)  # watching only does not count
         made = f"{running.config.key_prefix}player:{player.player}:made"
         assert await running.redis.scard(made) <= 4
-        # Six creations this minute (the refused one counted too): the seventh is refused.
+        # Five rooms made this minute (the refused create did not count): a sixth, and the
+        # seventh is refused.
+        await player.create("mantis", 2, sit=False)
+        with pytest.raises(ServerError) as refused:
+            await player.create("mantis", 2, sit=False)
+        assert refused.value.code == "too_many_rooms" and "a minute" in refused.value.reason
+    finally:
+        await player.close()
+        await running.drain()
+
+
+async def test_a_room_made_to_watch_is_not_a_waiting_room_its_creator_sits_in(
+    redis_url: str,
+) -> None:
+    """The waiting-rooms cap counts the waiting rooms a player created and sits in: one made
+    with ``sit: false`` is like one created and left at once (the rooms a minute count it)."""
+    running = await app.start(server_config(redis_url, waiting_rooms=1, rooms_per_minute=3))
+    url = f"ws://127.0.0.1:{running.port}/"
+    player = await Client.connect(url)
+    try:
+        await player.create("mantis", 2)
+        await player.create("mantis", 2, sit=False)
+        with pytest.raises(ServerError) as refused:
+            await player.create("mantis", 2)
+        assert refused.value.code == "too_many_rooms" and "waiting" in refused.value.reason
+        await player.create("mantis", 2, sit=False)
         with pytest.raises(ServerError) as refused:
             await player.create("mantis", 2, sit=False)
         assert refused.value.code == "too_many_rooms" and "a minute" in refused.value.reason

@@ -129,3 +129,33 @@ async def test_a_settling_read_whose_connection_was_reset_is_asked_again(
     assert setup.proxy.cut.is_set()  # the commit's connection and the read's were reset
     stored_now, _ = await stored_room(setup.redis_url, p, room)
     assert stored_now.version == version + stored
+@pytest.mark.parametrize("private, sit", [(False, True), (True, True), (True, False)])
+async def test_a_create_whose_reply_was_lost_made_its_room_whole(
+    redis_url: str, private: bool, sit: bool
+) -> None:
+    """A ``create`` whose first write's reply is lost is refused with an unknown outcome that
+    names the room. That write made the whole room, its creator already seated in it (unless
+    they asked not to sit): syncing it, as the protocol says to, views it from that seat (a
+    private room's creator needs no code), and the Python client's ``create`` finds it by
+    itself."""
+    proxy = await ResetProxy(redis_url).start()
+    running = await app.start(server_config(proxy.url))
+    client = await Client.connect(f"ws://127.0.0.1:{running.port}/")
+    first_write = (b"EVALSHA", b"\r\ncreate\r\n")  # the log entry of a room's first write
+    try:
+        proxy.arm(*first_write)
+        with pytest.raises(ServerError) as refused:
+            await client.request("create", game="mantis", seats=2, private=private, sit=sit)
+        assert proxy.cut.is_set() and refused.value.code == "store_failed"
+        room = refused.value.reply["room"]
+        assert ("join_code" in refused.value.reply) == private
+        synced = await client.request("sync", room=room)
+        assert (synced["seat"], synced["version"]) == (0 if sit else None, 1)
+        proxy.arm(*first_write)
+        mirror = await client.create("mantis", 2, private=private, sit=sit)
+        assert proxy.cut.is_set() and mirror.room != room
+        assert (mirror.seat, mirror.version) == (0 if sit else None, 1)
+    finally:
+        await client.close()
+        await running.drain()
+        await proxy.close()

@@ -493,18 +493,21 @@ class Endpoint:
             session.used = True
 
     async def _create(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
+        sit = bool(message.get("sit", True))
         room = await self.rooms.open(
             message["game"],
             message.get("options") or {},
             message["seats"],
             session.player,
             private=bool(message.get("private", False)),
+            sitting=session.name if sit else None,
             address=session.address,
             request=message["id"],
         )
         code = room.record.code
+        # The creator already sits in seat 0 (if they asked to): this join only views the room.
         args: dict[str, Any] = {"code": code}
-        if message.get("sit", True):
+        if sit:
             args["seat"] = 0
         else:
             args["watch"] = True

@@ -56,7 +56,7 @@ class Room:
         config: Config,
         lobby: Lobby,
         lease: str,
-        create_room: Callable[[RoomRecord], Awaitable[None]],
+        create_room: Callable[[RoomRecord, str, str], Awaitable[None]],
         on_idle: Callable[[Room], None],
         checkpoint: int | None = None,
     ) -> None:

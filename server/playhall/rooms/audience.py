@@ -32,6 +32,8 @@ class Viewer(Protocol):
 
     player: str
     name: str
+    #: The client address the connection counts against (rooms it makes are capped by it).
+    address: str
 
     def push(self, frame: bytes, room: str | None = None) -> None: ...
 

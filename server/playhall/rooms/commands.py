@@ -127,16 +127,18 @@ async def chat(room: Room, command: Command) -> dict[str, Any]:
 
 
 async def rematch(room: Room, command: Command) -> dict[str, Any]:
-    player = command.viewer().player
+    """The first seated player to ask makes the rematch room: a room they make, under the same
+    caps as a ``create`` (``too_many_rooms``), and stored before the finished room points to
+    it."""
+    session = command.viewer()
+    player = session.player
     old = room.record
     if table.rematch_needed(old, player):
-        room_id = new_room_id()
-        code = await room.store.claim_code(room_id) if old.private else None
         new_room, new, events = table.rematch(
             old, room.game, player,
-            room_id=room_id, seed=table.new_seed(), code=code, created=time.time(),
+            room_id=new_room_id(), seed=table.new_seed(), created=time.time(),
         )
-        await room.create_room(new_room)
+        await room.create_room(new_room, player, session.address)
         await room.commit(new, "rematch", old.seat_of(player), player, events=events)
     return {"room": room.record.rematch}
 
@@ -156,16 +158,17 @@ async def relist(room: Room, command: Command) -> dict[str, Any]:
 
 
 def hide_from_outsiders(room: Room, command: Command) -> None:
-    """A private room does not exist for anyone outside it: neither seated in it nor viewing
-    it (after a ``join`` with its code). Every request of theirs is answered exactly as one
-    about a room that does not exist, so nothing (the room's existence, its status, who
-    created it) can be learnt without the code."""
+    """A private room does not exist for anyone outside it: neither seated in it, nor viewing
+    it (after a ``join`` with its code), nor its creator (who was given the code). Every
+    request of theirs is answered exactly as one about a room that does not exist, so nothing
+    (the room's existence, its status, who created it) can be learnt without the code."""
     session = command.session
     if (
         session is None
         or command.kind in _OPEN_TO_OUTSIDERS
         or session in room.audience.viewers
         or room.record.seat_of(session.player) is not None
+        or room.record.creator == session.player
     ):
         return
     raise table.no_such_room(room.record.id)

@@ -18,9 +18,10 @@ from playhall import log
 from playhall.catalog import get_game
 from playhall.config import Config
 from playhall.lobby import Lobby
-from playhall.rooms import table
+from playhall.rooms import table, views
 from playhall.rooms.actor import Room
 from playhall.rooms.ids import is_room_id, new_room_id
+from playhall.rooms.listing import Listing
 from playhall.rooms.record import RoomRecord
 from playhall.rooms.replay import replay, step_entry
 from playhall.rooms.table import RoomError, needs_server, no_such_room
@@ -32,8 +33,9 @@ logger = log.get("playhall.rooms")
 
 #: The answer to a create whose first write's reply was lost.
 _CREATE_UNKNOWN = (
-    "Redis did not answer whether the room was made; if it was, it is the room named here and "
-    "in your rooms at your next hello: sync it, or create again"
+    "Redis did not answer whether the room was made; if it was, it is the room named here, "
+    "made whole (you seated in it unless you asked not to sit), and in your rooms at your next "
+    "hello: join it to find out (no_such_room: it was not made; create again)"
 )
 
 
@@ -128,7 +130,7 @@ class RoomManager:
             config=self.config,
             lobby=self.lobby,
             lease=lease,
-            create_room=self._create_stored,
+            create_room=self._make_room,
             on_idle=self.evict,
             checkpoint=checkpoint,
         )
@@ -144,18 +146,22 @@ class RoomManager:
         creator: str,
         *,
         private: bool,
+        sitting: str | None = None,
         address: str = "",
         request: int | None = None,
     ) -> Room:
         """A new room of ``game`` (refused by the table's rules if the game, its options or the
         seat count are wrong, and past the creator's caps and those of the client ``address``
-        it connects from), stored, its actor started; a private one with its join code.
-        ``request``: the creating request's id, for the log."""
+        it connects from), stored with its creator in seat 0 under the name ``sitting`` (None:
+        they only watch), its actor started; a private one with its join code. ``request``:
+        the creating request's id, for the log."""
         record = table.create(
             game, options, seats, creator, private=private, room_id=new_room_id(),
-            seed=table.new_seed(), created=time.time(),
+            seed=table.new_seed(), created=time.time(), sitting=sitting,
         )
-        finished_with = await self._room_quota(creator, address)
+        finished_with = await self._room_quota(
+            creator, address, table.waits_with(record, creator)
+        )
         # Listed for its creator before it exists: if Redis then loses the reply to the room's
         # first write, the room (if it was made) is in the creator's "hello" rooms, not an
         # orphan nobody can find. (A set entry for a room that was never made is forgotten
@@ -169,33 +175,23 @@ class RoomManager:
             if not outcome_unknown(exc):
                 raise
             self.store.outage.failed(exc, req=request, player=creator)
-            raise RoomError(errors.STORE_FAILED, _CREATE_UNKNOWN, room=record.id) from None
+            unknown = RoomError(errors.STORE_FAILED, _CREATE_UNKNOWN, room=record.id)
+            if record.code is not None:  # what the create's reply would have said
+                unknown.extra["join_code"] = record.code
+            raise unknown from None
         await self.store.note_created(creator, record.id, finished_with, self.config.player_ttl)
         return room
 
-    async def _room_quota(self, player: str, address: str) -> list[str]:
-        """Refuse a create past the player's caps (``rooms_per_minute``; ``waiting_rooms``
-        created rooms still waiting with the player seated) or past the address's
+    async def _room_quota(self, player: str, address: str, waits: bool) -> list[str]:
+        """Refuse a new room made by ``player`` (a ``create``, a ``rematch``) past their caps
+        (``waiting_rooms`` created rooms still waiting with the player seated, when the new
+        room is one more, ``waits``; ``rooms_per_minute``) or past those of the client
+        ``address``
         (``address_rooms_per_minute``: a new player costs nothing, so the player's caps alone
-        do not bound what one client makes); else the rooms they created that no longer
-        count (started, left, gone), to be forgotten. Costs at most ``waiting_rooms`` record
-        reads: the set never holds more than the cap and one."""
-        per_minute = [(f"player:{player}:created", self.config.rooms_per_minute, "")]
-        if address:
-            per_minute.append((
-                f"address:{address}:created", self.config.address_rooms_per_minute,
-                " from one address",
-            ))
-        for counter, cap, whose in per_minute:
-            if not cap:
-                continue
-            made, left = await self.store.count_in_window(counter, 60)
-            if made > cap:
-                raise RoomError(
-                    errors.TOO_MANY_ROOMS,
-                    f"at most {cap} new rooms a minute{whose}; try again in {math.ceil(left)} s",
-                    retry_after=round(left, 1),
-                )
+        do not bound what one client makes); else count it, and answer the rooms they created
+        that no longer count (started, left, gone), to be forgotten. A refused room counts
+        against no cap. Costs at most ``waiting_rooms`` record reads: the set never holds more
+        than the cap and one."""
         done: list[str] = []
         counted = 0
         for room_id, blob in (await self.store.created_rooms(player)).items():
@@ -204,12 +200,38 @@ class RoomManager:
             else:
                 done.append(room_id)
         cap = self.config.waiting_rooms
-        if cap and counted >= cap:
+        if waits and cap and counted >= cap:
             raise RoomError(
                 errors.TOO_MANY_ROOMS,
                 f"you sit in {counted} waiting rooms you created; start or leave one first",
             )
+        per_minute = [(f"player:{player}:created", self.config.rooms_per_minute, "")]
+        if address:
+            per_minute.append((
+                f"address:{address}:created", self.config.address_rooms_per_minute,
+                " from one address",
+            ))
+        capped = [(counter, cap, whose) for counter, cap, whose in per_minute if cap]
+        if capped:
+            full = await self.store.count_under_caps([(c, n) for c, n, _ in capped], 60)
+            if full is not None:
+                index, left = full
+                _, cap, whose = capped[index]
+                raise RoomError(
+                    errors.TOO_MANY_ROOMS,
+                    f"at most {cap} new rooms a minute{whose}; try again in {math.ceil(left)} s",
+                    retry_after=round(left, 1),
+                )
         return done
+
+    async def _make_room(self, record: RoomRecord, maker: str, address: str) -> None:
+        """Store a room a room's command made (a rematch), asked by ``maker`` from the client
+        ``address``: under the same caps as a ``create``, and counted as theirs."""
+        finished_with = await self._room_quota(maker, address, table.waits_with(record, maker))
+        if record.private:
+            record = replace(record, code=await self.store.claim_code(record.id))
+        await self._create_stored(record)
+        await self.store.note_created(maker, record.id, finished_with, self.config.player_ttl)
 
     async def create(self, record: RoomRecord) -> Room:
         """Store a new room (version 1) and start its actor."""
@@ -221,11 +243,16 @@ class RoomManager:
         if lease is None:  # pragma: no cover - a fresh random id nobody can hold
             raise RoomError(errors.STORE_FAILED, "could not take the new room's lease")
         first = record.evolve()
+        game = get_game(record.game)
+        assert game is not None  # table.create and rematches make rooms of offered games
         # Listed for its players first: if the reply to the room's first write is lost, the
         # room (if it was made) is still in their "hello" rooms, never an orphan.
         for seat in first.seats:
             if seat.player is not None:
                 await self.store.add_player_room(seat.player, record.id)
+        # In the lobby from its first write, if it lists (people sit in a public room).
+        summary = views.lobby_entry(first, game.title)
+        lobby, _, order = Listing(game.title, self.store, self.lobby).commit_fields(summary)
         await self.store.commit(
             Commit(
                 room=record.id,
@@ -234,14 +261,17 @@ class RoomManager:
                 version=first.version,
                 record=first.pack(),
                 log=step_entry(first, "create", None, record.creator, None, None),
-                unlist=True,
+                lobby=lobby,
+                unlist=lobby is None,
+                active=needs_server(first, game),
                 game=record.game,
+                order=order,
             )
         )
         ttl = table.expiry_ttl(first, self.config.waiting_ttl, self.config.abandoned_ttl)
         if ttl is not None:
             await self.store.set_due(record.id, time.time() + ttl)
-        self._adopt(first, lease)
+        self._adopt(first, lease).listing.adopt(first, summary)
 
     def evict(self, room: Room) -> None:
         """Let an idle (or fenced) room go; safe to call from a timer callback."""

@@ -67,9 +67,13 @@ def create(
     room_id: str,
     seed: int,
     created: float,
+    sitting: str | None = None,
 ) -> RoomRecord:
-    """A new room of ``seats`` empty seats (version 0: storing it makes version 1). A private
-    room's join code is the store's to hand out; it is set on the record afterwards."""
+    """A new room of ``seats`` seats (version 0: storing it makes version 1): empty, or with
+    its creator in seat 0 under the name ``sitting``, in the same first write, so a room that
+    was made at all was made with its creator seated (a one-seat room then starts at once, at
+    ``created``). A private room's join code is the store's to hand out; it is set on the
+    record afterwards."""
     game = get_game(game_id)
     if game is None:
         raise RoomError(errors.NO_SUCH_GAME, f'no game {game_id!r}; see "games"')
@@ -81,16 +85,18 @@ def create(
     low, high = game.seat_range(game_options(normalized))
     if not low <= seats <= high:
         raise RoomError(errors.BAD_SEATS, f"{game.title} takes {low} to {high} seats")
-    return RoomRecord(
+    first = () if sitting is None else (Seat(creator, sitting),)
+    record = RoomRecord(
         id=room_id,
         game=game.id,
         options=normalized,
-        seats=tuple(Seat() for _ in range(seats)),
+        seats=first + tuple(Seat() for _ in range(seats - len(first))),
         seed=seed,
         creator=creator,
         private=private,
         created=created,
     )
+    return _set_up(record, game, created) if seats == len(first) else record
 
 
 # -- seats -------------------------------------------------------------------------------------
@@ -109,7 +115,7 @@ def join(
     """``player`` comes to the table: the seat they hold, the one they ask for, the first free
     one while the room waits for players, or none (watching; a full room's newcomers watch)."""
     seat = record.seat_of(player)
-    if record.private and seat is None and code != record.code:
+    if record.private and seat is None and code != record.code and player != record.creator:
         raise no_such_room(record.id)
     if watch:
         return record, [], None
@@ -498,11 +504,11 @@ def rematch(
     *,
     room_id: str,
     seed: int,
-    code: str | None,
     created: float,
 ) -> tuple[RoomRecord, RoomRecord, list[Event]]:
     """The rematch room (the same table, a new seed; people not ready, bots ready; a solo room
-    already started) and the finished room's next version, which points to it."""
+    already started) and the finished room's next version, which points to it. A private
+    room's join code is the store's to hand out; it is set on the new room afterwards."""
     seats = tuple(Seat(s.player, s.name, s.bot, s.bot) for s in record.seats)
     new_room = RoomRecord(
         id=room_id,
@@ -512,7 +518,6 @@ def rematch(
         seed=seed,
         creator=record.creator,
         private=record.private,
-        code=code,
         rematch_of=record.id,
         created=created,
     )

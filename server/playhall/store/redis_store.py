@@ -193,6 +193,21 @@ if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
 return 1
 """
 
+# Count one event under every counter of KEYS, each kept for a window of ARGV[1] ms from its
+# first event, unless one of them already holds its cap (ARGV[2], ARGV[3], ...): then nothing
+# is counted. Returns {0, 0}, or {the full counter's place (from 1), its ms left}.
+_COUNT_UNDER_CAPS = """
+for i, key in ipairs(KEYS) do
+  if tonumber(redis.call('GET', key) or '0') >= tonumber(ARGV[i + 1]) then
+    return {i, redis.call('PTTL', key)}
+  end
+end
+for _, key in ipairs(KEYS) do
+  if redis.call('INCR', key) == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
+end
+return {0, 0}
+"""
+
 
 @dataclass(frozen=True)
 class _Script:
@@ -223,6 +238,7 @@ _RELEASE_SCRIPT: Final = _Script.of(_RELEASE)
 _LIST_SCRIPT: Final = _Script.of(_LIST)
 _ADD_PLAYER_ROOM_SCRIPT: Final = _Script.of(_ADD_PLAYER_ROOM)
 _ADD_CHAT_SCRIPT: Final = _Script.of(_ADD_CHAT)
+_COUNT_UNDER_CAPS_SCRIPT: Final = _Script.of(_COUNT_UNDER_CAPS)
 
 #: ``SCRIPT LOAD`` of each script, the first commands of every connection of the pipe: a
 #: server that starts (or reconnects to a restarted Redis) with hundreds of rooms to commit
@@ -237,6 +253,7 @@ SCRIPT_LOADS: Final = [
         _LIST_SCRIPT,
         _ADD_PLAYER_ROOM_SCRIPT,
         _ADD_CHAT_SCRIPT,
+        _COUNT_UNDER_CAPS_SCRIPT,
     )
 ]
 
@@ -660,6 +677,21 @@ class Store:
         pipe.pttl(key)
         _, count, left_ms = await pipe.execute()
         return int(count), max(0, int(left_ms)) / 1000
+
+    async def count_under_caps(
+        self, counters: list[tuple[str, int]], window: int
+    ) -> tuple[int, float] | None:
+        """Count one event under each ``(counter, cap)`` (as :meth:`count_in_window` does),
+        all or none: if a counter already holds ``cap`` events in its current ``window``
+        seconds, none is counted and the answer is that counter's place in ``counters`` and
+        the seconds left of its window; else None. Atomic, so concurrent events of several
+        server processes never count past a cap, and a refused event uses up nothing."""
+        keys = [f"{self.p}{counter}" for counter, _ in counters]
+        args = [str(window * 1000), *(str(cap) for _, cap in counters)]
+        full, left_ms = await self._script(_COUNT_UNDER_CAPS_SCRIPT, keys, args)
+        if not full:
+            return None
+        return int(full) - 1, max(0, int(left_ms)) / 1000
 
     async def created_rooms(self, player: str) -> dict[str, bytes | None]:
         """The rooms ``player`` created and noted with :meth:`note_created`: id -> the stored

@@ -413,7 +413,30 @@ export class PlayhallConnection extends Emitter {
       );
       return;
     }
+    if (entry.type === 'create' && code === 'store_failed' && typeof message.room === 'string') {
+      this._findCreated(entry, message);
+      return;
+    }
     entry.reject(new PlayhallError(code, message.reason, message));
+  }
+
+  /** A `create` whose outcome is unknown (`store_failed` naming the `room`, PROTOCOL.md section
+   * 10). A room that was made at all was made whole, its creator seated unless they asked
+   * `sit: false`: a `join` (watching, then) finds out. Made: the create resolves as its reply
+   * would have (`room`, `code`, `seat`, `version`). Not made (`no_such_room`), or the join
+   * cannot tell either: it rejects with the create's refusal, whose `room` may be joined later
+   * (it is in the next hello's `rooms` if it was made). */
+  _findCreated(entry, refusal) {
+    const fields = { room: refusal.room };
+    if (entry.fields.sit === false) fields.watch = true;
+    this.request('join', fields, { resend: false }).then((joined) => {
+      const code = typeof refusal.join_code === 'string' ? refusal.join_code : null;
+      const mirror = this.rooms.get(joined.room);
+      if (mirror && code !== null) mirror.code = code;
+      entry.resolve({
+        t: 'ok', room: joined.room, code, seat: joined.seat, version: joined.version,
+      });
+    }, () => entry.reject(new PlayhallError(refusal.code, refusal.reason, refusal)));
   }
 
   /** What a reply changes in the mirrors. */
