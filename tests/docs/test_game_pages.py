@@ -69,13 +69,16 @@ def test_the_parsers_see_both_spellings() -> None:
 
 
 def test_math_card_pool_kinds_are_the_wire_kinds() -> None:
+    """Every card of the pool is on the page with the kind the view's ``pool`` sends, and every
+    such kind is in the page's list of the ``pool``'s kinds."""
     text = (PAGES / "math_card.md").read_text()
-    rows = re.findall(r"^\| (\d{6}) \| [^|]+ \| ([^|]+?) \|", text, re.M)
-    pool_rows = [(cid, kind) for cid, kind in rows if CARDS[cid]["kind"] != "function"
-                 and not CARDS[cid]["addition"]]
-    assert len(pool_rows) == sum(1 for c in CARDS.values() if not c["addition"])
-    for cid, kind in pool_rows:
+    rows = dict(re.findall(r"^\| (\d{6}) \| [^|]+ \| ([^|]+?) \|", text, re.M))
+    assert rows.keys() == CARDS.keys()
+    for cid, kind in rows.items():
         assert kind == CARDS[cid]["kind"], f"card {cid}: the page says {kind!r}"
+    [listed] = re.findall(r"^- `pool`: .*?`kind`, one of the kinds of §2 \(([^)]*)\)", text,
+                          re.M | re.S)
+    assert set(re.findall(r"`(\w+)`", listed)) == {c["kind"] for c in CARDS.values()}
 
 
 @pytest.mark.parametrize("game", GAME_IDS)

@@ -366,35 +366,33 @@ describe("PlayhallConnection and odd pushes", () => {
     assert.equal(conn.state, "open");
   });
 
-  test('a create whose outcome is unknown joins the room it names: made, it resolves', async () => {
-    const { conn, ws } = await start();
-    const made = conn.request('create', { game: 'mantis', seats: 2, private: true });
+  /** A create refused with an unknown outcome naming `room` (and `extra`): the create's
+   * promise, and the join the library sends to find out. */
+  async function unknownCreate(conn, ws, fields, room, extra = {}) {
+    const made = conn.request('create', { game: 'mantis', seats: 2, ...fields });
     await until(() => ws.last('create'), 'the create');
     ws.push({
       t: 'error', re: ws.last('create').id, code: 'store_failed', reason: 'unknown outcome',
-      room: 'r1', join_code: 'K7QXM4PAZR2DHNW',
+      room, ...extra,
     });
     await until(() => ws.last('join'), 'the join');
-    const join = ws.last('join');
+    return { made, join: ws.last('join') };
+  }
+
+  test('a create whose outcome is unknown joins the room it names: made, it resolves', async () => {
+    const { conn, ws } = await start();
+    const code = 'K7QXM4PAZR2DHNW';
+    const { made, join } = await unknownCreate(conn, ws, { private: true }, 'r1', { join_code: code });
     assert.deepEqual({ ...join }, { t: 'join', id: join.id, room: 'r1' });
     snapshot(ws, 1, { ...VIEW, status: 'waiting' });
     ws.reply(join, { room: 'r1', seat: 0, version: 1, chat: [] });
-    assert.deepEqual({ ...(await made) }, {
-      t: 'ok', room: 'r1', code: 'K7QXM4PAZR2DHNW', seat: 0, version: 1,
-    });
-    assert.equal(conn.rooms.get('r1').code, 'K7QXM4PAZR2DHNW');
+    assert.deepEqual({ ...(await made) }, { t: 'ok', room: 'r1', code, seat: 0, version: 1 });
+    assert.equal(conn.rooms.get('r1').code, code);
   });
 
   test('a create whose outcome is unknown and whose room was not made rejects', async () => {
     const { conn, ws } = await start();
-    const made = conn.request('create', { game: 'mantis', seats: 2, sit: false });
-    await until(() => ws.last('create'), 'the create');
-    ws.push({
-      t: 'error', re: ws.last('create').id, code: 'store_failed', reason: 'unknown outcome',
-      room: 'r2',
-    });
-    await until(() => ws.last('join'), 'the join');
-    const join = ws.last('join');
+    const { made, join } = await unknownCreate(conn, ws, { sit: false }, 'r2');
     assert.deepEqual({ ...join }, { t: 'join', id: join.id, room: 'r2', watch: true });
     ws.push({ t: 'error', re: join.id, code: 'no_such_room', reason: "no room 'r2'" });
     await assert.rejects(made, (err) => err instanceof PlayhallError

@@ -132,11 +132,11 @@ def test_example_bytes_decode_to_the_messages_shown() -> None:
     hex_blocks = [b for b in blocks if re.fullmatch(r"[0-9a-f\s]+", b)]
     decoded = [decode(bytes.fromhex("".join(b.split()))) for b in hex_blocks]
     assert decoded == [
-        {"t": "move", "id": 6, "room": "myjZIzuXI2M", "version": 5, "mid": "m1",
+        {"t": "move", "id": 6, "room": "PoMwhUs6Whm", "version": 4, "mid": "m1",
          "move": {"type": "score"}},
-        {"t": "error", "re": 9, "code": "stale", "reason": "the room is at version 6",
-         "version": 6},
-        {"t": "update", "room": "myjZIzuXI2M", "from": 3, "to": 4,
+        {"t": "error", "re": 9, "code": "stale", "reason": "the room is at version 5",
+         "version": 5},
+        {"t": "update", "room": "PoMwhUs6Whm", "from": 2, "to": 3,
          "diff": [["set", ["seats", 0, "ready"], True]],
          "events": [{"type": "ready", "seat": 0, "ready": True}]},
     ]  # fmt: skip

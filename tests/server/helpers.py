@@ -5,19 +5,24 @@ holds it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 import redis.asyncio as aioredis
 
+from playhall import app
 from playhall.catalog import get_game
 from playhall.net.websocket import WebSocket
 from playhall.rooms.record import RoomRecord
 from playhall.rooms.replay import replay
 from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Store, Stored
-from playhall_client import Client, RoomMirror
+from playhall_client import Client, RoomMirror, ServerError
+
+from .conftest import server_config
 
 
 class QuietHandler:
@@ -119,3 +124,28 @@ async def play_to_the_end(client: Client, room: RoomMirror, timeout: float = 30)
         await room.wait(lambda m: m.view["status"] == "finished" or m.my_turn, timeout)
         if room.my_turn:
             await client.move(room.room, room.view["moves"][0])
+
+
+@contextlib.asynccontextmanager
+async def server_with_player(
+    redis_url: str, **settings: Any
+) -> AsyncIterator[tuple[app.Running, Client]]:
+    """A server with these settings (beside the tests' own) and one player connected to it."""
+    running = await app.start(server_config(redis_url, **settings))
+    try:
+        player = await Client.connect(f"ws://127.0.0.1:{running.port}/")
+        try:
+            yield running, player
+        finally:
+            await player.close()
+    finally:
+        await running.drain()
+
+
+async def too_many_rooms(make: Awaitable[Any], why: str) -> ServerError:
+    """``make`` (a create or a rematch) is refused ``too_many_rooms`` for ``why`` (words of
+    the reason: "waiting", "a minute", ...)."""
+    with pytest.raises(ServerError) as refused:
+        await make
+    assert refused.value.code == "too_many_rooms" and why in refused.value.reason
+    return refused.value

@@ -15,7 +15,7 @@ from playhall import app
 from playhall_client import Client, ServerError
 
 from .conftest import server_config
-from .helpers import finished_against_a_bot
+from .helpers import finished_against_a_bot, server_with_player, too_many_rooms
 
 
 async def _hellos_from(port: int, address: str, *tokens: str | None) -> list[dict[str, Any]]:
@@ -113,38 +113,20 @@ async def test_a_rematch_is_a_new_room_under_the_same_caps_as_a_create(
     waits): every rematch is a room made, counted against the player's rooms a minute and
     their address's, refused past them like a ``create``, with ``retry_after``."""
     caps = {"rooms_per_minute": 0, "address_rooms_per_minute": 0, cap: 3}
-    running = await app.start(server_config(redis_url, **caps))
-    url = f"ws://127.0.0.1:{running.port}/"
-    player = await Client.connect(url)
-    try:
+    async with server_with_player(redis_url, **caps) as (_, player):
         room = (await player.create("mandala", 1, options={"mode": "solo"})).room
         for _ in range(2):
             room = await _resign_and_rematch(player, room)
             await player.join(room)
-        with pytest.raises(ServerError) as refused:
-            await _resign_and_rematch(player, room)
-        assert refused.value.code == "too_many_rooms" and "a minute" in refused.value.reason
-        assert 0 < refused.value.reply["retry_after"] <= 60
-        with pytest.raises(ServerError) as refused:
-            await player.create("mandala", 1, options={"mode": "solo"})
-        assert refused.value.code == "too_many_rooms"
-    finally:
-        await player.close()
-        await running.drain()
+        refused = await too_many_rooms(_resign_and_rematch(player, room), "a minute")
+        assert 0 < refused.reply["retry_after"] <= 60
+        await too_many_rooms(player.create("mandala", 1, options={"mode": "solo"}), "a minute")
 
 
 async def test_a_rematch_room_counts_as_a_waiting_room_of_the_player_who_asked(
     redis_url: str,
 ) -> None:
-    running = await app.start(server_config(redis_url, waiting_rooms=1))
-    url = f"ws://127.0.0.1:{running.port}/"
-    player = await Client.connect(url)
-    try:
+    async with server_with_player(redis_url, waiting_rooms=1) as (_, player):
         first, second = [await finished_against_a_bot(player) for _ in range(2)]
         await player.rematch(first.room)  # a room waiting with the player seated
-        with pytest.raises(ServerError) as refused:
-            await player.rematch(second.room)
-        assert refused.value.code == "too_many_rooms" and "waiting" in refused.value.reason
-    finally:
-        await player.close()
-        await running.drain()
+        await too_many_rooms(player.rematch(second.room), "waiting")

@@ -3,7 +3,7 @@
 A room's clock is one of: ``none``; ``turn`` (each turn has ``clock_ms``, afresh: what a turn
 is, the game says, ``Game.turn_goes_on``); or
 ``fischer`` (each seat starts with a bank of ``clock_ms`` and gains ``increment_ms`` with each of
-its moves). What a clock that runs out does is ``on_timeout``: ``bot`` (the server's bot moves
+its turns). What a clock that runs out does is ``on_timeout``: ``bot`` (the server's bot moves
 for the seat, a stand-in, until the player acts again) or ``forfeit`` (the seat leaves the game:
 ``Game.leave`` with the reason ``timeout``).
 
@@ -35,7 +35,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "clock",
         "none",
         "none: no clock; turn: clock_ms for each turn; fischer: a bank of clock_ms per seat, "
-        "plus increment_ms with each of its moves",
+        "plus increment_ms with each of its turns",
         choices=KINDS,
     ),
     Option(
@@ -48,7 +48,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option(
         "increment_ms",
         5_000,
-        "milliseconds a seat's bank gains with each of its moves (fischer)",
+        "milliseconds a seat's bank gains with each of its turns (fischer)",
         minimum=0,
         maximum=_WEEK_MS,
     ),
