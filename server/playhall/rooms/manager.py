@@ -184,11 +184,10 @@ class RoomManager:
 
     async def _room_quota(self, player: str, address: str, waits: bool) -> list[str]:
         """Refuse a new room made by ``player`` (a ``create``, a ``rematch``) past their caps
-        (``waiting_rooms`` created rooms still waiting with the player seated, when the new
-        room is one more, ``waits``; ``rooms_per_minute``) or past those of the client
-        ``address``
+        (``waiting_rooms``: rooms they made still waiting with them seated, if the new room is
+        one more, ``waits``; ``rooms_per_minute``) or past those of the client ``address``
         (``address_rooms_per_minute``: a new player costs nothing, so the player's caps alone
-        do not bound what one client makes); else count it, and answer the rooms they created
+        do not bound what one client makes); else count it, and answer the rooms they made
         that no longer count (started, left, gone), to be forgotten. A refused room counts
         against no cap. Costs at most ``waiting_rooms`` record reads: the set never holds more
         than the cap and one."""
