@@ -369,33 +369,39 @@ describe("PlayhallConnection and odd pushes", () => {
   /** A create refused with an unknown outcome naming `room` (and `extra`): the create's
    * promise, and the join the library sends to find out. */
   async function unknownCreate(conn, ws, fields, room, extra = {}) {
-    const made = conn.request('create', { game: 'mantis', seats: 2, ...fields });
-    await until(() => ws.last('create'), 'the create');
+    const made = conn.request("create", { game: "mantis", seats: 2, ...fields });
+    await until(() => ws.last("create"), "the create");
     ws.push({
-      t: 'error', re: ws.last('create').id, code: 'store_failed', reason: 'unknown outcome',
-      room, ...extra,
+      t: "error",
+      re: ws.last("create").id,
+      code: "store_failed",
+      reason: "unknown outcome",
+      room,
+      ...extra,
     });
-    await until(() => ws.last('join'), 'the join');
-    return { made, join: ws.last('join') };
+    await until(() => ws.last("join"), "the join");
+    return { made, join: ws.last("join") };
   }
 
-  test('a create whose outcome is unknown joins the room it names: made, it resolves', async () => {
+  test("a create whose outcome is unknown joins the room it names: made, it resolves", async () => {
     const { conn, ws } = await start();
-    const code = 'K7QXM4PAZR2DHNW';
-    const { made, join } = await unknownCreate(conn, ws, { private: true }, 'r1', { join_code: code });
-    assert.deepEqual({ ...join }, { t: 'join', id: join.id, room: 'r1' });
-    snapshot(ws, 1, { ...VIEW, status: 'waiting' });
-    ws.reply(join, { room: 'r1', seat: 0, version: 1, chat: [] });
-    assert.deepEqual({ ...(await made) }, { t: 'ok', room: 'r1', code, seat: 0, version: 1 });
-    assert.equal(conn.rooms.get('r1').code, code);
+    const code = "K7QXM4PAZR2DHNW";
+    const { made, join } = await unknownCreate(conn, ws, { private: true }, "r1", { join_code: code });
+    assert.deepEqual({ ...join }, { t: "join", id: join.id, room: "r1" });
+    snapshot(ws, 1, { ...VIEW, status: "waiting" });
+    ws.reply(join, { room: "r1", seat: 0, version: 1, chat: [] });
+    assert.deepEqual({ ...(await made) }, { t: "ok", room: "r1", code, seat: 0, version: 1 });
+    assert.equal(conn.rooms.get("r1").code, code);
   });
 
-  test('a create whose outcome is unknown and whose room was not made rejects', async () => {
+  test("a create whose outcome is unknown and whose room was not made rejects", async () => {
     const { conn, ws } = await start();
-    const { made, join } = await unknownCreate(conn, ws, { sit: false }, 'r2');
-    assert.deepEqual({ ...join }, { t: 'join', id: join.id, room: 'r2', watch: true });
-    ws.push({ t: 'error', re: join.id, code: 'no_such_room', reason: "no room 'r2'" });
-    await assert.rejects(made, (err) => err instanceof PlayhallError
-      && err.code === 'store_failed' && err.reply.room === 'r2');
+    const { made, join } = await unknownCreate(conn, ws, { sit: false }, "r2");
+    assert.deepEqual({ ...join }, { t: "join", id: join.id, room: "r2", watch: true });
+    ws.push({ t: "error", re: join.id, code: "no_such_room", reason: "no room 'r2'" });
+    await assert.rejects(
+      made,
+      (err) => err instanceof PlayhallError && err.code === "store_failed" && err.reply.room === "r2",
+    );
   });
 });

@@ -413,7 +413,7 @@ export class PlayhallConnection extends Emitter {
       );
       return;
     }
-    if (entry.type === 'create' && code === 'store_failed' && typeof message.room === 'string') {
+    if (entry.type === "create" && code === "store_failed" && typeof message.room === "string") {
       this._findCreated(entry, message);
       return;
     }
@@ -429,14 +429,21 @@ export class PlayhallConnection extends Emitter {
   _findCreated(entry, refusal) {
     const fields = { room: refusal.room };
     if (entry.fields.sit === false) fields.watch = true;
-    this.request('join', fields, { resend: false }).then((joined) => {
-      const code = typeof refusal.join_code === 'string' ? refusal.join_code : null;
-      const mirror = this.rooms.get(joined.room);
-      if (mirror && code !== null) mirror.code = code;
-      entry.resolve({
-        t: 'ok', room: joined.room, code, seat: joined.seat, version: joined.version,
-      });
-    }, () => entry.reject(new PlayhallError(refusal.code, refusal.reason, refusal)));
+    this.request("join", fields, { resend: false }).then(
+      (joined) => {
+        const code = typeof refusal.join_code === "string" ? refusal.join_code : null;
+        const mirror = this.rooms.get(joined.room);
+        if (mirror && code !== null) mirror.code = code;
+        entry.resolve({
+          t: "ok",
+          room: joined.room,
+          code,
+          seat: joined.seat,
+          version: joined.version,
+        });
+      },
+      () => entry.reject(new PlayhallError(refusal.code, refusal.reason, refusal)),
+    );
   }
 
   /** What a reply changes in the mirrors. */
