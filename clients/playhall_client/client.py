@@ -69,6 +69,9 @@ class RoomMirror:
     events: list[dict[str, Any]] = field(default_factory=list)
     #: Chat lines: the history given on join, then each line as it arrives.
     chat: list[dict[str, Any]] = field(default_factory=list)
+    #: The join code this client came in with (or was given by ``create``): a spectator of a
+    #: private room holds no seat, so a new connection's ``sync`` needs it.
+    code: str | None = None
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
 
     @property
@@ -302,10 +305,14 @@ class Client:
 
     @staticmethod
     def _sync_fields(mirror: RoomMirror) -> dict[str, Any]:
-        """A sync names the version the mirror has, if it has one (else it gets a snapshot)."""
+        """A sync names the version the mirror has, if it has one (else it gets a snapshot),
+        and, when watching without a seat, the join code the client came in with (a private
+        room lets a spectator in again only with it)."""
         fields: dict[str, Any] = {"room": mirror.room}
         if mirror.version >= 0:
             fields["version"] = mirror.version
+        if mirror.code is not None and mirror.seat is None:
+            fields["code"] = mirror.code
         return fields
 
     def _mirror(self, room: str) -> RoomMirror:
@@ -391,6 +398,7 @@ class Client:
         except ServerError as refused:
             reply = await self._find_created(refused, sit)
         mirror = self._mirror(reply["room"])
+        mirror.code = reply["code"]
         await mirror.wait(lambda m: m.version >= reply["version"])
         return mirror
 
@@ -432,6 +440,8 @@ class Client:
         reply = await self.request("join", **fields)
         mirror = self._mirror(reply["room"])
         mirror.chat = list(reply.get("chat", []))
+        if code is not None:
+            mirror.code = code
         await mirror.wait(lambda m: m.version >= reply["version"])
         return mirror
 

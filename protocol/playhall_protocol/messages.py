@@ -102,7 +102,7 @@ CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
         Field("mid", (str, int), max_len=MAX_KEY),
         Field("move", dict),
     ),
-    "sync": (ROOM, Field("version", int, False)),
+    "sync": (ROOM, Field("version", int, False), Field("code", str, False, MAX_KEY)),
     "rematch": (ROOM,),
     "resign": (ROOM,),
 }

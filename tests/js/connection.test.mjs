@@ -325,24 +325,45 @@ describe("PlayhallConnection", () => {
     assert.equal(ws2.last("lobby.watch").game, "mantis");
   });
 
-  test("a private room's spectator joins again with the code after a reconnect", async () => {
+  test("a private room's spectator syncs with the code after a reconnect; a player without", async () => {
     const { conn, ws } = await start();
     const join = conn.request("join", { code: "ABC123", watch: true });
     snapshot(ws, 2, { ...VIEW, you: null, moves: [] });
     ws.reply(ws.last("join"), { room: "r1", seat: null, version: 2, chat: [] });
     await join;
     assert.equal(conn.rooms.get("r1").code, "ABC123");
+    ws.push({
+      t: "snapshot",
+      room: "r2",
+      version: 3,
+      view: { ...VIEW, room: "r2" },
+      presence: [],
+      events: [],
+    });
+    const seated = conn.request("join", { room: "r2", code: "XYZ789" });
+    ws.reply(ws.last("join"), { room: "r2", seat: 0, version: 3, chat: [] });
+    await seated;
     ws.drop(1012);
     await until(() => ScriptedSocket.all[1]?.last("hello"), "the second hello");
     const ws2 = ScriptedSocket.all[1];
     ws2.reply(ws2.last("hello"), HELLO);
-    ws2.push({ t: "error", re: ws2.last("sync").id, code: "not_in_room", reason: "private room" });
-    await until(() => ws2.last("join"), "the join with the code");
-    const again = ws2.last("join");
-    assert.deepEqual(
-      { room: again.room, code: again.code, watch: again.watch },
-      { room: "r1", code: "ABC123", watch: true },
-    );
+    const syncs = ws2.sent
+      .filter((m) => m.t === "sync")
+      .map(({ room, version, code }) => ({ room, version, code }));
+    assert.deepEqual(syncs, [
+      { room: "r1", version: 2, code: "ABC123" },
+      { room: "r2", version: 3, code: undefined },
+    ]);
+  });
+
+  test("a handshake that fails with an error and no close is retried (Node's WebSocket)", async () => {
+    const { ws } = await start();
+    ws.drop(1006);
+    await until(() => ScriptedSocket.all[1], "the second socket");
+    const failing = ScriptedSocket.all[1];
+    failing.readyState = 0;
+    failing.onerror?.({});
+    await until(() => ScriptedSocket.all[2]?.last("hello"), "a third socket saying hello");
   });
 
   test("leave drops the mirror; a move without a view is refused here", async () => {

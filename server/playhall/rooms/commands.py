@@ -161,7 +161,9 @@ def hide_from_outsiders(room: Room, command: Command) -> None:
     """A private room does not exist for anyone outside it: neither seated in it, nor viewing
     it (after a ``join`` with its code), nor its creator (who was given the code). Every
     request of theirs is answered exactly as one about a room that does not exist, so nothing
-    (the room's existence, its status, who created it) can be learnt without the code."""
+    (the room's existence, its status, who created it) can be learnt without the code. A
+    ``sync`` that carries the code is let in: it is how a spectator, who holds no seat, comes
+    back on a new connection."""
     session = command.session
     if (
         session is None
@@ -169,6 +171,7 @@ def hide_from_outsiders(room: Room, command: Command) -> None:
         or session in room.audience.viewers
         or room.record.seat_of(session.player) is not None
         or room.record.creator == session.player
+        or (command.kind == "sync" and command.args.get("code") == room.record.code)
     ):
         return
     raise table.no_such_room(room.record.id)

@@ -215,7 +215,12 @@ export class PlayhallConnection extends Emitter {
       if (this._ws === ws) this._received(ev.data);
     };
     ws.onclose = (ev) => this._closed(ws, ev.code, ev.reason);
-    ws.onerror = () => {}; // a close always follows
+    // A browser follows an error with a close; Node's WebSocket does not when the handshake
+    // fails (a server restarting refuses the connection): an error before the socket opened
+    // is taken as its close. A close that still comes is for a socket no longer in use.
+    ws.onerror = () => {
+      if (ws.readyState === 0) this._closed(ws, 1006, "connection failed");
+    };
   }
 
   _closed(ws, code, reason) {
@@ -520,19 +525,15 @@ export class PlayhallConnection extends Emitter {
     mirror.syncing = true;
     const fields = { room: mirror.room };
     if (withVersion && mirror.version !== null) fields.version = mirror.version;
+    // A private room lets a spectator (no seat) in again on a new connection only with its
+    // code: the one this connection joined with.
+    if (mirror.code !== null && mirror.seat === null) fields.code = mirror.code;
     this.request("sync", fields).then(
       () => {
         mirror.syncing = false;
       },
       (err) => {
         mirror.syncing = false;
-        if (err.code === "not_in_room" && mirror.code !== null && this.rooms.has(mirror.room)) {
-          // A private room watched without a seat: a new connection needs the code again.
-          this.request("join", { room: mirror.room, code: mirror.code, watch: true }).catch((again) =>
-            this._report(again),
-          );
-          return;
-        }
         if (err.code === "no_such_room") {
           if (this.rooms.delete(mirror.room)) this.emit("left", { room: mirror.room });
         }
