@@ -62,7 +62,11 @@ SPEC: dict[str, dict[str, tuple[tuple[type, ...], bool, int | None]]] = {
         "mid": ((str, int), True, 64),
         "move": ((dict,), True, None),
     },
-    "sync": {"room": ((str,), True, 64), "version": ((int,), False, None)},
+    "sync": {
+        "room": ((str,), True, 64),
+        "version": ((int,), False, None),
+        "code": ((str,), False, 64),
+    },
     "rematch": {"room": ((str,), True, 64)},
     "resign": {"room": ((str,), True, 64)},
 }
