@@ -464,6 +464,13 @@ class Client:
     async def sync(self, room: str) -> dict[str, Any]:
         return await self.request("sync", **self._sync_fields(self._mirror(room)))
 
+    async def rename(self, name: str) -> str:
+        """Go by ``name`` from now on, in every room where this player sits (the name in use
+        is returned: ``name`` trimmed). Later hellos say it too."""
+        reply = await self.request("rename", name=name)
+        self.name = str(reply["name"])
+        return self.name
+
     async def rematch(self, room: str) -> str:
         return str((await self.request("rematch", room=room))["room"])
 

@@ -105,6 +105,7 @@ CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
     "sync": (ROOM, Field("version", int, False), Field("code", str, False, MAX_KEY)),
     "rematch": (ROOM,),
     "resign": (ROOM,),
+    "rename": (Field("name", str, max_len=MAX_NAME),),
 }
 
 #: Types the server pushes without a request.

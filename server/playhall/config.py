@@ -146,6 +146,9 @@ class Config:
         "players one client address may register per minute (a hello without a token; "
         "more: rate_limited); 0: no limit",
     )
+    renames_per_minute: int = setting(
+        10, "renames a player may make per minute (more: rate_limited); 0: no limit"
+    )
     room_inbox: int = setting(256, "commands queued per room before 'overloaded'")
     bot_delay: float = setting(0.6, "seconds before a server bot moves (so people can follow)")
     idle_evict: float = setting(

@@ -345,6 +345,8 @@ class Endpoint:
             return {}
         if self.draining:
             raise RoomError(errors.DRAINING, "the server is restarting; reconnect shortly")
+        if kind == "rename":
+            return await self._rename(session, message["name"])
         if kind == "create":
             result = await self._create(session, message)
         else:
@@ -463,6 +465,38 @@ class Endpoint:
         if who.token is not None:
             reply["token"] = who.token
         return reply
+
+    async def _rename(self, session: Session, wanted: str) -> dict[str, Any]:
+        """The player goes by ``wanted`` from now on: stored, on every connection of theirs
+        here, and on their seat in every room this process holds (each a new version its
+        viewers see). A room held elsewhere, or not in memory, shows it when they next
+        ``join`` or ``sync`` it."""
+        name = wanted.strip()
+        if not name:
+            raise ProtocolError(errors.BAD_MESSAGE, "a name needs a character other than a space")
+        player = session.player
+        cap = self.config.renames_per_minute
+        if cap:
+            made, left = await self.store.count_in_window(f"player:{player}:renamed", 60)
+            if made > cap:
+                raise RoomError(
+                    errors.RATE_LIMITED,
+                    f"at most {cap} renames a minute; try again in {math.ceil(left)} s",
+                    retry_after=round(left, 1),
+                )
+        await self.store.rename_player(player, name)
+        for other in self.sessions:
+            if other.player == player:
+                other.name = name
+        renamed = []
+        seated = [r for r in self.rooms.rooms.values() if r.record.seat_of(player) is not None]
+        for room in seated:
+            try:
+                await room.ask("rename", session, {"name": name})
+            except RoomError:  # closing, or busy: it shows the name at their next sync
+                continue
+            renamed.append(room.record.id)
+        return {"name": name, "rooms": sorted(renamed)}
 
     async def _count_new_player(self, session: Session, request: int) -> None:
         """Refuse a new player past ``new_players_per_minute`` from the session's address: a

@@ -22,6 +22,7 @@ from playhall_protocol import errors
 
 if TYPE_CHECKING:
     from playhall.rooms.actor import Room
+    from playhall.rooms.audience import Viewer
 
 
 # -- people at the table ------------------------------------------------------------------------
@@ -39,6 +40,7 @@ async def join(room: Room, command: Command) -> dict[str, Any]:
         await room.store.add_player_room(session.player, record.id)
         await room.commit(new, "join", seat, session.player, events=events)
     await _came_back(room, seat, session.player)
+    await _named(room, seat, session)
     room.audience.attach(room.record, session, seat)
     room.audience.send_snapshot(room.record, session)
     lines = [msgpack.unpackb(b) for b in await room.store.chat(record.id)]
@@ -52,6 +54,7 @@ async def sync(room: Room, command: Command) -> dict[str, Any]:
     record = room.record
     seat = record.seat_of(session.player)
     await _came_back(room, seat, session.player)
+    await _named(room, seat, session)
     record = room.record
     room.audience.attach(record, session, seat)
     diffs = room.audience.catch_up(record, session, command.args.get("version"))
@@ -66,6 +69,28 @@ async def _came_back(room: Room, seat: int | None, player: str) -> None:
         new, events = table.take_back(room.record, room.game, seat, time.time())
         if new is not room.record:
             await room.commit(new, "take_back", seat, player, events=events)
+
+
+async def _named(room: Room, seat: int | None, session: Viewer) -> None:
+    """A seat shows the name its player goes by now: one renamed while the room was not in
+    this process's memory (or by a ``hello`` with a new name) is renamed as they come back."""
+    if seat is not None:
+        await _rename_seat(room, seat, session.player, session.name)
+
+
+async def _rename_seat(room: Room, seat: int, player: str, name: str) -> None:
+    new, events = table.rename(room.record, seat, name)
+    if new is not room.record:
+        await room.commit(new, "rename", seat, player, events=events)
+
+
+async def rename(room: Room, command: Command) -> dict[str, Any]:
+    """The player renamed themselves (``rename``): their seat here shows the new name."""
+    session = command.viewer()
+    seat = room.record.seat_of(session.player)
+    if seat is not None:
+        await _rename_seat(room, seat, session.player, command.args["name"])
+    return {"room": room.record.id}
 
 
 async def resnapshot(room: Room, command: Command) -> dict[str, Any]:
@@ -323,6 +348,7 @@ HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]]
     "chat": chat,
     "move": move,
     "rematch": rematch,
+    "rename": rename,
     "detach": detach,
     "resnapshot": resnapshot,
     "resign": resign,

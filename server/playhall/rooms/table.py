@@ -305,6 +305,17 @@ def _stand_in_seats(record: RoomRecord, seat: int, reason: str | None) -> RoomRe
     )
 
 
+def rename(record: RoomRecord, seat: int, name: str) -> Change:
+    """The player of ``seat`` goes by ``name`` from now on (no change if they already do, or
+    once the game is over: a finished room does not change)."""
+    old = record.seats[seat]
+    if record.status == FINISHED or old.name == name:
+        return record, []
+    renamed = Seat(old.player, name, old.bot, old.ready, old.stand_in)
+    new = record.evolve(seats=record.with_seat(seat, renamed))
+    return new, [{"type": "renamed", "seat": seat, "name": name}]
+
+
 def _took_back(seat: int) -> Event:
     return {"type": "took_back", "seat": seat}
 
