@@ -375,6 +375,11 @@ class Client:
             fields["after"] = after
         return await self.request("rooms", **fields)
 
+    async def my_rooms(self) -> list[dict[str, Any]]:
+        """This player's rooms (seated in or created), private ones included, with whom each
+        waits for (``my_rooms``)."""
+        return list((await self.request("my_rooms"))["rooms"])
+
     async def watch_lobby(self, game: str | None = None) -> list[dict[str, Any]]:
         fields: dict[str, Any] = {"game": game} if game else {}
         return list((await self.request("lobby.watch", **fields))["rooms"])

@@ -78,6 +78,7 @@ CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
     ),
     "lobby.watch": (Field("game", str, False, MAX_KEY),),
     "lobby.unwatch": (),
+    "my_rooms": (),
     "create": (
         Field("game", str, max_len=MAX_KEY),
         Field("seats", int),

@@ -62,6 +62,7 @@ SPEC: dict[str, dict[str, tuple[tuple[type, ...], bool, int | None]]] = {
         "mid": ((str, int), True, 64),
         "move": ((dict,), True, None),
     },
+    "my_rooms": {},
     "rename": {"name": ((str,), True, 32)},
     "sync": {
         "room": ((str,), True, 64),

@@ -39,6 +39,7 @@ from playhall.rooms.actor import Room
 from playhall.rooms.codes import normalise_code
 from playhall.rooms.ids import is_room_id
 from playhall.rooms.manager import RoomManager
+from playhall.rooms.mine import my_rooms
 from playhall.rooms.table import RoomError, no_such_room
 from playhall.store.code_tries import CodeTries, Try
 from playhall.store.outage import is_store_error
@@ -343,6 +344,8 @@ class Endpoint:
         if kind == "lobby.unwatch":
             self.lobby.unwatch(session)
             return {}
+        if kind == "my_rooms":
+            return {"rooms": await my_rooms(self.rooms, session.player)}
         if self.draining:
             raise RoomError(errors.DRAINING, "the server is restarting; reconnect shortly")
         if kind == "rename":

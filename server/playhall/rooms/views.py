@@ -162,6 +162,21 @@ def lobby_summary(record: RoomRecord, title: str) -> dict[str, Any]:
     }
 
 
+def my_summary(record: RoomRecord, game: Game, player: str) -> dict[str, Any]:
+    """A room as its player's own list shows it (``my_rooms``): the lobby's summary, whether it
+    is private, the player's seat (None if they only created it), whom the game waits for now
+    and the room's version."""
+    playing = record.status == PLAYING and record.state is not None
+    to_act = list(game.to_act(record.state)) if playing and record.state is not None else []
+    return {
+        **lobby_summary(record, game.title),
+        "private": record.private,
+        "you": record.seat_of(player),
+        "to_act": to_act,
+        "version": record.version,
+    }
+
+
 def lobby_order(summary: dict[str, Any]) -> str:
     """The room's place in the lobby, as a string that sorts as the lobby lists: waiting rooms
     first, then newest first, then by id. The lobby's index holds these (one sorted set per
