@@ -469,6 +469,14 @@ class Client:
     async def sync(self, room: str) -> dict[str, Any]:
         return await self.request("sync", **self._sync_fields(self._mirror(room)))
 
+    async def history(self, room: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """The events of the room's last versions that this player may see, oldest first:
+        ``{"version": int, "events": [...]}`` each (``history``)."""
+        fields: dict[str, Any] = {"room": room}
+        if limit is not None:
+            fields["limit"] = limit
+        return list((await self.request("history", **fields))["log"])
+
     async def rename(self, name: str) -> str:
         """Go by ``name`` from now on, in every room where this player sits (the name in use
         is returned: ``name`` trimmed). Later hellos say it too."""

@@ -107,6 +107,7 @@ CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
     "rematch": (ROOM,),
     "resign": (ROOM,),
     "rename": (Field("name", str, max_len=MAX_NAME),),
+    "history": (ROOM, Field("limit", int, False)),
 }
 
 #: Types the server pushes without a request.

@@ -63,6 +63,7 @@ SPEC: dict[str, dict[str, tuple[tuple[type, ...], bool, int | None]]] = {
         "move": ((dict,), True, None),
     },
     "my_rooms": {},
+    "history": {"room": ((str,), True, 64), "limit": ((int,), False, None)},
     "rename": {"name": ((str,), True, 32)},
     "sync": {
         "room": ((str,), True, 64),

@@ -257,7 +257,7 @@ class Room:
             prev_version=old.version,
             version=new.version,
             record=new.pack() if checkpoint else b"",
-            log=step_entry(new, kind, seat, player, move, mid),
+            log=step_entry(new, kind, seat, player, move, mid, events),
             lobby=lobby,
             unlist=unlist,
             active=table.needs_server(new, self.game),

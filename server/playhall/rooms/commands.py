@@ -175,6 +175,31 @@ async def settle(room: Room, command: Command) -> dict[str, Any]:
     return {}
 
 
+#: The most versions a ``history`` answer looks back over.
+HISTORY: Final = 100
+
+
+async def history(room: Room, command: Command) -> dict[str, Any]:
+    """The events of the room's last versions (at most ``limit``, up to :data:`HISTORY`) as the
+    asker may see them: from their seat, or as a spectator (the seat they view it from, when
+    they view it). Read from the room's log in Redis, where each change keeps its events with
+    their visibility marks, so a page reloaded or a client that caught up by a snapshot gets
+    its game log back; versions with no event the asker may see are left out."""
+    session = command.viewer()
+    record = room.record
+    viewing = room.audience.viewers.get(session)
+    key = viewing.seat if viewing is not None else record.seat_of(session.player)
+    wanted = min(command.args.get("limit", HISTORY), HISTORY)
+    lines = []
+    for entry in await room.store.recent_log(record.id, max(1, wanted)):
+        if "e" not in entry:
+            continue
+        events = views.visible_events(msgpack.unpackb(entry["e"]), key)
+        if events:
+            lines.append({"version": int(entry["v"]), "events": events})
+    return {"room": record.id, "version": record.version, "log": lines}
+
+
 async def relist(room: Room, command: Command) -> dict[str, Any]:
     """List the room again as it is now (see ``Room.relist``)."""
     summary = views.lobby_entry(room.record, room.game.title)
@@ -349,6 +374,7 @@ HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]]
     "move": move,
     "rematch": rematch,
     "rename": rename,
+    "history": history,
     "detach": detach,
     "resnapshot": resnapshot,
     "resign": resign,

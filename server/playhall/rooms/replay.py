@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import msgpack
 
-from playhall.games.contract import Applied, Game, State
+from playhall.games.contract import Applied, Event, Game, State
 from playhall.rooms import clocks
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
 from playhall_protocol.codec import pack
@@ -99,12 +99,15 @@ def played(
 
 
 def step_entry(
-    new: RoomRecord, kind: str, seat: int | None, player: str | None, move: Any, mid: Any
+    new: RoomRecord, kind: str, seat: int | None, player: str | None, move: Any, mid: Any,
+    events: list[Event] | None = None,
 ) -> list[bytes]:
     """The log entry of the change that made ``new``: what :func:`replay` needs to make it
-    again from the record before it (``mid``: the move id, for a player's move). As the log
-    stores it: field, value, field, value, ... in bytes (made here once, as every move's entry
-    is, rather than converted from a map by the store)."""
+    again from the record before it (``mid``: the move id, for a player's move), and the
+    change's ``events`` as sent, with their ``visible_to`` marks (for a viewer's recent history,
+    ``history``; replay does not read them). As the log stores it: field, value, field, value,
+    ... in bytes (made here once, as every move's entry is, rather than converted from a map by
+    the store)."""
     entry = [b"v", b"%d" % new.version, b"k", kind.encode()]
     if seat is not None:
         entry += (b"s", b"%d" % seat)
@@ -118,6 +121,8 @@ def step_entry(
         entry += (b"d", repr(new.deadline).encode())  # repr gives the float back exactly
     if new.clocks is not None:
         entry += (b"c", pack(new.clocks))  # msgpack keeps floats exactly too
+    if events:
+        entry += (b"e", pack(events))
     return entry
 
 

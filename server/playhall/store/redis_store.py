@@ -601,6 +601,14 @@ class Store:
         entries = await self.redis.xrange(self.log_key(room)) or []
         return [{_text(k): _bytes(v) for k, v in (fields or {}).items()} for _, fields in entries]
 
+    async def recent_log(self, room: str, count: int) -> list[dict[str, bytes]]:
+        """The room's last ``count`` log entries, oldest first (field names decoded)."""
+        entries = await self.redis.xrevrange(self.log_key(room), count=count) or []
+        return [
+            {_text(k): _bytes(v) for k, v in (fields or {}).items()}
+            for _, fields in reversed(entries)
+        ]
+
     async def active_rooms(self) -> list[str]:
         return sorted(_text(m) for m in await self.redis.smembers(f"{self.p}active"))
 
