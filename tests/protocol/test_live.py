@@ -205,7 +205,8 @@ async def test_room_requests_and_pushes(url: str) -> None:
         assert update["events"] == [{"type": "joined", "seat": 1, "name": "bob"}]
         assert (await ann.push("presence"))["presence"] == [True, False]  # from the create
         presence = await ann.push("presence")
-        assert presence == {"t": "presence", "room": room, "presence": [True, True], "watching": 0}
+        assert presence == {"t": "presence", "room": room, "presence": [True, True], "watching": 0,
+                            "watchers": [], "stand_in_at": [None, None]}
 
         assert keys(await ann.ok("chat", room=room, text=" hi ")) == set()
         line = await bob.push("chat")

@@ -128,7 +128,7 @@ async def test_catching_up_replays_the_live_frames_with_events_then_presence(url
     # presence after the replayed frames is last.
     assert {p["t"] for p in pushes} == {"update", "presence"}
     assert pushes[-1] == {"t": "presence", "room": table.room, "presence": [True, True],
-                          "watching": 0}
+                          "watching": 0, "watchers": [], "stand_in_at": [None, None]}
     await bob.close()
 
 

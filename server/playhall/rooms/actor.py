@@ -77,8 +77,6 @@ class Room:
         self._timer: asyncio.TimerHandle | None = None
         #: The timer of the next clock to run out, or of a seat's player away too long.
         self._clock_timer: asyncio.TimerHandle | None = None
-        #: When this process loaded the room: seats nobody has viewed since count as gone since.
-        self._loaded = time.time()
         #: When this process last saw the room change or its last viewer leave (0: neither):
         #: the room has been left alone since (see ``expiry_ttl``).
         self.active_at = 0.0
@@ -292,7 +290,9 @@ class Room:
         events: list[Event] | None, checkpoint: bool, summary: dict[str, Any] | None,
     ) -> None:
         """Make ``new``, stored, the room's record, and tell everyone."""
-        seats_changed = new.seats is not self.record.seats
+        # Presence says when a stand-in would take an absent player's seat, which depends on
+        # the seats and on whether the game is being played.
+        presence_changed = new.seats is not self.record.seats or new.status != self.record.status
         self.record = new
         if not self.audience.viewers:  # with viewers, the room is not alone: their leaving is
             self.active_at = time.time()  # when it starts to be (see _run)
@@ -302,8 +302,8 @@ class Room:
         if self._debug:
             self.log.debug("committed", kind=kind, seat=seat, player=player, version=new.version)
         self.audience.broadcast(new, events or [])
-        if seats_changed:  # a seat taken, left or given to a bot; viewers coming and going
-            self.audience.push_presence(new)  # push presence themselves
+        if presence_changed:  # a seat taken, left or given to a bot, the game started or ended;
+            self.audience.push_presence(new)  # viewers coming and going push it themselves
         self.schedule()
 
     # -- the lobby's listing ----------------------------------------------------------------------
@@ -389,7 +389,7 @@ class Room:
         """:func:`table.away_due` of this room's viewers."""
         limit, audience = self.config.away_takeover, self.audience
         watched, gone = audience.watched(), audience.gone
-        return table.away_due(record, self.game, limit, watched, gone, self._loaded)
+        return table.away_due(record, self.game, limit, watched, gone, audience.loaded)
 
     def _cancel_timers(self) -> None:
         for handle in (self._timer, self._clock_timer, self._idle, self._retry_timer):

@@ -20,11 +20,14 @@ from playhall.config import Config
 from playhall.games.contract import Event, Game
 from playhall.rooms import views
 from playhall.rooms.history import FrameHistory
-from playhall.rooms.record import RoomRecord
+from playhall.rooms.record import PLAYING, RoomRecord
 from playhall_protocol import encode, packed_diff
 from playhall_protocol.codec import frame_head, pack
 
 ViewerKey = int | None  # a seat, or None for spectators
+
+#: How many spectators a ``presence`` push names (``watching`` counts them all).
+WATCHERS_NAMED: Final = 20
 
 
 class Viewer(Protocol):
@@ -105,6 +108,8 @@ class Audience:
         #: Seat -> when (Unix time) its player's last connection stopped viewing the room; a
         #: seat with no viewer and no entry has had none since the room was loaded.
         self.gone: dict[int, float] = {}
+        #: When this process loaded the room: seats nobody has viewed since count as gone since.
+        self.loaded = time.time()
         # The keys of the viewers now, worked out again only when one comes or goes (None).
         self._viewer_keys: set[ViewerKey] | None = None
         # key -> (version, bytes) of the last snapshot encoded for it
@@ -151,10 +156,33 @@ class Audience:
         return [seat.bot or index in online for index, seat in enumerate(record.seats)]
 
     def presence_push(self, record: RoomRecord) -> dict[str, Any]:
-        """Who is here: each seat's presence, and how many people watch without a seat."""
-        watching = {v.player for v in self.viewers if record.seat_of(v.player) is None}
-        return {"t": "presence", "room": self.room, "presence": self.presence(record),
-                "watching": len(watching)}
+        """Who is here: each seat's presence, how many people watch without a seat and the
+        names of the first of them, and when the server's bot would stand in for each absent
+        player (see :meth:`stand_in_at`)."""
+        watchers: dict[str, str] = {}
+        for viewer in self.viewers:
+            if record.seat_of(viewer.player) is None:
+                watchers.setdefault(viewer.player, viewer.name)
+        present = self.presence(record)
+        return {"t": "presence", "room": self.room, "presence": present,
+                "watching": len(watchers), "watchers": sorted(watchers.values())[:WATCHERS_NAMED],
+                "stand_in_at": self.stand_in_at(record, present)}
+
+    def stand_in_at(self, record: RoomRecord, present: list[bool]) -> list[float | None]:
+        """Per seat, the Unix time from which the server's bot stands in for its player while
+        the game waits for them (``away_takeover`` seconds after their last connection went,
+        or after the room was loaded here); None for an empty seat, a bot, a seat a stand-in
+        already plays, a player who is here, a game not being played, or when the server never
+        stands in."""
+        limit = self.config.away_takeover
+        if limit <= 0 or record.status != PLAYING:
+            return [None] * len(record.seats)
+        return [
+            None
+            if here or seat.player is None or seat.bot or seat.stand_in is not None
+            else self.gone.get(index, self.loaded) + limit
+            for index, (seat, here) in enumerate(zip(record.seats, present, strict=True))
+        ]
 
     def push_presence(self, record: RoomRecord) -> None:
         """Tell every viewer who is here, when that changed (a player came or went, a seat was
