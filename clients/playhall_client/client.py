@@ -64,8 +64,12 @@ class RoomMirror:
     version: int = -1
     view: dict[str, Any] = field(default_factory=dict)
     presence: list[bool] = field(default_factory=list)
-    #: People viewing the room without a seat, as the last ``presence`` push said.
+    #: People viewing the room without a seat, as the last ``presence`` push said, and the
+    #: names of the first of them.
     watching: int = 0
+    watchers: list[str] = field(default_factory=list)
+    #: Per seat: the server time from which an absent player's stand-in is due, or None.
+    stand_in_at: list[float | None] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     #: Chat lines: the history given on join, then each line as it arrives.
     chat: list[dict[str, Any]] = field(default_factory=list)
@@ -265,6 +269,8 @@ class Client:
             mirror = self._mirror(message["room"])
             mirror.presence = message["presence"]
             mirror.watching = message.get("watching", mirror.watching)
+            mirror.watchers = message.get("watchers", mirror.watchers)
+            mirror.stand_in_at = message.get("stand_in_at", mirror.stand_in_at)
             self._notify(mirror)
         self.pushes.put_nowait(message)
 

@@ -356,6 +356,26 @@ describe("PlayhallConnection", () => {
     ]);
   });
 
+  test("the mirror keeps presence: who is here, who watches, when a stand-in is due", async () => {
+    const { conn, ws } = await start();
+    snapshot(ws);
+    const due = new Float(1800000000.5);
+    ws.push({
+      t: "presence",
+      room: "r1",
+      presence: [true, false],
+      watching: 2,
+      watchers: ["abe", "zoe"],
+      stand_in_at: [null, due],
+    });
+    const mirror = conn.rooms.get("r1");
+    assert.deepEqual(mirror.presence, [true, false]);
+    assert.equal(mirror.watching, 2);
+    assert.deepEqual(mirror.watchers, ["abe", "zoe"]);
+    assert.equal(Number(mirror.standInAt[1]), 1800000000.5);
+    assert.equal(mirror.standInAt[0], null);
+  });
+
   test("a handshake that fails with an error and no close is retried (Node's WebSocket)", async () => {
     const { ws } = await start();
     ws.drop(1006);

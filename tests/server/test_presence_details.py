@@ -30,6 +30,7 @@ async def test_presence_names_the_watchers(url: str) -> None:
             await watcher.join(table.room, watch=True)
         seen = await _presence_where(table.clients[0], table.room, lambda m: m["watching"] == 2)
         assert seen["watchers"] == ["abe", "zoe"]
+        await table.mirrors[0].wait(lambda m: m.watchers == ["abe", "zoe"] and m.watching == 2)
         assert seen["stand_in_at"] == [None, None]
     finally:
         for watcher in watchers:

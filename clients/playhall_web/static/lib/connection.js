@@ -66,6 +66,9 @@ export class RoomMirror {
     this.version = null; // the version of `view`, null while there is none
     this.view = null; // the room view (PROTOCOL.md section 6)
     this.presence = [];
+    this.watching = 0; // people viewing without a seat (the last presence push)
+    this.watchers = []; // the names of the first of them
+    this.standInAt = []; // per seat: server time (Unix s) an absent player's stand-in is due, or null
     this.chat = []; // the join reply's history, then every chat push
     this.code = null; // the join code this connection used or was given
     this.syncing = false;
@@ -544,7 +547,12 @@ export class PlayhallConnection extends Emitter {
 
   _presence(message) {
     const mirror = this.rooms.get(message.room);
-    if (mirror) mirror.presence = message.presence;
+    if (mirror) {
+      mirror.presence = message.presence;
+      mirror.watching = message.watching ?? 0;
+      mirror.watchers = message.watchers ?? [];
+      mirror.standInAt = message.stand_in_at ?? [];
+    }
     this.emit("presence", { room: message.room, presence: message.presence, mirror });
   }
 
