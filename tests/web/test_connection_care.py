@@ -68,9 +68,10 @@ async def test_reload_and_resume_keep_the_seat_and_view(page: Page) -> None:
     after = await page_view(page)
     assert after == before
     assert await page.locator(OFFERED).count() > 0
-    # The lobby offers the room to resume (the hello's rooms), back into the same seat.
+    # The lobby lists the room in "Your games" (my_rooms), back into the same seat.
     await page.locator('[data-testid="to-lobby"]').click()
-    await page.get_by_role("button", name=f"Resume {room}").click()
+    row = page.locator(f'[data-testid="my-rooms"] [data-room="{room}"]')
+    await row.get_by_role("button", name="Resume").click()
     await page.locator('[data-testid="room"]').wait_for()
     assert (await page_view(page))["you"] == before["you"]
 

@@ -50,8 +50,16 @@ async def test_live_room_list_filter_join_and_leave(new_page: NewPage) -> None:
     assert (await page_view(bob))["you"] == 1
     await seat(alice, 1).get_by_text("bob").wait_for()
     await seat(alice, 1).get_by_text("● here").wait_for()
-    # Bob leaves before the start: his seat is empty again for Alice.
-    await bob.get_by_role("button", name="Leave room").click()
+    # Bob leaves before the start: the page says that gives his seat away, and asks; then his
+    # seat is empty again for Alice.
+    await bob.get_by_role("button", name="Leave room…").click()
+    confirm = bob.locator('[data-testid="leave-confirm"]')
+    await confirm.get_by_text("leaving gives up your seat (seat 2)").wait_for()
+    await confirm.get_by_role("button", name="Stay").click()
+    await confirm.wait_for(state="detached")
+    assert (await page_view(bob))["you"] == 1
+    await bob.get_by_role("button", name="Leave room…").click()
+    await confirm.get_by_role("button", name="Leave and give up my seat").click()
     await bob.locator('[data-testid="lobby"]').wait_for()
     await seat(alice, 1).get_by_text("empty seat").wait_for()
     # He comes back to watch, then sits down after all.
@@ -80,9 +88,13 @@ async def test_private_room_by_link_two_players_and_a_spectator(
     await alice.get_by_role("button", name="Send").click()
     await alice.locator('[data-testid="chat-lines"]').get_by_text("good luck!").wait_for()
 
-    # Bob opens the link: straight into the room, in the free seat, with the chat's history.
+    # Bob opens the link: asked his name first, then straight into the room, in the free seat,
+    # with the chat's history.
     await bob.goto(link)
+    await bob.fill("#arrival-name", "bob")
+    await bob.get_by_role("button", name="Go to the table").click()
     await bob.locator('[data-testid="room"]').wait_for()
+    await seat(alice, 1).get_by_text("bob").wait_for()
     await bob.locator('[data-testid="chat-lines"]').get_by_text("good luck!").wait_for()
     assert (await page_view(bob))["you"] == 1
     await seat(alice, 1).get_by_text("● here").wait_for()

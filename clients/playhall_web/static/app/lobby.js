@@ -1,7 +1,12 @@
-// The lobby: your name, rooms to resume, joining by code, creating a room with the game's own
-// options and seat counts, and the live room list (lobby.watch), filterable by game.
+// The lobby: your name, your games (the server's `my_rooms`: the game, the other players, the
+// status and whose turn it is, private rooms included), joining by code, creating a room with
+// the game's own options and seat counts, and the live room list (lobby.watch), filterable by
+// game.
 import { h, optionsText } from "./ui.js";
 import { rulesLink } from "./links.js";
+
+/** How often the lobby asks for your games again while it is shown. */
+const MINE_EVERY_MS = 10_000;
 
 function gameTitle(app, id) {
   const g = app.games.find((x) => x.id === id);
@@ -181,6 +186,39 @@ function roomRow(app, r) {
   );
 }
 
+/** Whose turn it is in one of your rooms, said for you. */
+function turnText(r) {
+  if (r.status === "waiting") return `waiting for players · ${r.taken}/${r.seats}`;
+  if (r.status === "finished") return "finished";
+  if (r.you !== null && r.to_act.includes(r.you)) return "your turn";
+  const names = r.to_act.map((seat) => r.players[seat] || `seat ${seat + 1}`);
+  return names.length ? `${names.join(" and ")}'s turn` : "playing";
+}
+
+function myRoomRow(app, r) {
+  const others = r.players
+    .map((name, seat) => (seat === r.you ? null : name || "empty seat"))
+    .filter((name) => name !== null);
+  const mine = r.status === "playing" && r.you !== null && r.to_act.includes(r.you);
+  return h(
+    "li",
+    { class: `room-row mine${mine ? " my-turn" : ""}`, data: { room: r.room, game: r.game } },
+    h("span", { class: "room-game", text: r.title || gameTitle(app, r.game) }),
+    h("span", { class: `room-status s-${r.status}`, text: turnText(r) }),
+    h("span", { class: "room-players", text: others.length ? `with ${others.join(", ")}` : "solo" }),
+    r.private ? h("span", { class: "tag", text: "private" }) : null,
+    h(
+      "span",
+      { class: "room-actions" },
+      h(
+        "button",
+        { type: "button", class: mine ? "primary" : null, on: { click: () => app.openRoom(r.room) } },
+        r.status === "finished" ? "Open" : "Resume",
+      ),
+    ),
+  );
+}
+
 export function showLobby(app, root) {
   const conn = app.conn;
   const formState = { private: false };
@@ -198,20 +236,34 @@ export function showLobby(app, root) {
     );
   };
   const drawForm = () => formEl.replaceChildren(createForm(app, formState, drawForm));
+  let mine = [];
   const drawResume = () => {
-    const rooms = conn.helloRooms || [];
     resumeEl.replaceChildren(
-      rooms.length
+      mine.length
         ? h(
             "section",
             { class: "panel resume", "data-testid": "resume" },
             h("h2", { text: "Your games" }),
-            rooms.map((id) =>
-              h("button", { type: "button", on: { click: () => app.openRoom(id) } }, `Resume ${id}`),
+            h(
+              "ul",
+              { class: "room-list", "data-testid": "my-rooms" },
+              mine.map((r) => myRoomRow(app, r)),
             ),
           )
         : "",
     );
+  };
+  /** Your games as the server has them now: asked when the lobby opens, on every reconnect,
+   * when the page comes back into view, and every few seconds while it is shown (they are not
+   * pushed: whose turn it is changes in rooms this page does not view). */
+  const loadMine = async () => {
+    try {
+      mine = (await conn.request("my_rooms")).rooms;
+    } catch (err) {
+      if (err.code !== "closed") app.message(`Your games: ${err.reason || err.message}`, "error");
+      return;
+    }
+    drawResume();
   };
   const watch = async () => {
     try {
@@ -307,16 +359,27 @@ export function showLobby(app, root) {
     ),
   );
   drawForm();
-  drawResume();
+  loadMine();
   const onLobby = () => drawList();
   conn.on("lobby", onLobby);
+  const onVisible = () => {
+    if (!document.hidden) loadMine();
+  };
+  document.addEventListener("visibilitychange", onVisible);
+  const every = setInterval(() => {
+    if (!document.hidden && conn.state === "open") loadMine();
+  }, MINE_EVERY_MS);
   watch();
   return {
     kind: "lobby",
     refresh: () => {
-      drawResume();
+      loadMine();
       watch();
     },
-    stop: () => conn.off("lobby", onLobby),
+    stop: () => {
+      conn.off("lobby", onLobby);
+      document.removeEventListener("visibilitychange", onVisible);
+      clearInterval(every);
+    },
   };
 }

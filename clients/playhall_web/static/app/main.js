@@ -4,6 +4,7 @@ import { defaultUrl, PlayhallConnection } from "../lib/playhall.js";
 import { h } from "./ui.js";
 import { showLobby } from "./lobby.js";
 import { showRoom } from "./room.js";
+import { askName } from "./welcome.js";
 import { loadRenderer } from "./room/renderers.js";
 
 const TOKEN_KEY = "playhall.token";
@@ -13,7 +14,6 @@ const app = {
   conn: null,
   games: [],
   screen: null, // {kind: "lobby"|"room", room?, stop()}
-  logs: new Map(), // room id -> game log lines
   memos: new Map(), // room id -> a renderer's scratch state (deck composers...)
   message,
   openRoom,
@@ -97,21 +97,40 @@ async function openRoom(room, { code, seat, watch } = {}) {
   app.screen = showRoom(app, main, id, reply.chat || []);
 }
 
-/** Changing the name means saying hello again: a new connection with the same token. */
+/** Go by `name` from now on (`rename`: every seat this player holds shows it at once), and
+ * remember it for the next visit. Resolves with the name in use, or null if refused. */
 async function rename(name) {
-  localStorage.setItem(NAME_KEY, name);
-  switchTo(null);
-  app.conn.close();
-  await connect();
-  route();
+  let reply;
+  try {
+    reply = await app.conn.request("rename", { name });
+  } catch (err) {
+    message(`Could not change your name: ${err.reason || err.message}`, "error");
+    return null;
+  }
+  localStorage.setItem(NAME_KEY, reply.name);
+  app.conn.name = reply.name; // said again with the hello of every reconnect
+  setStatus({ state: app.conn.state });
+  if (app.screen && app.screen.refresh) app.screen.refresh();
+  return reply.name;
 }
 
-function route() {
+async function route() {
   const params = new URLSearchParams(location.hash.slice(1));
   const room = params.get("room");
   const code = params.get("code");
-  if (room || code) openRoom(room || undefined, { code: code || undefined });
-  else openLobby();
+  if (!room && !code) {
+    openLobby();
+    return;
+  }
+  // Someone who came by a link and has never said their name is asked first, so they do not
+  // sit down as "Player-…".
+  if (!app.storedName()) {
+    switchTo({ kind: "welcome" });
+    const name = await askName(main, app.conn.name);
+    if (name === app.conn.name) localStorage.setItem(NAME_KEY, name);
+    else await rename(name);
+  }
+  openRoom(room || undefined, { code: code || undefined });
 }
 
 async function connect() {

@@ -1,13 +1,15 @@
 // The room screen, wired from its parts in room/: the header (head.js), the seats with presence
 // and clocks (seats.js, clocks.js), the table's controls (controls.js), the outcome (outcome.js),
 // the game's board drawn by its renderer (board.js, renderers.js), the game log fed by events
-// (log.js) and the chat with its history (chat.js). This module holds what ties them together:
+// (log.js, from the server's history of the room), the chat with its history (chat.js) and
+// the alerts that it is your turn (attention.js). This module holds what ties them together:
 // the room's connection events, sending moves and requests, and replaying an update's frames.
 import { copyValue } from "../lib/playhall.js";
 import { h, pause, reducedMotion } from "./ui.js";
+import { createAttention } from "./room/attention.js";
 import { createBoard } from "./room/board.js";
 import { createChat } from "./room/chat.js";
-import { showClocks, showCountdowns } from "./room/clocks.js";
+import { showClocks, showCountdowns, showStandIns } from "./room/clocks.js";
 import { createControls } from "./room/controls.js";
 import { createHead } from "./room/head.js";
 import { createLog, describeRoomEvent } from "./room/log.js";
@@ -34,7 +36,6 @@ export function refusalText(err) {
 
 export function showRoom(app, root, room, history) {
   const conn = app.conn;
-  if (!app.logs.has(room)) app.logs.set(room, []);
   if (!app.memos.has(room)) app.memos.set(room, {});
   const memo = app.memos.get(room);
   let busy = false;
@@ -95,8 +96,38 @@ export function showRoom(app, root, room, history) {
   const controls = createControls({ app, room, act, memo, player: () => conn.player });
   const outcome = createOutcome();
   const board = createBoard({ play });
-  const log = createLog(app.logs.get(room));
+  const log = createLog();
   const chat = createChat({ say: (text) => act("chat", { text }) });
+  const gameTitle = (v) => (app.games.find((g) => g.id === v.game) || {}).title || v.game;
+  const attention = createAttention({
+    describe: () => (view() ? `${gameTitle(view())}: it is your turn (room ${room}).` : "It is your turn."),
+  });
+
+  /** The log's lines for `events` of a version, as the view `v` names the seats. */
+  const describe = (events, v) => {
+    const r = renderer();
+    return (events || [])
+      .map((ev) => describeRoomEvent(ev, v) ?? (r ? r.describe(ev, v) : null))
+      .filter(Boolean);
+  };
+
+  /** The game log from the server's history of the room (what this page missed, or all of it
+   * after a reload): asked when the room opens and whenever the page catches up by a snapshot. */
+  async function loadHistory() {
+    let reply;
+    try {
+      reply = await conn.request("history", { room });
+    } catch (err) {
+      if (err.code !== "closed") app.message(`Game log: ${err.reason || err.message}`, "error");
+      return;
+    }
+    const v = view();
+    if (stopped || !v) return;
+    const lines = reply.log.flatMap((entry) =>
+      describe(entry.events, v).map((text) => ({ version: entry.version, text })),
+    );
+    log.replace(reply.version, lines);
+  }
 
   const ctxFor = (frameView) => ({
     canMove: !frameView && !busy && conn.state === "open" && (view() || {}).status === "playing",
@@ -114,8 +145,9 @@ export function showRoom(app, root, room, history) {
   function drawTable(v) {
     root.dataset.game = v.game;
     head.draw(v);
-    seats.draw(v, (mirror() && mirror().presence) || [], conn.serverNow());
+    seats.draw(v, mirror() || {}, conn.serverNow());
     controls.draw(v);
+    attention.update(v);
     outcome.draw(v);
   }
 
@@ -151,9 +183,8 @@ export function showRoom(app, root, room, history) {
       return;
     }
     const r = renderer();
-    log.add(
-      (events || []).map((ev) => describeRoomEvent(ev, v) ?? (r ? r.describe(ev, v) : null)).filter(Boolean),
-    );
+    if (kind === "snapshot") loadHistory();
+    else log.add(mirror().version, describe(events, v));
     const prev = lastView;
     if (kind === "update" && events && events.length && r && r.frames && prev && prev.state) {
       lastView = keep(v);
@@ -165,7 +196,7 @@ export function showRoom(app, root, room, history) {
     }
   };
   const onPresence = ({ room: id }) => {
-    if (id === room && view()) seats.draw(view(), mirror().presence || [], conn.serverNow());
+    if (id === room && view()) seats.draw(view(), mirror(), conn.serverNow());
   };
   const onChat = (line) => {
     if (line.room === room) chat.add(line);
@@ -182,6 +213,7 @@ export function showRoom(app, root, room, history) {
     showCountdowns(board.el, now);
     const v = view();
     if (v) showClocks(seats.el, v.clock, now);
+    showStandIns(seats.el, now);
   }, 200);
 
   root.append(
@@ -205,12 +237,14 @@ export function showRoom(app, root, room, history) {
           { class: "room-side" },
           h("section", { class: "panel" }, h("h3", { text: "Game log" }), log.el),
           chat.el,
+          attention.el,
         ),
       ),
     ),
   );
   for (const line of history) chat.add(line);
   draw();
+  loadHistory();
 
   return {
     kind: "room",
@@ -219,8 +253,11 @@ export function showRoom(app, root, room, history) {
     play,
     /** For tests and debugging: the move keys the board offers right now. */
     offered: board.offered,
+    /** For tests: the alerts given for your turns ("sound", "notification"). */
+    alerts: attention.sent,
     stop: () => {
       stopped = true;
+      attention.stop();
       clearInterval(tick);
       animating++;
       for (const [name, fn] of Object.entries(listeners)) conn.off(name, fn);

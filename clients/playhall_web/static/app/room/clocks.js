@@ -1,6 +1,7 @@
-// The room's clocks: each seat's time left (mm:ss beside the seat) from the view's `clock`, and
-// the board's countdowns to a server deadline (`.secs[data-deadline]`, made by ui.js's
-// `countdown`), both counted in the server's time.
+// The room's clocks: each seat's time left (mm:ss beside the seat) from the view's `clock`, the
+// countdowns to an absent player's stand-in (`[data-stand-in-at]`, made by seats.js), and the
+// board's countdowns to a server deadline (`.secs[data-deadline]`, made by ui.js's
+// `countdown`), all counted in the server's time.
 
 /** A seat's time left in seconds from the view's `clock`: the server measured `remaining_ms`
  * at its time `at`; a running clock has gone on since (`now` is the server's time now). */
@@ -35,6 +36,14 @@ function showClock(el, clock, now) {
 /** Every seat clock slot (`[data-clock]`) under `root`, from `clock` at server time `now`. */
 export function showClocks(root, clock, now) {
   for (const el of root.querySelectorAll(".clock[data-clock]")) showClock(el, clock, now);
+}
+
+/** Every countdown to an absent player's stand-in under `root`, at server time `now`. */
+export function showStandIns(root, now) {
+  for (const el of root.querySelectorAll("[data-stand-in-at]")) {
+    const left = Number(el.dataset.standInAt) - now;
+    el.textContent = left > 0 ? `away: bot plays for them in ${mmss(left)}` : "away: bot plays for them now";
+  }
 }
 
 /** Every countdown under `root`, at server time `now`. */

@@ -1,6 +1,7 @@
 // The game log: a line per event, the room's own events (seats, ready, start, the end) described
-// here and the game's by its renderer. The lines are kept per room by the page (`app.logs`), so
-// leaving for the lobby and coming back shows them again.
+// here and the game's by its renderer. The server keeps the room's recent events (`history`):
+// the log is filled from there when the room is opened (after a reload too) and whenever the
+// page catches up by a snapshot, and from each update's events in between.
 import { h, seatName } from "../ui.js";
 
 /** The most lines the log keeps. */
@@ -20,6 +21,8 @@ export function describeRoomEvent(ev, view) {
       return `the server's bot plays for ${who(ev.seat)} (${ev.reason}) until they move again`;
     case "took_back":
       return `${who(ev.seat)} plays for themselves again`;
+    case "renamed":
+      return `seat ${ev.seat + 1} is now called ${ev.name}`;
     case "ready":
       return `${who(ev.seat)} is ${ev.ready ? "ready" : "not ready"}`;
     case "bot_added":
@@ -36,20 +39,35 @@ export function describeRoomEvent(ev, view) {
   }
 }
 
-/** `lines`: the room's kept lines, shown at once and added to by `add`. */
-export function createLog(lines) {
+/** The log's lines, each with the room version whose events it tells. */
+export function createLog() {
   const el = h("ol", { class: "log", "data-testid": "log", "aria-label": "game log" });
-  for (const text of lines) el.append(h("li", { text }));
+  let lines = []; // {version, text}, oldest first
+
+  function show() {
+    while (lines.length > KEPT) lines.shift();
+    el.replaceChildren(...lines.map(({ version, text }) => h("li", { text, data: { version } })));
+    el.scrollTop = el.scrollHeight;
+  }
+
   return {
     el,
-    add(more) {
-      for (const text of more) {
-        lines.push(text);
-        el.append(h("li", { text }));
+    /** The lines of one version's events, as they arrive. */
+    add(version, texts) {
+      if (!texts.length) return;
+      for (const text of texts) {
+        lines.push({ version, text });
+        el.append(h("li", { text, data: { version } }));
       }
-      while (lines.length > KEPT) lines.shift();
       while (el.children.length > KEPT) el.firstChild.remove();
+      if (lines.length > KEPT) lines = lines.slice(-KEPT);
       el.scrollTop = el.scrollHeight;
+    },
+    /** The server's history up to `upTo` replaces what the log held until then; lines of
+     * later versions (updates that arrived while it was asked for) stay after it. */
+    replace(upTo, history) {
+      lines = [...history, ...lines.filter((line) => line.version > upTo)];
+      show();
     },
   };
 }

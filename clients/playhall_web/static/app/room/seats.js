@@ -1,7 +1,8 @@
 // The seats: who sits where, whose turn it is, ready marks, stand-ins, who left the game, who is
-// here, and a slot for each seat's clock.
+// here (and, for an absent player the game waits for, a countdown to the server's bot standing
+// in), a slot for each seat's clock, and who is watching.
 import { h } from "../ui.js";
-import { showClocks } from "./clocks.js";
+import { showClocks, showStandIns } from "./clocks.js";
 
 /** Seats that left the game: the outcome's `left`, or the game's own (Mantis plays on). */
 export function seatsLeft(v) {
@@ -9,7 +10,19 @@ export function seatsLeft(v) {
   return new Set([...((v.outcome && v.outcome.left) || []), ...fromState]);
 }
 
-function seatItem(v, s, i, here, gone) {
+/** For an absent player the game waits for: when the server's bot stands in (presence's
+ * `stand_in_at`), counted down by the room's tick. */
+function standInDue(v, i, at) {
+  if (at === null || at === undefined || v.status !== "playing" || !(v.to_act || []).includes(i)) return null;
+  return h("span", {
+    class: "tag away-due",
+    "data-testid": "stand-in-due",
+    data: { standInAt: Number(at) },
+    title: "they are away: if they do not come back by then, the server's bot plays for them",
+  });
+}
+
+function seatItem(v, s, i, here, gone, standInAt) {
   const empty = !s.bot && !s.player;
   const acting = (v.to_act || []).includes(i);
   return h(
@@ -38,19 +51,34 @@ function seatItem(v, s, i, here, gone) {
     !empty && !s.bot
       ? h("span", { class: `presence ${here ? "on" : "off"}`, text: here ? "● here" : "○ away" })
       : null,
+    here ? null : standInDue(v, i, standInAt),
     h("span", { class: "clock", "data-clock": i }),
   );
 }
 
+/** "Watching: abe, zoe" (the names the server sends, and how many more there are). */
+function watchingText(watching, watchers) {
+  if (!watching) return "";
+  const more = watching - watchers.length;
+  return `Watching: ${watchers.join(", ")}${more > 0 ? `${watchers.length ? " and " : ""}${more} more` : ""}`;
+}
+
 export function createSeats() {
-  const el = h("ul", { class: "seats", "data-testid": "seats", "aria-label": "seats" });
+  const list = h("ul", { class: "seats", "data-testid": "seats", "aria-label": "seats" });
+  const watchersEl = h("p", { class: "watchers muted small", "data-testid": "watchers" });
+  const el = h("div", { class: "seats-box" }, list, watchersEl);
   return {
     el,
-    /** `presence[i]`: seat i's player is connected; `now`: the server's time, for the clocks. */
+    /** `presence`: the mirror's (seat i's player is connected, when a stand-in is due, who
+     * watches); `now`: the server's time, for the clocks and countdowns. */
     draw(v, presence, now) {
       const left = seatsLeft(v);
-      el.replaceChildren(...v.seats.map((s, i) => seatItem(v, s, i, presence[i], left.has(i))));
-      showClocks(el, v.clock, now);
+      const here = presence.presence || [];
+      const due = presence.standInAt || [];
+      list.replaceChildren(...v.seats.map((s, i) => seatItem(v, s, i, here[i], left.has(i), due[i])));
+      watchersEl.textContent = watchingText(presence.watching || 0, presence.watchers || []);
+      showClocks(list, v.clock, now);
+      showStandIns(list, now);
     },
   };
 }
