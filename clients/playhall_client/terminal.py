@@ -10,9 +10,9 @@ rejoin, quit). Inside a room it redraws the room on every change of the mirror (
 game's renderer in :mod:`playhall_client.render`, seats with presence and ready marks, who
 watches, whose turn, the legal moves numbered), prints game events and chat lines as they come,
 and reads commands: a number picks a legal move, and ``bot N``, ``ready``, ``start``,
-``chat TEXT``, ``decks``, ``rematch``, ``leave``, ``quit``, ``help``. The client's own
-connection notices are printed as they come: the connection is lost and being re-established,
-and when it is back.
+``chat TEXT``, ``name NAME``, ``decks``, ``rematch``, ``leave``, ``quit``, ``help``. The
+client's own connection notices are printed as they come: the connection is lost and being
+re-established, and when it is back.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ In a room:
   ready        say you are ready (unready: take it back)
   start        start now (the room's creator; every seat must be filled)
   chat TEXT    say something to the room
+  name NAME    go by NAME from now on (every room where you sit shows it)
   decks        list the ready-made decks' cards (games with decks)
   resign       leave the game being played (the other player wins; in Mantis with three or
                more, your seat drops out and the others play on)
@@ -665,6 +666,11 @@ class RoomScreen:
         elif word in ("chat", "say"):
             if rest:
                 await self.client.chat(room, rest)
+        elif word == "name":
+            if not rest:
+                self.write("Usage: name NEW-NAME")
+            else:
+                self.write(f"You are now called {await self.client.rename(rest)}.")
         elif word == "decks":
             state = self.mirror.view.get("state")
             text = _decks_text(self.mirror.view.get("game", ""), state) if state else None
@@ -974,6 +980,8 @@ def _event_line(event: dict[str, Any], view: dict[str, Any]) -> str:
         return f"{who} {why}: the server's bot plays for them until they act again"
     if kind == "took_back":
         return f"{who} plays for themselves again"
+    if kind == "renamed":
+        return f"seat {seat} is now called {event.get('name')}"
     if kind == "ready":
         return f"{who} is {'ready' if event.get('ready') else 'not ready'}"
     if kind == "bot_added":

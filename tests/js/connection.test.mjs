@@ -376,6 +376,26 @@ describe("PlayhallConnection", () => {
     assert.equal(mirror.standInAt[0], null);
   });
 
+  test("the clock offset comes from the ping with the shortest round trip", async () => {
+    const { conn, ws } = await start();
+    const pings = () => ws.sent.filter((m) => m.t === "ping");
+    await until(() => pings().length === 1, "the first ping");
+    // A slow first answer (the page was busy): its midpoint is off by a lot.
+    await new Promise((resolve) => {
+      setTimeout(resolve, 120);
+    });
+    ws.reply(pings()[0], { time: new Float(Date.now() / 1000 + 100) });
+    await until(() => pings().length === 2, "the second ping", 3000);
+    ws.reply(pings()[1], { time: new Float(Date.now() / 1000 + 5) });
+    await until(() => Math.abs(conn.clockOffset - 5) < 0.05, "the offset of the quick ping");
+    await until(() => pings().length === 3, "the third ping", 3000);
+    await new Promise((resolve) => {
+      setTimeout(resolve, 120);
+    });
+    ws.reply(pings()[2], { time: new Float(Date.now() / 1000 - 50) });
+    assert.ok(Math.abs(conn.clockOffset - 5) < 0.05, `kept ${conn.clockOffset}`);
+  });
+
   test("a handshake that fails with an error and no close is retried (Node's WebSocket)", async () => {
     const { ws } = await start();
     ws.drop(1006);

@@ -121,6 +121,8 @@ export function showRoom(app, root, room, history) {
       if (err.code !== "closed") app.message(`Game log: ${err.reason || err.message}`, "error");
       return;
     }
+    if (stopped || !view()) return;
+    await loadRenderer(view().game); // the game's events are described by its renderer
     const v = view();
     if (stopped || !v) return;
     const lines = reply.log.flatMap((entry) =>

@@ -122,7 +122,8 @@ export class PlayhallConnection extends Emitter {
     this.publicUrl = null; // the hello reply's public_url: where players open the page
     this.rooms = new Map();
     this.lobby = new Map();
-    this.clockOffset = 0; // server clock minus this clock, in seconds (from a ping per hello)
+    this.clockOffset = 0; // server clock minus this clock, in seconds (from pings after each hello)
+    this._clockRound = 0; // the hello whose pings measure it now
     this.attempt = 0;
     this._ws = null;
     this._nextId = 1;
@@ -353,15 +354,29 @@ export class PlayhallConnection extends Emitter {
     this._measureClock();
   }
 
-  _measureClock() {
-    const sent = Date.now() / 1000;
-    this.request("ping", {}, { resend: false }).then(
-      (reply) => {
-        const now = Date.now() / 1000;
-        this.clockOffset = Number(reply.time) - (sent + now) / 2;
-      },
-      () => {},
-    );
+  /** The offset to the server's clock from a few pings after each hello, spaced out, keeping
+   * the one with the shortest round trip (PROTOCOL.md, "Clocks"): a page still busy loading
+   * when the first reply comes reads it late, and a late reading skews the midpoint. */
+  _measureClock(tries = 3, spacing = 500) {
+    const round = this._clockRound + 1;
+    this._clockRound = round;
+    let best = Infinity;
+    const once = (left) => {
+      const sent = Date.now() / 1000;
+      this.request("ping", {}, { resend: false }).then(
+        (reply) => {
+          const now = Date.now() / 1000;
+          if (this._clockRound !== round) return; // a newer hello measures afresh
+          if (now - sent < best) {
+            best = now - sent;
+            this.clockOffset = Number(reply.time) - (sent + now) / 2;
+          }
+          if (left > 1) setTimeout(() => this.state === "open" && once(left - 1), spacing);
+        },
+        () => {},
+      );
+    };
+    once(tries);
   }
 
   _report(err) {
