@@ -13,6 +13,7 @@ import {
   PlayhallConnection,
   PlayhallError,
 } from "../../clients/playhall_web/static/lib/playhall.js";
+import { untilView } from "./views.mjs";
 
 /** The platform's WebSocket, noting every move request sent. */
 const sentMoves = [];
@@ -35,22 +36,8 @@ conn.on("event", () => {
   events += 1;
 });
 
-function until(predicate, what, ms = 10000) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`timed out waiting for ${what}`));
-    }, ms);
-    const check = () => {
-      if (predicate()) {
-        clearTimeout(timer);
-        stop();
-        resolve();
-      }
-    };
-    const stop = conn.on("view", check);
-    check();
-  });
+function until(predicate, what) {
+  return untilView(conn, predicate, what);
 }
 
 const hello = await conn.connect();

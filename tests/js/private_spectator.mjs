@@ -11,29 +11,12 @@ import assert from "node:assert/strict";
 import { createInterface } from "node:readline";
 
 import { PlayhallConnection } from "../../clients/playhall_web/static/lib/playhall.js";
+import { untilView } from "./views.mjs";
 
 const [url, mode] = process.argv.slice(2);
 // Node does not count a WebSocket still connecting as keeping the process alive: while both
 // connections are between a restart and their next handshake, nothing else would.
 const alive = setInterval(() => {}, 1000);
-
-function until(conn, predicate, what, ms = 20000) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`timed out waiting for ${what}`));
-    }, ms);
-    const check = () => {
-      if (predicate()) {
-        clearTimeout(timer);
-        stop();
-        resolve();
-      }
-    };
-    const stop = conn.on("view", check);
-    check();
-  });
-}
 
 const player = new PlayhallConnection(url, { name: "host" });
 await player.connect();
@@ -64,9 +47,14 @@ if (mode === "drop") {
 }
 
 const mine = player.rooms.get(room);
-await until(player, () => mine.view && mine.view.moves.length > 0, "my turn");
+await untilView(player, () => mine.view && mine.view.moves.length > 0, "my turn");
 const { version } = await player.move(room, mine.view.moves[0]);
-await until(friend, () => seen.version !== null && seen.version >= version, "the spectator to see the move");
+await untilView(
+  friend,
+  () => seen.version !== null && seen.version >= version,
+  "the spectator to see the move",
+  20000, // through a reconnect, after a server restart
+);
 assert.equal(seen.view.you, null);
 assert.ok(friend.rooms.has(room));
 player.close();

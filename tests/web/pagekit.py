@@ -18,7 +18,7 @@ import pytest
 from .conftest import StartWebServer, WebServer
 
 if TYPE_CHECKING:
-    from playwright.async_api import Page
+    from playwright.async_api import Locator, Page
 
 #: Clickable moves on the board: every button the renderers make from the view's ``moves``.
 OFFERED = '[data-testid="board"] [data-move]:not([disabled])'
@@ -116,6 +116,11 @@ async def play_to_outcome(page: Page, *, limit_s: float = 90, on_click: Any = No
         assert time.monotonic() < deadline, f"no outcome after {clicks} clicks"
     await page.locator(OUTCOME).wait_for()
     return clicks
+
+
+def seat(page: Page, index: int) -> Locator:
+    """Seat ``index`` as the room page shows it."""
+    return page.locator(f'[data-testid="seats"] [data-seat="{index}"]')
 
 
 async def room_id(page: Page) -> str:

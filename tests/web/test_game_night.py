@@ -21,16 +21,13 @@ from .pagekit import (
     page_version,
     page_view,
     screenshot,
+    seat,
     wait_status,
     web_server,  # noqa: F401  (the fast-bots server replaces the default one)
 )
 
 if TYPE_CHECKING:
-    from playwright.async_api import Locator, Page
-
-
-def seat(page: Page, index: int) -> Locator:
-    return page.locator(f'[data-testid="seats"] [data-seat="{index}"]')
+    from playwright.async_api import Page
 
 
 async def log_lines(page: Page) -> list[str]:

@@ -4,8 +4,6 @@ chat with its history, presence."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from playhall_client.client import Client
 
 from .conftest import NewPage, WebServer
@@ -20,16 +18,10 @@ from .pagekit import (
     open_lobby,
     page_version,
     page_view,
+    seat,
     wait_status,
     web_server,  # noqa: F401  (the fast-bots server replaces the default one)
 )
-
-if TYPE_CHECKING:
-    from playwright.async_api import Locator, Page
-
-
-def seat(page: Page, index: int) -> Locator:
-    return page.locator(f'[data-testid="seats"] [data-seat="{index}"]')
 
 
 async def test_live_room_list_filter_join_and_leave(new_page: NewPage) -> None:
