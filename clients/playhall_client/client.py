@@ -167,7 +167,9 @@ class Client:
         hello: dict[str, Any] = {"protocol": list(SUPPORTED_VERSIONS)}
         if self.token:
             hello["token"] = self.token
-        if self.name:
+        # The name given is said by the first hello (and by a new player's): a reconnect's would
+        # rename the player back, undoing a rename made since on another connection.
+        if self.name and (not self._greeted_before or not self.token):
             hello["name"] = self.name
         delay = BACKOFF_FIRST
         while True:

@@ -396,6 +396,16 @@ describe("PlayhallConnection", () => {
     assert.ok(Math.abs(conn.clockOffset - 5) < 0.05, `kept ${conn.clockOffset}`);
   });
 
+  test("a reconnect's hello says no name: it would undo a rename made elsewhere", async () => {
+    const { ws } = await start({ name: "ann" });
+    assert.equal(ws.last("hello").name, "ann");
+    ws.drop(1006);
+    await until(() => ScriptedSocket.all[1]?.last("hello"), "the second hello");
+    const again = ScriptedSocket.all[1].last("hello");
+    assert.equal(again.token, "p1.secret");
+    assert.equal(Object.hasOwn(again, "name"), false);
+  });
+
   test("a handshake that fails with an error and no close is retried (Node's WebSocket)", async () => {
     const { ws } = await start();
     ws.drop(1006);

@@ -35,6 +35,28 @@ async def test_a_rename_reaches_players_and_spectators(url: str) -> None:
         await table.close()
 
 
+async def test_a_reconnect_does_not_undo_a_rename_made_on_another_connection(url: str) -> None:
+    """Two connections of one player: one renames; the other's connection drops and comes
+    back. Its hello must not rename the player back, nor its sync the seat."""
+    table = await started_table(url)
+    other = await Client.connect(url, token=table.clients[0].token, name="p0")
+    try:
+        await other.sync(table.room)
+        await table.clients[0].rename("Zed")
+        await table.mirrors[1].wait(lambda m: m.view["seats"][0]["name"] == "Zed")
+        assert other._ws is not None
+        reconnects = other.reconnects
+        other._ws.transport.abort()
+        while other.reconnects == reconnects:
+            await other.request("ping")  # waits until the client is back online
+        await other.sync(table.room)
+        assert table.mirrors[1].view["seats"][0]["name"] == "Zed"
+        assert other.name == "Zed"
+    finally:
+        await other.close()
+        await table.close()
+
+
 async def test_a_waiting_room_shows_the_new_name(url: str) -> None:
     host = await Client.connect(url, name="host")
     guest = await Client.connect(url, name="Player-abcd")

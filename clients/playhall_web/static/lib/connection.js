@@ -102,8 +102,8 @@ export class PlayhallConnection extends Emitter {
   /**
    * @param {string} url the server's websocket URL (defaultUrl() on the page it served)
    * @param {object} options token (the stored player token, or null for a new player), name
-   *   (display name, sent with every hello), WebSocket (the class to use; the global one by
-   *   default), backoff ({initial, max} in ms: 50 doubling to 2000), rateRetries (how often a
+   *   (display name, said by the first hello; `rename` changes it later), WebSocket (the class
+   *   to use; the global one by default), backoff ({initial, max} in ms: 50 doubling to 2000), rateRetries (how often a
    *   `rate_limited` request is sent again before it fails: 5)
    */
   constructor(url, options = {}) {
@@ -287,7 +287,9 @@ export class PlayhallConnection extends Emitter {
   _hello() {
     const fields = { protocol: PROTOCOL_VERSIONS };
     if (this.token) fields.token = this.token;
-    if (this.name) fields.name = this.name;
+    // The name given is said by the first hello (and by a new player's): a reconnect's would
+    // rename the player back, undoing a rename made since on another connection.
+    if (this.name && (this.player === null || !this.token)) fields.name = this.name;
     this._send({
       type: "hello",
       fields,
