@@ -431,7 +431,8 @@ class Client:
         except (ServerError, ConnectionLost):
             raise refused from None
         self._mirror(room).chat = list(joined.get("chat", []))
-        return joined
+        # A join's reply names no code: a private room's is in the refusal.
+        return {**joined, "code": refused.reply.get("join_code")}
 
     async def join(
         self,

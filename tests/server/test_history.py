@@ -70,8 +70,9 @@ async def test_a_private_rooms_history_is_no_outsiders(url: str) -> None:
     outsider = await Client.connect(url, name="outsider")
     try:
         room = await host.create("mantis", 2, private=True)
+        await host.ready(room.room)
         assert [e["type"] for line in await host.history(room.room) for e in line["events"]] == [
-            "joined"
+            "ready"
         ]
         with pytest.raises(ServerError) as refused:
             await outsider.history(room.room)
