@@ -150,7 +150,7 @@ export function showRoom(app, root, room, history) {
     seats.draw(v, mirror() || {}, conn.serverNow());
     controls.draw(v);
     attention.update(v);
-    outcome.draw(v);
+    outcome.draw(v, renderer());
   }
 
   function draw() {

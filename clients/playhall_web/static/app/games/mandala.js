@@ -96,15 +96,17 @@ function handPanel(view, ctx) {
     .filter((c) => p.hand[c] > 0)
     .map((colour) => {
       const of = (pred) => movesWhere(view, (m) => m.colour === colour && pred(m));
-      const group = (label, moves, text) =>
+      const group = (label, moves, text, title) =>
         moves.length
           ? h(
               "span",
               { class: "group" },
               h("span", { class: "label", text: label }),
-              moves.map((m) => moveButton(ctx, m, text(m))),
+              moves.map((m) => moveButton(ctx, m, text(m), { title: title(m) })),
             )
           : null;
+      // A count says what it counts: "2 cards" on the button, the whole move in its title.
+      const cards = (m) => plural(m.count, "card");
       return h(
         "li",
         { class: "hand-row", data: { colour } },
@@ -113,18 +115,21 @@ function handPanel(view, ctx) {
           "mountain:",
           of((m) => m.type === "mountain"),
           (m) => SIDES[m.mandala],
+          (m) => `play a ${colour} card to the ${SIDES[m.mandala]} mountain`,
         ),
         SIDES.map((side, k) =>
           group(
             `${side} field:`,
             of((m) => m.type === "field" && m.mandala === k),
-            (m) => `${m.count}`,
+            cards,
+            (m) => `play ${plural(m.count, `${colour} card`)} to your ${side} field`,
           ),
         ),
         group(
           "discard:",
           of((m) => m.type === "discard"),
-          (m) => `${m.count}`,
+          cards,
+          (m) => `discard ${plural(m.count, `${colour} card`)} and draw as many`,
         ),
       );
     });
@@ -211,4 +216,12 @@ function describe(ev, view) {
   }
 }
 
-export default { render, describe };
+/** The winners as indices into the outcome's scores: in solo an empty `winners` is Master Yoga's
+ * win (player 1, who has no seat), unless nobody played the game to an end (abandoned). */
+function winners(view) {
+  const o = view.outcome;
+  if (!o || o.winners.length || !view.state || view.state.mode !== "solo") return null;
+  return o.reason === "abandoned" ? [] : [1];
+}
+
+export default { render, describe, winners };

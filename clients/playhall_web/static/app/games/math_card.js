@@ -4,6 +4,28 @@ import { deckComposer, h, moveButton, movesWhere, seatName } from "../ui.js";
 
 const AREA_TITLES = { left: "left public assertions", right: "right public assertions" };
 
+/** What an open choice asks of the seat it waits for, by its `kind`. */
+const CHOICE_ASKS = {
+  hand_limit: "Your hand is over the limit of 7 cards: choose a card to discard.",
+  search: "Choose the card to take from your deck.",
+  opponent_discard: "Your opponent makes you discard: choose a card from your hand.",
+  optional_discard: "You may discard a card: choose one, or decline.",
+  swap: "Choose the two values to swap.",
+  move_assertion: "Choose a public assertion to move and whose private area it goes to.",
+  rearrange: "Choose how the operators move round, or leave them.",
+};
+
+/** The moves that answer an open choice (shown with its question, not in the hand). */
+const ANSWERS = new Set(["choose", "decline", "swap", "move_assertion", "rearrange"]);
+
+/** An assertion area by name as a person reads it: `left`, `right`, `private0`, `private1`, or a
+ * move's `private` (the area of `seat`, the seat moving). */
+function areaName(view, name, seat = view.you) {
+  if (AREA_TITLES[name]) return AREA_TITLES[name];
+  const owner = name === "private" ? seat : Number(String(name).slice("private".length));
+  return `${seatName(view, owner)}'s private assertions`;
+}
+
 function card(view, id) {
   return (view.state.pool || {})[id] || { name: id, formula: id, kind: "?", colour: "", text: "" };
 }
@@ -56,7 +78,7 @@ function assertionList(view, name) {
     { class: `areas area-${name}` },
     h("span", {
       class: "label",
-      text: AREA_TITLES[name] || `${seatName(view, Number(name.slice(-1)))}'s private assertions`,
+      text: areaName(view, name),
     }),
     entries.length
       ? entries.map((e) =>
@@ -111,10 +133,16 @@ function playerLine(view, seat) {
   );
 }
 
+/** A position as the view gives it: `[lane, slot]`, or `[area, index]` in an assertion area. */
+function position(view, [where, i]) {
+  if (typeof where === "number") return `${laneName(view, where)} slot ${i + 1}`;
+  return `${areaName(view, where)} card ${i + 1}`;
+}
+
 /** A readable label for one move (the move itself is sent as the view gave it). */
 function label(view, m) {
   const name = (id) => card(view, id).name;
-  const pos = ([l, s]) => `${laneName(view, l)} slot ${s + 1}`;
+  const pos = (p) => position(view, p);
   switch (m.type) {
     case "set_value":
       return `value → ${laneName(view, m.lane)}`;
@@ -123,7 +151,7 @@ function label(view, m) {
     case "set_function":
       return `operator-value → ${laneName(view, m.lane)}`;
     case "assert":
-      return `assert (${m.area})${m.under ? ` over ${name(m.under)}` : ""}`;
+      return `assert in ${areaName(view, m.area)}${m.under ? ` over ${name(m.under)}` : ""}`;
     case "function_calc":
       return `calculate ${pos(m.input)} → ${pos(m.output)}`;
     case "function_effect":
@@ -164,8 +192,9 @@ function hand(view, ctx) {
   if (!me) return null;
   const byCard = new Map();
   const other = [];
-  for (const m of movesWhere(view, (x) => x.type !== "pick_deck" && x.type !== "resign")) {
-    if (m.card && m.type !== "choose") {
+  const inHand = (x) => x.type !== "pick_deck" && x.type !== "resign" && !ANSWERS.has(x.type);
+  for (const m of movesWhere(view, inHand)) {
+    if (m.card) {
       if (!byCard.has(m.card)) byCard.set(m.card, []);
       byCard.get(m.card).push(m);
     } else other.push(m);
@@ -214,23 +243,34 @@ function hand(view, ctx) {
           "div",
           { class: "actions" },
           other.map((m) =>
-            moveButton(ctx, m, m.type === "choose" ? [`choose `, tile(view, m.card)] : label(view, m), {
-              cls: m.type === "end_turn" ? "primary" : "",
-            }),
+            moveButton(ctx, m, label(view, m), { cls: m.type === "end_turn" ? "primary" : "" }),
           ),
         )
       : null,
   );
 }
 
-function pendingLine(view) {
+/** An open choice: the seat it waits for gets what it asks and its answers together, at the
+ * top of the board; everyone else a line saying whom the game waits for. */
+function pendingPanel(view, ctx) {
   const p = view.state.pending;
   if (!p) return null;
-  const src = p.source ? ` (${card(view, p.source).name})` : "";
+  const what = `${p.kind.replaceAll("_", " ")}${p.source ? ` (${card(view, p.source).name})` : ""}`;
+  if (p.seat !== view.you)
+    return h("p", { class: "pending", role: "status" }, `Waiting for ${seatName(view, p.seat)}: ${what}`);
+  const answers = movesWhere(view, (m) => ANSWERS.has(m.type));
   return h(
-    "p",
-    { class: "pending", role: "status" },
-    `Waiting for ${seatName(view, p.seat)}: ${p.kind.replace("_", " ")}${src}`,
+    "section",
+    { class: "panel pending mine", "data-testid": "choice" },
+    h("h3", { text: `Your choice: ${what}` }),
+    h("p", { role: "status", text: CHOICE_ASKS[p.kind] || "Choose one:" }),
+    h(
+      "div",
+      { class: "actions" },
+      answers.map((m) =>
+        moveButton(ctx, m, m.type === "choose" ? ["choose ", tile(view, m.card)] : label(view, m)),
+      ),
+    ),
   );
 }
 
@@ -306,7 +346,7 @@ function render(view, ctx) {
       t ? `Turn ${t.number}: ${seatName(view, t.seat)} · phase ${st.phase}` : `phase ${st.phase}`,
       st.estimate ? ` · public lane read from the ${st.estimate.public_direction}` : "",
     ),
-    pendingLine(view),
+    pendingPanel(view, ctx),
     h(
       "section",
       { class: "panel mc-board" },
@@ -343,13 +383,13 @@ function describe(ev, view) {
     case "set_function":
       return `${who(ev.seat)} sets ${name(ev.card)} in ${view.state ? laneName(view, ev.at[0]) : `lane ${ev.at[0]}`}`;
     case "assert":
-      return `${who(ev.seat)} asserts ${ev.card ? name(ev.card) : "a puzzle"} (${ev.area})`;
+      return `${who(ev.seat)} asserts ${ev.card ? name(ev.card) : "a puzzle"} in ${areaName(view, ev.area, ev.seat)}`;
     case "legend":
       return `${who(ev.seat)} places the legend ${name(ev.card)}`;
     case "discard":
       return `${name(ev.card)} goes to ${who(ev.seat)}'s discard pile`;
     case "pvp":
-      return `${who(ev.seat)}: PVP ${ev.total}`;
+      return `${who(ev.seat)}: PVP ${ev.change < 0 ? "" : "+"}${ev.change}, now ${ev.pvp}`;
     case "choice":
       return `${who(ev.seat)} must answer: ${ev.kind.replace("_", " ")}`;
     case "end_turn":
@@ -358,18 +398,20 @@ function describe(ev, view) {
       return `${who(ev.seat)} resigns`;
     case "search":
       return `you take ${name(ev.card)} from your deck`;
+    case "function_calc":
+      return `${who(ev.seat)} calculates with ${name(ev.card)}: ${view.state ? `${position(view, ev.input)} → ${position(view, ev.output)}` : ""}`;
+    case "hand_limit":
+      return `${who(ev.seat)} holds more than 7 cards and discards down to 7`;
     case "move_value":
     case "swap":
     case "rearrange":
     case "move_assertion":
-    case "function_calc":
     case "function_effect":
     case "use":
     case "declined":
     case "searched":
     case "search_failed":
     case "no_effect":
-    case "hand_limit":
     case "extra_value":
       return `${ev.seat === undefined ? "" : `${who(ev.seat)}: `}${ev.type.replace("_", " ")}${ev.card ? ` (${name(ev.card)})` : ""}`;
     default:

@@ -6,7 +6,7 @@ import { delegate, h, moveKey } from "../ui.js";
 
 /** `play(move)`: sends one of the view's moves. */
 export function createBoard({ play }) {
-  const el = h("div", { class: "board", "data-testid": "board", "aria-live": "off" });
+  const el = h("div", { class: "board", "data-testid": "board", "aria-live": "off", tabindex: "-1" });
   let drawn = null; // the view the board shows: its moves are the ones the controls stand for
 
   const stopClicks = delegate(el, "[data-move]", "click", (control) => {
@@ -18,19 +18,30 @@ export function createBoard({ play }) {
 
   // Every draw rebuilds the board, so the control that had the focus is remembered by its move
   // (or id) and focused again once it is back and enabled; if that move is gone, the first move
-  // offered takes the focus. Focusing anything outside the board forgets it.
+  // offered takes the focus. Focusing anything outside the board forgets it. A focus lost because
+  // its control went away (the Ready button once the game starts) lands on the board too: on the
+  // first move offered, else on the board itself, until a move is offered. A person who clicked
+  // somewhere else keeps their place.
   let focusKey = null;
+  let lastFocused = null;
   const keyOf = (node) => node.dataset.move || node.id || null;
   const onFocusIn = (e) => {
-    focusKey = el.contains(e.target) ? keyOf(e.target) : null;
+    lastFocused = e.target;
+    focusKey = el.contains(e.target) && e.target !== el ? keyOf(e.target) : null;
   };
   document.addEventListener("focusin", onFocusIn);
   function restoreFocus() {
-    if (!focusKey || el.contains(document.activeElement)) return;
+    const active = document.activeElement;
+    const onBoard = active === el;
+    if (!onBoard && el.contains(active)) return;
+    const lost = (!active || active === document.body) && !(lastFocused && lastFocused.isConnected);
+    if (!focusKey && !lost && !onBoard) return;
     const controls = [...el.querySelectorAll("[data-move], [id]")].filter((node) => !node.disabled);
     const again =
-      controls.find((node) => keyOf(node) === focusKey) || controls.find((node) => node.dataset.move);
+      (focusKey && controls.find((node) => keyOf(node) === focusKey)) ||
+      controls.find((node) => node.dataset.move);
     if (again) again.focus();
+    else if (lost) el.focus();
   }
 
   function note(text) {

@@ -15,13 +15,14 @@ function scoreName(view, i) {
   return (players && players[i] && players[i].name) || `player ${i + 1}`;
 }
 
-function panel(v, o) {
-  const winners = new Set(o.winners);
-  const verdict = o.winners.length
-    ? `${o.winners.map((i) => scoreName(v, i)).join(" and ")} ${o.winners.length > 1 ? "win" : "wins"}`
-    : v.seats.length === 1
-      ? "Master Yoga wins"
-      : "a draw";
+/** `renderer.winners(view)`, where the game has it, reads a winner that has no seat (Master Yoga):
+ * indices into `scores`; otherwise the outcome's `winners` say it all. */
+function panel(v, o, renderer) {
+  const won = (renderer && renderer.winners ? renderer.winners(v) : null) || o.winners;
+  const winners = new Set(won);
+  const verdict = won.length
+    ? `${won.map((i) => scoreName(v, i)).join(" and ")} ${won.length > 1 ? "win" : "wins"}`
+    : "a draw";
   return h(
     "section",
     { class: "panel outcome", "data-testid": "outcome", role: "status" },
@@ -54,8 +55,9 @@ export function createOutcome() {
   const el = h("div", { "data-testid": "outcome-slot" });
   return {
     el,
-    draw(v) {
-      if (v.outcome) el.replaceChildren(panel(v, v.outcome));
+    /** `renderer`: the game's, or null while it loads. */
+    draw(v, renderer) {
+      if (v.outcome) el.replaceChildren(panel(v, v.outcome, renderer));
       else el.replaceChildren();
     },
   };
