@@ -147,8 +147,11 @@ async def test_lobby_requests(url: str) -> None:
                 "seats_by_option",
             }
             for option in game["options"]:
-                assert {"name", "default", "kind", "help"} <= set(option)
-                assert set(option) <= {"name", "default", "kind", "help", "choices", "min", "max"}
+                assert {"name", "default", "kind", "help", "label"} <= set(option)
+                assert set(option) <= {
+                    "name", "default", "kind", "help", "label", "choices", "min", "max",
+                    "unit", "when", "value_labels",
+                }
                 assert option["kind"] in ("bool", "int", "str")
         assert keys(await wire.ok("rooms", game="mantis")) == {"rooms", "next"}
         assert keys(await wire.ok("lobby.watch", game="mantis")) == {"rooms", "next"}

@@ -97,6 +97,13 @@ class Option:
 
     ``choices`` restricts the value to a list; otherwise ``minimum``/``maximum`` bound an int.
     The kind is taken from ``default`` (bool, int or str).
+
+    What clients show people, so that none needs to know the game: ``label``, the option's name
+    for people (the name itself when empty); ``unit``, what an int counts (``"ms"``: a duration
+    in milliseconds, which a client may show in minutes and seconds); ``when``, the choices of
+    other options under which this one applies (``{"clock": ("turn", "fischer")}``), so a client
+    shows it only then; ``value_labels``, what particular values mean (Mantis's target 0: the
+    rules' own target).
     """
 
     name: str
@@ -105,6 +112,10 @@ class Option:
     choices: tuple[bool | int | str, ...] | None = None
     minimum: int | None = None
     maximum: int | None = None
+    label: str = ""
+    unit: str | None = None
+    when: tuple[tuple[str, tuple[bool | int | str, ...]], ...] = ()
+    value_labels: tuple[tuple[bool | int | str, str], ...] = ()
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -112,6 +123,7 @@ class Option:
             "default": self.default,
             "kind": type(self.default).__name__,
             "help": self.help,
+            "label": self.label or self.name,
         }
         if self.choices is not None:
             out["choices"] = list(self.choices)
@@ -119,6 +131,12 @@ class Option:
             out["min"] = self.minimum
         if self.maximum is not None:
             out["max"] = self.maximum
+        if self.unit is not None:
+            out["unit"] = self.unit
+        if self.when:
+            out["when"] = {name: list(choices) for name, choices in self.when}
+        if self.value_labels:
+            out["value_labels"] = {str(value): text for value, text in self.value_labels}
         return out
 
     def check(self, value: Any) -> bool | int | str:

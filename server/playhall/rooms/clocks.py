@@ -37,20 +37,28 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "none: no clock; turn: clock_ms for each turn; fischer: a bank of clock_ms per seat, "
         "plus increment_ms with each of its turns",
         choices=KINDS,
+        label="clock",
+        value_labels=(("none", "no clock"), ("turn", "per turn"), ("fischer", "Fischer")),
     ),
     Option(
         "clock_ms",
         120_000,
-        "milliseconds for each turn (turn), or each seat's starting bank (fischer)",
+        "time for each turn (turn), or each seat's starting bank (fischer)",
         minimum=100,
         maximum=_WEEK_MS,
+        label="time",
+        unit="ms",
+        when=(("clock", ("turn", "fischer")),),
     ),
     Option(
         "increment_ms",
         5_000,
-        "milliseconds a seat's bank gains with each of its turns (fischer)",
+        "time a seat's bank gains with each of its turns (fischer)",
         minimum=0,
         maximum=_WEEK_MS,
+        label="increment",
+        unit="ms",
+        when=(("clock", ("fischer",)),),
     ),
     Option(
         "on_timeout",
@@ -58,6 +66,9 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "when a clock runs out: bot (the server's bot moves for the seat until the player acts "
         "again) or forfeit (the seat leaves the game, reason timeout)",
         choices=POLICIES,
+        label="on timeout",
+        when=(("clock", ("turn", "fischer")),),
+        value_labels=(("bot", "a bot plays"), ("forfeit", "the seat forfeits")),
     ),
 )
 

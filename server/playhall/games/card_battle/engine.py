@@ -77,9 +77,11 @@ class CardBattle(Game):
         Option(
             "turn_delay_ms",
             1500,
-            "milliseconds between battle turns so people can watch (0: all at once)",
+            "pause between battle turns so people can watch (0: all at once)",
             minimum=0,
             maximum=60000,
+            label="pause between turns",
+            unit="ms",
         ),
     )
 

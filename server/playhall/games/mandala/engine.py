@@ -68,6 +68,8 @@ class Mandala(Game):
             "standard",
             "standard: two players; solo: one player against Master Yoga",
             choices=("standard", "solo"),
+            label="mode",
+            value_labels=(("standard", "two players"), ("solo", "solo against Master Yoga")),
         ),
         Option(
             "yoga",
@@ -75,13 +77,18 @@ class Mandala(Game):
             "Master Yoga's colour choice: full procedure, or simple "
             "(leftmost, preferring colours new to his river)",
             choices=("full", "simple"),
+            label="Master Yoga's choice",
+            when=(("mode", ("solo",)),),
         ),
         Option(
             "yoga_delay_ms",
             800,
-            "pause before each of Master Yoga's automatic steps (ms)",
+            "pause before each of Master Yoga's automatic steps",
             minimum=0,
             maximum=10000,
+            label="Master Yoga's pause",
+            unit="ms",
+            when=(("mode", ("solo",)),),
         ),
     )
 

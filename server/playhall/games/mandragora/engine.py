@@ -45,12 +45,16 @@ class MandragoraGame(Game):
             "random",
             "Setup pattern A-E (ruling 7), or random.",
             choices=("random", *board.PATTERN_NAMES),
+            label="setup pattern",
         ),
         Option(
             "first",
             "random",
-            "Seat that moves first: 0, 1, or random (ruling 1).",
+            "Seat that moves first: 0 (seat 1 to people), 1 (seat 2), or random (ruling 1).",
             choices=_FIRST_CHOICES,
+            label="first to move",
+            # Seats are numbered from 1 for people (the wire's seat 0 is "seat 1").
+            value_labels=(("0", "seat 1"), ("1", "seat 2")),
         ),
     )
 

@@ -194,6 +194,8 @@ class Mantis(Game):
             "score pile size that wins at once; 0 = the rules' default (10, or 15 with 2 players)",
             minimum=0,
             maximum=DECK_SIZE,
+            label="target score",
+            value_labels=((0, "the rules' (10, or 15 with 2 players)"),),
         ),
     )
 
