@@ -5,7 +5,6 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { mmss, secondsLeft } from "../../clients/playhall_web/static/app/room/clocks.js";
-import { optionsText } from "../../clients/playhall_web/static/app/ui.js";
 
 const clock = { kind: "fischer", remaining_ms: [5000, 3000], running: [0], at: 100 };
 
@@ -29,16 +28,4 @@ test("mm:ss rounds up to the whole second still left", () => {
   assert.equal(mmss(0.2), "00:01");
   assert.equal(mmss(61.2), "01:02");
   assert.equal(mmss(600), "10:00");
-});
-
-test("rooms list only the clock settings their kind uses", () => {
-  const settings = { clock_ms: 1500, increment_ms: 5000, on_timeout: "bot" };
-  assert.equal(optionsText({ target: 15, clock: "none", ...settings }), "target 15, clock none");
-  assert.equal(optionsText({ clock: "turn", ...settings }), "clock turn, clock_ms 1500, on_timeout bot");
-  assert.equal(
-    optionsText({ clock: "fischer", ...settings }),
-    "clock fischer, clock_ms 1500, increment_ms 5000, on_timeout bot",
-  );
-  assert.equal(optionsText({ target: 15 }), "target 15"); // a room made before clocks existed
-  assert.equal(optionsText(undefined), "");
 });

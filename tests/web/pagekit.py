@@ -26,6 +26,8 @@ OUTCOME = '[data-testid="outcome"]'
 #: Where the screenshots go when ``PLAYHALL_SCREENSHOTS`` names a directory (docs/screenshots
 #: in the repo); without it the tests still take them, into the test's temporary directory.
 SCREENSHOTS_ENV = "PLAYHALL_SCREENSHOTS"
+#: The room options every game accepts for its clock (the create form sets them by hand).
+CLOCK_OPTIONS = frozenset({"clock", "clock_ms", "increment_ms", "on_timeout"})
 #: The page's mirror of the room it shows (JavaScript).
 MIRROR = "window.playhall.rooms.get(window.playhallPage.screen.room)"
 
@@ -55,15 +57,23 @@ async def create_room(
     *,
     private: bool = False,
 ) -> str:
-    """Fill in the lobby's create form and return the new room's id."""
+    """Fill in the lobby's create form and return the new room's id. Clock options set the
+    clock by hand; a duration (``*_ms``) is typed in seconds (and 0 minutes)."""
     await page.select_option("#create-game", game)
+    if CLOCK_OPTIONS & set(options or {}):
+        await page.select_option("#create-clock", "custom")
     for name, value in (options or {}).items():
         field = page.locator(f"#opt-{name}")
         if await field.evaluate("e => e.tagName") == "SELECT":
             await field.select_option(str(value))
-        else:
-            await field.fill(str(value))
-            await field.dispatch_event("change")
+            continue
+        if name.endswith("_ms"):
+            minutes = page.locator(f"#opt-{name}-min")
+            if await minutes.count():
+                await minutes.fill("0")
+            value = value / 1000
+        await field.fill(str(value))
+        await field.dispatch_event("change")
     if await page.locator("select#create-seats").count():
         await page.select_option("#create-seats", str(seats))
     if private:

@@ -2,8 +2,9 @@
 // status and whose turn it is, private rooms included), joining by code, creating a room with
 // the game's own options and seat counts, and the live room list (lobby.watch), filterable by
 // game.
-import { h, optionsText } from "./ui.js";
-import { rulesLink } from "./links.js";
+import { h } from "./ui.js";
+import { drawCreateForm } from "./create.js";
+import { optionsText } from "./options.js";
 
 /** How often the lobby asks for your games again while it is shown. */
 const MINE_EVERY_MS = 10_000;
@@ -13,162 +14,12 @@ function gameTitle(app, id) {
   return g ? g.title : id;
 }
 
-/** Seat range for a game given the chosen options. seats_by_option names the ranges of some
- * choices (Mandala: solo takes [1, 1]); another choice takes what those leave at the ends of the
- * game's range (Mandala standard: 2). */
-function seatRange(game, options) {
-  let [lo, hi] = [game.min_seats, game.max_seats];
-  for (const [name, byChoice] of Object.entries(game.seats_by_option || {})) {
-    const mine = byChoice[String(options[name])];
-    if (mine) return mine;
-    for (const [a, b] of Object.values(byChoice)) {
-      if (a === lo && b < hi) lo = b + 1;
-      else if (b === hi && a > lo) hi = a - 1;
-    }
-  }
-  return [lo, hi];
-}
-
-function optionInput(opt, value, set) {
-  const id = `opt-${opt.name}`;
-  let input;
-  if (opt.kind === "bool") {
-    input = h("input", {
-      id,
-      type: "checkbox",
-      checked: value,
-      on: { change: (e) => set(e.target.checked) },
-    });
-  } else if (opt.choices) {
-    input = h(
-      "select",
-      { id, on: { change: (e) => set(e.target.value) } },
-      opt.choices.map((c) =>
-        h("option", { value: String(c), selected: String(c) === String(value), text: String(c) }),
-      ),
-    );
-  } else if (opt.kind === "int") {
-    input = h("input", {
-      id,
-      type: "number",
-      min: opt.min,
-      max: opt.max,
-      value,
-      on: { change: (e) => set(Number(e.target.value)) },
-    });
-  } else {
-    input = h("input", { id, type: "text", value, on: { change: (e) => set(e.target.value) } });
-  }
-  return h(
-    "div",
-    { class: "field-row" },
-    h("label", { for: id, text: opt.name }),
-    input,
-    h("span", { class: "help", text: opt.help }),
-  );
-}
-
-function createForm(app, formState, redraw) {
-  const games = app.games;
-  if (!games.length) return h("p", { class: "muted", text: "loading games…" });
-  const game = games.find((g) => g.id === formState.game) || games[0];
-  formState.game = game.id;
-  if (!formState.options || formState.optionsFor !== game.id) {
-    formState.options = Object.fromEntries(game.options.map((o) => [o.name, o.default]));
-    formState.optionsFor = game.id;
-  }
-  const range = seatRange(game, formState.options);
-  formState.seats = Math.min(range[1], Math.max(range[0], formState.seats || range[0]));
-  const submit = async (e) => {
-    e.preventDefault();
-    const fields = { game: game.id, seats: formState.seats, options: formState.options };
-    if (formState.private) fields.private = true;
-    try {
-      const reply = await app.conn.request("create", fields);
-      await app.openRoom(reply.room, { code: reply.code || undefined });
-    } catch (err) {
-      app.message(`Could not create the room: ${err.reason || err.message}`, "error");
-    }
-  };
-  return h(
-    "form",
-    { class: "panel create", "data-testid": "create-form", on: { submit } },
-    h("h2", { text: "Create a room" }),
-    h(
-      "div",
-      { class: "field-row" },
-      h("label", { for: "create-game", text: "game" }),
-      h(
-        "select",
-        {
-          id: "create-game",
-          on: {
-            change: (e) => {
-              formState.game = e.target.value;
-              redraw();
-            },
-          },
-        },
-        games.map((g) =>
-          h("option", {
-            value: g.id,
-            selected: g.id === game.id,
-            text: `${g.title} (${g.min_seats}–${g.max_seats})`,
-          }),
-        ),
-      ),
-      rulesLink(game.id, `Rules of ${game.title}`),
-    ),
-    game.options.map((opt) =>
-      optionInput(opt, formState.options[opt.name], (v) => {
-        formState.options[opt.name] = v;
-        redraw();
-      }),
-    ),
-    h(
-      "div",
-      { class: "field-row" },
-      h("label", { for: "create-seats", text: "seats" }),
-      range[0] === range[1]
-        ? h("output", { id: "create-seats", text: String(range[0]) })
-        : h(
-            "select",
-            {
-              id: "create-seats",
-              on: {
-                change: (e) => {
-                  formState.seats = Number(e.target.value);
-                },
-              },
-            },
-            Array.from({ length: range[1] - range[0] + 1 }, (_, i) => range[0] + i).map((n) =>
-              h("option", { value: String(n), selected: n === formState.seats, text: String(n) }),
-            ),
-          ),
-    ),
-    h(
-      "div",
-      { class: "field-row" },
-      h("label", { for: "create-private", text: "private" }),
-      h("input", {
-        id: "create-private",
-        type: "checkbox",
-        checked: formState.private,
-        on: {
-          change: (e) => {
-            formState.private = e.target.checked;
-          },
-        },
-      }),
-      h("span", { class: "help", text: "not listed; friends join with its code or link" }),
-    ),
-    h("button", { type: "submit", class: "primary", "data-testid": "create" }, "Create and sit down"),
-  );
-}
-
 function roomRow(app, r) {
   const seats = (r.players || []).map((p) => p || "·").join(", ");
-  const opts = optionsText(r.options);
+  const opts = optionsText(
+    r.options,
+    app.games.find((g) => g.id === r.game),
+  );
   const free = r.taken < r.seats && r.status === "waiting";
   return h(
     "li",
@@ -235,7 +86,7 @@ export function showLobby(app, root) {
         : [h("li", { class: "muted", text: "no open rooms — create one" })]),
     );
   };
-  const drawForm = () => formEl.replaceChildren(createForm(app, formState, drawForm));
+  const drawForm = () => drawCreateForm(formEl, app, formState);
   let mine = [];
   const drawResume = () => {
     resumeEl.replaceChildren(
@@ -285,7 +136,7 @@ export function showLobby(app, root) {
     id: "join-code",
     type: "text",
     maxlength: 64,
-    placeholder: "e.g. 3FA9C2",
+    placeholder: "e.g. K7QXM-4PAZR-2DHNW",
     autocomplete: "off",
   });
   const filterSelect = h(

@@ -151,23 +151,6 @@ export function formatScore(value) {
   return typeof v === "number" && !Number.isInteger(v) ? v.toFixed(2) : String(v);
 }
 
-/** A room's options as the lobby and the room's header list them ("target 30, clock turn,
- * ..."): a clock's settings only where its kind uses them (the server fills in every clock
- * option, so a room without a clock would otherwise list a length and a policy it does not
- * have, and a turn clock an increment). */
-export function optionsText(options) {
-  const unused = CLOCK_UNUSED[(options || {}).clock] || [];
-  return Object.entries(options || {})
-    .filter(([name]) => !unused.includes(name))
-    .map(([name, value]) => `${name} ${formatScore(value)}`)
-    .join(", ");
-}
-
-const CLOCK_UNUSED = {
-  none: ["clock_ms", "increment_ms", "on_timeout"],
-  turn: ["increment_ms"],
-};
-
 /** Seconds until a server deadline, kept current by the room's clock tick (room/clocks.js). */
 export function countdown(ctx, deadline) {
   const left = Math.max(0, ctx.secondsTo(deadline));

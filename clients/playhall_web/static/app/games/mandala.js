@@ -100,7 +100,7 @@ function handPanel(view, ctx) {
         moves.length
           ? h(
               "span",
-              { class: "group" },
+              { class: "group", data: { kind: moves[0].type } },
               h("span", { class: "label", text: label }),
               moves.map((m) => moveButton(ctx, m, text(m), { title: title(m) })),
             )

@@ -420,3 +420,6 @@ function describe(ev, view) {
 }
 
 export default { render, describe };
+
+/** For the node tests: a move's label as its button shows it. */
+export { label as moveLabel };

@@ -2,7 +2,8 @@
 // rules, a private room's join code and shareable link (links.js), changing your name, and the
 // way back to the lobby (which says first that leaving a room before its game starts gives the
 // seat away).
-import { h, optionsText } from "../ui.js";
+import { h } from "../ui.js";
+import { optionsText } from "../options.js";
 import { rulesLink, shareBox } from "../links.js";
 
 /** `app`: the page (games, message, rename, conn); `leave()`: what the lobby button does. */
@@ -111,8 +112,9 @@ export function createHead({ app, room, leave }) {
   function draw(v) {
     if (shown && shown.status !== v.status) confirmLeave = false;
     shown = v;
-    const title = (app.games.find((g) => g.id === v.game) || {}).title || v.game;
-    const opts = optionsText(v.options);
+    const game = app.games.find((g) => g.id === v.game);
+    const title = (game || {}).title || v.game;
+    const opts = optionsText(v.options, game);
     el.replaceChildren(
       ...[
         h(
