@@ -86,7 +86,7 @@ class RandomBot:
             raise RuntimeError(f"the bot holds no seat in room {room}")
         if mirror.view.get("status") == "waiting" and not mirror.view["seats"][seat]["ready"]:
             await self.client.ready(room)
-            self.log(f"{room}: ready at seat {seat}")
+            self.log(f"{room}: ready at seat {seat + 1}")
         refused: dict[int, list[dict[str, Any]]] = {}   # version -> moves refused there
 
         def can_act(m: RoomMirror) -> bool:
@@ -164,7 +164,7 @@ async def run_bot(url: str, *, room: str | None = None, code: str | None = None,
             mirror = await client.join(room, code=code)
             if mirror.seat is None:
                 raise RuntimeError(f"no free seat in room {mirror.room}")
-            log(f"joined room {mirror.room} at seat {mirror.seat}")
+            log(f"joined room {mirror.room} at seat {mirror.seat + 1}")
         bot = RandomBot(client, seed=seed, log=log)
         return await bot.play_games(mirror, games)
     finally:

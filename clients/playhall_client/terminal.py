@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import sys
 import threading
 import time
@@ -52,7 +53,7 @@ Main menu:
 ROOM_HELP = """\
 In a room:
   N            play legal move number N (a move marked "enter JSON" then asks for its fields)
-  bot N        fill seat N with a server bot
+  bot N        fill seat N with a server bot (seats are numbered from 1)
   ready        say you are ready (unready: take it back)
   start        start now (the room's creator; every seat must be filled)
   chat TEXT    say something to the room
@@ -166,9 +167,41 @@ def parse_value(text: str, option: dict[str, Any]) -> bool | int | str:
         if low in ("n", "no", "false", "0", "off"):
             return False
         raise ValueError("answer yes or no")
+    if kind == "int" and option.get("unit") == "ms":
+        return parse_duration(text)
     if kind == "int":
         return int(text.strip())
     return text.strip()
+
+
+_DURATION_UNITS = {"d": 86_400_000, "h": 3_600_000, "m": 60_000, "min": 60_000, "s": 1000,
+                   "ms": 1}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|min|ms|m|s)")
+
+
+def parse_duration(text: str) -> int:
+    """A duration typed by a person, in milliseconds: ``90s``, ``1m30s``, ``3 min``, ``1d``,
+    ``500ms``; a bare number is milliseconds (the option's wire value)."""
+    typed = text.strip().lower()
+    if typed.isdigit():
+        return int(typed)
+    parts = _DURATION.findall(typed)
+    if not parts or _DURATION.sub("", typed).strip():
+        raise ValueError("a duration such as 90s, 1m30s, 3min, 1d or 500ms")
+    return round(sum(float(n) * _DURATION_UNITS[unit] for n, unit in parts))
+
+
+def show_duration(ms: int) -> str:
+    """Milliseconds as people say them: ``1m30s``, ``3m``, ``1d``, ``0.8s`` (parse_duration reads
+    it back)."""
+    left, parts = int(ms), []
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000)):
+        count, left = divmod(left, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    if left or not parts:
+        parts.append(f"{left / 1000:g}s")
+    return "".join(parts)
 
 
 # -- the UI -------------------------------------------------------------------------------------
@@ -384,9 +417,12 @@ class Terminal:
             if seats is None:
                 return None
         for option in game.get("options", []):
+            if not option_applies(option, game, options):
+                continue  # e.g. Master Yoga's settings for a two-player Mandala
             while True:
+                default = _option_value(option, option["default"]).split(" = ")[0]
                 answer = await self.ask(f"Option {_describe_option(option)}\n"
-                                        f"{option['name']} [{_show(option['default'])}]:")
+                                        f"{option['name']} [{default}]:")
                 if not answer:
                     break
                 try:
@@ -583,7 +619,8 @@ class RoomScreen:
             empty = [n for n, s in enumerate(view.get("seats", [])) if not _taken(s)]
             hint = "Waiting for players."
             if empty:
-                hint += f" Empty seats: {', '.join(map(str, empty))} ('bot N' fills one)."
+                shown = ", ".join(str(n + 1) for n in empty)
+                hint += f" Empty seats: {shown} ('bot N' fills one)."
             if me is not None and not view["seats"][me].get("ready"):
                 hint += " Type 'ready' when you are."
             lines.append(hint)
@@ -653,10 +690,11 @@ class RoomScreen:
         elif word.isdigit():
             await self.pick(int(word), rest)
         elif word == "bot":
-            if not rest.isdigit():
-                self.write("Usage: bot SEAT-NUMBER")
+            seats = len(self.mirror.view.get("seats", []))
+            if not rest.isdigit() or not 1 <= int(rest) <= seats:
+                self.write(f"Usage: bot SEAT-NUMBER (1 to {seats})")
             else:
-                await self.client.add_bot(room, int(rest))
+                await self.client.add_bot(room, int(rest) - 1)  # people count seats from 1
         elif word == "ready":
             await self.client.ready(room)
         elif word == "unready":
@@ -751,13 +789,38 @@ def _show(value: Any) -> str:
     return str(value)
 
 
+def _option_value(option: dict[str, Any], value: Any) -> str:
+    """A value as typed, with what it means where the game says (``0 = the rules' (...)``,
+    ``0 = seat 1``); a duration as ``1m30s``."""
+    if option.get("unit") == "ms" and isinstance(value, int) and not isinstance(value, bool):
+        return show_duration(value)
+    meaning = (option.get("value_labels") or {}).get(str(value))
+    shown = _show(value)
+    return f"{shown} = {meaning}" if meaning and meaning != shown else shown
+
+
 def _describe_option(option: dict[str, Any]) -> str:
-    parts = [f"{option['name']} (default {_show(option.get('default'))}"]
+    name = option["name"]
+    label = option.get("label") or name
+    parts = [f"{label}" + (f" ({name})" if label != name else "")]
+    parts.append(f" (default {_option_value(option, option.get('default'))}")
     if "choices" in option:
-        parts.append("; one of " + ", ".join(_show(c) for c in option["choices"]))
-    if "min" in option or "max" in option:
+        parts.append("; one of " + ", ".join(_option_value(option, c) for c in option["choices"]))
+    if option.get("unit") == "ms":
+        parts.append(f"; {show_duration(option.get('min', 0))}..{show_duration(option['max'])}"
+                     if "max" in option else "")
+        parts.append("; a duration such as 90s, 1m30s, 1d")
+    elif "min" in option or "max" in option:
         parts.append(f"; {option.get('min', '')}..{option.get('max', '')}")
     return "".join(parts) + f"): {option.get('help', '')}"
+
+
+def option_applies(option: dict[str, Any], game: dict[str, Any], chosen: dict[str, Any]) -> bool:
+    """Whether ``option`` changes anything under the options ``chosen`` so far (the others at
+    their defaults): its ``when`` names the choices of other options it needs."""
+    defaults = {o["name"]: o.get("default") for o in game.get("options", [])}
+    return all(str(chosen.get(name, defaults.get(name))) in [str(c) for c in choices]
+               for name, choices in (option.get("when") or {}).items())
 
 
 def seat_range(game: dict[str, Any], options: dict[str, Any]) -> tuple[int, int]:
@@ -815,13 +878,13 @@ def _seat_name(view: dict[str, Any], n: int) -> str:
     seats = view.get("seats", [])
     name = seats[n].get("name") if 0 <= n < len(seats) else None
     mine = " (you)" if n == view.get("you") else ""
-    return f"seat {n} {name or '-'}{mine}"
+    return f"{render.seat_label(n)} {name or '-'}{mine}"
 
 
 def _seat_line(n: int, seat: dict[str, Any], me: int | None, presence: list[bool],
                to_act: list[int], status: str, left: list[int] | tuple[()] = ()) -> str:
     if not _taken(seat):
-        return f"{n}  (empty)"
+        return f"{n + 1}  (empty)"
     marks = []
     online = presence[n] if n < len(presence) else None
     if seat.get("bot"):
@@ -839,7 +902,7 @@ def _seat_line(n: int, seat: dict[str, Any], me: int | None, presence: list[bool
     if n in to_act:
         marks.append("to act")
     you = " (you)" if n == me else ""
-    return f"{n}  {seat.get('name') or '-'}{you}  [{', '.join(marks)}]"
+    return f"{n + 1}  {seat.get('name') or '-'}{you}  [{', '.join(marks)}]"
 
 
 def _render(game: str, state: Any, seat: int | None) -> str:
@@ -969,12 +1032,12 @@ def _event_line(event: dict[str, Any], view: dict[str, Any]) -> str:
     seat = event.get("seat")
     who = _seat_name(view, seat) if isinstance(seat, int) else ""
     if kind == "joined":
-        return f"{event.get('name')} sat at seat {seat}"
+        return f"{event.get('name')} sat at {_seat_label(seat)}"
     if kind == "left" and "reason" in event:
         why = "resigned" if event["reason"] == "resignation" else "ran out of time"
         return f"{who} {why} and left the game"
     if kind == "left":
-        return f"{event.get('name')} left seat {seat}"
+        return f"{event.get('name')} left {_seat_label(seat)}"
     if kind == "stand_in":
         why = "ran out of time" if event.get("reason") == "timeout" else "is away"
         return f"{who} {why}: the server's bot plays for them until they act again"
@@ -985,14 +1048,33 @@ def _event_line(event: dict[str, Any], view: dict[str, Any]) -> str:
     if kind == "ready":
         return f"{who} is {'ready' if event.get('ready') else 'not ready'}"
     if kind == "bot_added":
-        return f"a bot took seat {seat}"
+        return f"a bot took {_seat_label(seat)}"
     if kind == "started":
         return "the game starts"
     if kind == "rematch":
         return f"rematch room {event.get('room')} opened"
+    own = _game_event_line(event, view)
+    if own:
+        return own
     details = ", ".join(f"{k}={_show(v)}" for k, v in event.items()
                         if k not in ("type", "seat") and v is not None)
     return " ".join(part for part in (who + ":" if who else "", kind, details) if part)
+
+
+def _seat_label(seat: Any) -> str:
+    return render.seat_label(seat) if isinstance(seat, int) else f"seat {seat}"
+
+
+def _game_event_line(event: dict[str, Any], view: dict[str, Any]) -> str | None:
+    """The game's own words for one of its events, where its renderer has them."""
+    state = view.get("state")
+    if not isinstance(state, dict):
+        return None
+    try:
+        return render.describe(str(view.get("game", "")), event, state)
+    except Exception:
+        log.exception("describe_failed game=%s", view.get("game"))
+        return None
 
 
 # -- entry point --------------------------------------------------------------------------------

@@ -56,7 +56,8 @@ async def test_run_bot_creates_and_another_joins_by_room_id(url: str) -> None:  
                                            log=lines.append), TIMEOUT)
     hosted = await asyncio.wait_for(host, TIMEOUT)
     assert guest == hosted and len(guest) == 1 and guest[0]["winners"]
-    assert any(line.startswith(f"joined room {room} at seat 1") for line in lines)
+    # The guest takes the wire's seat 1, "seat 2" as people count.
+    assert any(line.startswith(f"joined room {room} at seat 2") for line in lines)
 
 
 @pytest.mark.parametrize(("game", "options"), [

@@ -34,19 +34,20 @@ def test_battle_view_shows_fields_log_and_result() -> None:
     assert "Card Battle - turn 1 - battle - you are spectator" in text
     assert "Archer#0 hp" in text and "/75* atk 35 spd 25 active" in text
     assert "Turn 1: 4 mana" in text and "(archer) (knight) >archer<" in text
-    assert "s0 Knight#1 drawn free (waiting)" in text
-    assert "s1 Skeleton#0 drawn for 2 mana (active)" in text
+    # Seats as people count them: s1 is the wire's seat 0.
+    assert "s1 Knight#1 drawn free (waiting)" in text
+    assert "s2 Skeleton#0 drawn for 2 mana (active)" in text
     # Speedy skeleton (speed 30) before the archer (25); it hits the archer 75 -> 50, then the
     # archer (35) kills the skeleton (25 HP) -> -10.
-    assert "attack order: s1 Skeleton#0, s0 Archer#0" in text
-    assert "s1 Skeleton#0 hits s0 Archer#0 for 25 -> 50 HP" in text
-    assert "s0 Archer#0 hits s1 Skeleton#0 for 35 -> -10 HP" in text
-    assert "s1 Skeleton#0 is destroyed" in text
+    assert "attack order: s2 Skeleton#0, s1 Archer#0" in text
+    assert "s2 Skeleton#0 hits s1 Archer#0 for 25 -> 50 HP" in text
+    assert "s1 Archer#0 hits s2 Skeleton#0 for 35 -> -10 HP" in text
+    assert "s2 Skeleton#0 is destroyed" in text
     while GAME.outcome(state) is None:
         state = GAME.apply_auto(state).state
     final = card_battle.render(GAME.view(state, 0), 0)
     winner = GAME.outcome(state).winners[0]  # type: ignore[union-attr]
-    assert f"Seat {winner} wins (knockout)" in final
+    assert f"Seat {winner + 1} wins (knockout)" in final
 
 
 def test_move_labels() -> None:

@@ -25,9 +25,10 @@ def test_render_shows_board_in_seed_layout_with_ordered_stacks() -> None:
     assert top.index("9:") < top.index("8:") < top.index("7:") < top.index("6:")
     assert bottom.index("1:") < bottom.index("3:") < bottom.index("5:") < bottom.index("0:")
     assert "3:MCMK" in bottom and "4:KMKM" in middle and "5:MMMP" in bottom and "2:." in middle
-    assert "seat 1 (you): 0 pts" in text
-    assert "To move: seat 1 (you)" in text
-    assert "Last: seat 0 sowed 2: K>3 M>4 P>5" in text
+    # Seats as people count them: the wire's seat 1 is "seat 2".
+    assert "seat 2 (you): 0 pts" in text
+    assert "To move: seat 2 (you)" in text
+    assert "Last: seat 1 sowed 2: K>3 M>4 P>5" in text
     # Seat 1 may sow 4, 6, 7, 8 (2 is empty): starred, and seat 0's areas are not.
     assert "6:MMM*" in top and "4:KMKM*" in middle and "1:MMM*" not in bottom
     assert "Citrullus" in text
@@ -40,7 +41,7 @@ def test_render_shows_the_result_and_works_through_the_generic_entry_point() -> 
     state["turn"], state["scores"] = 0, [0, 3]
     state = GAME.apply(state, 0, {"type": "sow", "area": 5}).state
     text = generic_render("mandragora", GAME.view(state, None), None)
-    assert "Game over: seat 0 wins 4-3 (seat 0 had no move)" in text
+    assert "Game over: seat 1 wins 4-3 (seat 1 had no move)" in text
     assert "*" not in text.split("stacks read")[0]  # nothing may be sown any more
 
 

@@ -27,7 +27,7 @@ def test_render_shows_board_turn_and_top_back() -> None:
     top = BACK_NAMES[BACK[state["deck"][state["next"]]]]
     assert f"Top card back: {' / '.join(top)}" in text
     assert f"{view['cards_left']} cards left" in text
-    assert "seat 1 (you)" in text
+    assert "seat 2 (you)" in text  # the wire's seat 1, as people count
     rows = [line for line in text.splitlines() if "score" in line and "tank" in line]
     assert len(rows) == 3
     turn = view["turn"]
@@ -54,7 +54,7 @@ def test_spectator_and_finished_game() -> None:
     (winner,) = outcome.winners
     assert "Game over (target reached)" in mantis.render(GAME.view(state, None), None)
     assert "You win." in mantis.render(GAME.view(state, winner), winner)
-    assert f"Seat {winner} wins." in mantis.render(GAME.view(state, 1 - winner), 1 - winner)
+    assert f"Seat {winner + 1} wins." in mantis.render(GAME.view(state, 1 - winner), 1 - winner)
 
 
 def test_move_labels_are_distinct_and_readable() -> None:
@@ -63,7 +63,7 @@ def test_move_labels_are_distinct_and_readable() -> None:
     labels = [mantis.move_label(m) for m in GAME.legal_moves(state, seat)]
     assert len(set(labels)) == 4
     assert labels[0].startswith("Score")
-    assert labels[1] == f"Steal from seat {GAME.legal_moves(state, seat)[1]['target']}"
+    assert labels[1] == f"Steal from seat {GAME.legal_moves(state, seat)[1]['target'] + 1}"
     assert generic_move_label("mantis", {"type": "score"}) == labels[0]
 
 

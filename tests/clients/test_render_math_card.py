@@ -36,7 +36,8 @@ def test_midgame_view_shows_board_and_only_own_hand() -> None:
     seat = 0
     view = GAME.view(state, seat)
     text = math_card.render(view, seat)
-    assert "lane 2 (public)" in text and "Seat 1:" in text and "Your hand:" in text
+    assert "lane 2 (public)" in text and "Seat 2:" in text and "Your hand:" in text
+    assert "Seat 1 (you):" in text and "Seat 0" not in text and "seat 0" not in text
     assert f"VP {view['estimate']['vp'][0]} to {view['estimate']['vp'][1]}" in text
     for cid in view["players"][0]["hand"]:
         assert view["pool"][cid]["name"] in text

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from playhall.catalog import all_games, describe, get_game
-from playhall.rooms.clocks import OPTIONS as CLOCK_OPTIONS
 from playhall_client import Client
 from playhall_client.terminal import (
     RoomScreen,
@@ -25,6 +24,8 @@ from playhall_client.terminal import (
     _left_seats,
     _move_label,
     _seat_line,
+    option_applies,
+    parse_duration,
     parse_value,
     play,
 )
@@ -76,6 +77,11 @@ def run_play(console: Console, url: str, token_file: Path,  # noqa: F811
                                     write=console.write))
 
 
+def asked_at_defaults(game: dict[str, Any]) -> list[dict[str, Any]]:
+    """The options the create menu asks when each is left at its default (Enter)."""
+    return [o for o in game["options"] if option_applies(o, game, {})]
+
+
 def player_id(text: str) -> str:
     found = re.search(r"\(player (\w+)\)", text)
     assert found, text
@@ -87,14 +93,16 @@ async def test_terminal_plays_a_whole_mantis_game_against_a_server_bot(
     console = Console()
     mantis = get_game("mantis")
     assert mantis is not None
-    # Enter keeps each option's default: the game's own, then the clock's (every game's).
-    defaults = [""] * len(describe(mantis)["options"])
+    # Enter keeps each option's default: the game's own, then the clock's (every game's); the
+    # clock's settings are not asked when there is no clock (their `when`).
+    defaults = [""] * len(asked_at_defaults(describe(mantis)))
     console.type("create", "mantis", "2", *defaults, "n")
     task = run_play(console, url, tmp_path / "token")
     await console.expect("Created room")
-    await console.expect("Waiting for players. Empty seats: 1")
-    console.type("bot 1")
-    await console.expect("a bot took seat 1")
+    # Seats are numbered from 1 for people: the empty one is seat 2 (the wire's seat 1).
+    await console.expect("Waiting for players. Empty seats: 2")
+    console.type("bot 2")
+    await console.expect("a bot took seat 2")
     console.type("chat good luck")
     await console.expect("[chat] alice: good luck")
     console.type("ready")
@@ -114,7 +122,7 @@ async def test_terminal_plays_a_whole_mantis_game_against_a_server_bot(
     assert "tank" in out and "Seats:" in out
     assert "1) Score: flip the top card for your own tank" in out
     final = out[out.rindex("*** Game over"):]
-    assert re.match(r"\*\*\* Game over: seat [01] .+ wins · scores \d+, \d+ \(\w+\)",
+    assert re.match(r"\*\*\* Game over: seat [12] .+ wins · scores \d+, \d+ \(\w+\)",
                     final), final
     assert "Refused" not in out
     assert out.rstrip().endswith("Bye.")
@@ -128,7 +136,7 @@ async def test_every_game_starts_and_draws_in_the_terminal(url: str, tmp_path: P
         console.type(f"create {game.id} {seats}")
         await console.expect(f"== {game.title} · room")
         if seats > 1:  # a solo room starts as its seat is taken; others once bots fill them
-            console.type(*(f"bot {seat}" for seat in range(1, seats)), "ready")
+            console.type(*(f"bot {seat}" for seat in range(2, seats + 1)), "ready")
             await console.expect("the game starts")
         await console.expect(f"== {game.title} · room")
         await console.expect("To act:", "*** Game over")
@@ -157,7 +165,7 @@ async def test_token_file_gives_the_same_player_and_its_rooms_back(
     await second.expect(f"1) {room.group(1)}")
     second.type("1")
     await second.expect(f"room {room.group(1)} · waiting")
-    await second.expect("0  alice (you)")
+    await second.expect("1  alice (you)")
     second.type("quit")
     assert await asyncio.wait_for(task, TIMEOUT) == 0
     assert player_id(second.text) == player_id(first.text)
@@ -188,7 +196,7 @@ async def test_join_by_code_ready_start_and_refusals(url: str, tmp_path: Path) -
         console.type(f"join {code.lower()}")
         task = run_play(console, url, tmp_path / "token", name="guest")
         await console.expect(f"room {mirror.room} · waiting")
-        await console.expect("1  guest (you)")
+        await console.expect("2  guest (you)")
         console.type("start")                       # only the creator may start
         await console.expect("Refused:")
         await console.expect("(not_creator)")
@@ -458,9 +466,14 @@ async def test_mandala_rooms_are_created_with_the_seats_of_their_mode(
         await console.expect("Seats:")
         console.type("leave")
         await console.expect("Main menu:")
-        assert seats == 1 or "1  (empty)" in console.text
-    clock = [""] * len(CLOCK_OPTIONS)  # Enter keeps each clock option's default too
-    console.type("create", "mandala", "", "", "", *clock, "n")  # the menu, every default
+        assert seats == 1 or "2  (empty)" in console.text
+    mandala = get_game("mandala")
+    assert mandala is not None
+    # The menu, every default: a two-player Mandala is not asked Master Yoga's settings, and a
+    # room without a clock not the clock's.
+    asked = asked_at_defaults(describe(mandala))
+    assert [o["name"] for o in asked] == ["mode", "clock"]
+    console.type("create", "mandala", *[""] * len(asked), "n")
     await console.expect("Seats: 2.")
     await console.expect("Created room")
     console.type("quit")
@@ -557,8 +570,8 @@ def test_the_clock_line_counts_a_running_clock_down_by_the_server_s_time() -> No
     # 10 s after the server measured, on a machine whose clock is 2 s behind the server's.
     line = _clock_line(view, offset=2.0, now=1008.0)
     assert line.startswith("Clock: 2:00 each +5s a move, on timeout: bot")
-    assert "seat 0 ann (you) 1:20 ⏳" in line  # 90 s - 10 s, running
-    assert "seat 1 bob 0:30" in line and "bob 0:30 ⏳" not in line  # stopped: as measured
+    assert "seat 1 ann (you) 1:20 ⏳" in line  # 90 s - 10 s, running; seats counted from 1
+    assert "seat 2 bob 0:30" in line and "bob 0:30 ⏳" not in line  # stopped: as measured
     assert "1:20" not in _clock_line(view, offset=0.0, now=1008.0)
     assert _clock_line(view, 0.0, now=5000.0).count("0:00") == 1  # never below zero
     assert _clock_line({"clock": None}, 0.0) == ""
@@ -576,9 +589,45 @@ def test_a_stand_in_and_a_seat_that_left_are_marked() -> None:
 def test_leaving_and_stand_in_events_read_as_sentences() -> None:
     view = _clock_view()
     assert _event_line({"type": "left", "seat": 1, "reason": "timeout"}, view) == (
-        "seat 1 bob ran out of time and left the game")
+        "seat 2 bob ran out of time and left the game")
     assert "resigned" in _event_line({"type": "left", "seat": 1, "reason": "resignation"}, view)
     assert "bot plays for them" in _event_line(
         {"type": "stand_in", "seat": 1, "reason": "away"}, view)
     assert _event_line({"type": "took_back", "seat": 1}, view) == (
-        "seat 1 bob plays for themselves again")
+        "seat 2 bob plays for themselves again")
+
+
+def test_mandala_events_read_as_sentences_with_players_numbered_as_seats() -> None:
+    mandala = get_game("mandala")
+    assert mandala is not None
+    state = mandala.setup(2, mandala.normalize_options({}), 5)
+    view = {"game": "mandala", "seats": [{"name": "ann"}, {"name": "bob"}], "you": 0,
+            "state": mandala.view(state, 0)}
+    line = _event_line({"type": "mountain", "player": 1, "colour": "red", "mandala": 0}, view)
+    # "Player 2" is seat 2: the game's names and the terminal's seats count alike.
+    assert line == "Player 2 played red to the left mountain"
+    assert _event_line({"type": "draw", "player": 0, "count": 2}, view) == (
+        "Player 1 (you) drew 2")
+    assert _event_line({"type": "drawn", "cards": ["red", "blue"]}, view) == (
+        "you drew red, blue")
+    assert "=" not in _event_line({"type": "yoga_draw", "colour": "red", "to": "mountain",
+                                   "mandala": 1}, view)
+
+
+def test_options_that_do_not_apply_are_not_asked_and_durations_read_as_people_type() -> None:
+    mandala = describe(get_game("mandala"))  # type: ignore[arg-type]
+    options = {o["name"]: o for o in mandala["options"]}
+    assert not option_applies(options["yoga"], mandala, {})
+    assert option_applies(options["yoga"], mandala, {"mode": "solo"})
+    assert not option_applies(options["clock_ms"], mandala, {})
+    assert option_applies(options["clock_ms"], mandala, {"clock": "turn"})
+    assert not option_applies(options["increment_ms"], mandala, {"clock": "turn"})
+    assert parse_duration("1m30s") == 90_000 and parse_duration("3 min") == 180_000
+    assert parse_duration("1d") == 86_400_000 and parse_duration("0.8s") == 800
+    assert parse_duration("120000") == 120_000  # a bare number is the wire's milliseconds
+    for bad in ("soon", "3x", "1m junk"):
+        try:
+            parse_duration(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad!r} was read as a duration")

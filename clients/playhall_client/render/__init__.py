@@ -8,7 +8,14 @@ A game may ship ``playhall_client.render.<game_id>`` with functions working on t
   move (``view`` lets it name cards rather than print ids);
 - optionally ``outcome_text(view: dict) -> str``: who won, for games whose outcome a client
   cannot read from ``winners`` alone (Mandala solo: Master Yoga has no seat);
-- optionally ``decks_text(view: dict) -> str | None``: the ready-made decks' contents.
+- optionally ``decks_text(view: dict) -> str | None``: the ready-made decks' contents;
+- optionally ``describe(event: dict, view: dict) -> str | None``: one line for one of the game's
+  events (None: the event's fields are shown as they are).
+
+Seats are numbered from 1 wherever a person reads them: the wire's seat 0 is "seat 1"
+(:func:`seat_label`; the game modules, which import only the standard library, write
+``seat {n + 1}``). Only the wire, and JSON a person types for a move, keep the protocol's 0-based
+seats.
 
 Games without a module are shown by the generic renderer below. A module that fails to import
 raises :class:`RendererError` here, so the caller can say so instead of silently falling back.
@@ -37,6 +44,11 @@ def _module(game_id: str) -> ModuleType | None:
         raise RendererError(f"the {game_id} renderer cannot be imported: {exc!r}") from exc
 
 
+def seat_label(seat: int) -> str:
+    """A seat as people count: the wire's seat 0 is "seat 1"."""
+    return f"seat {seat + 1}"
+
+
 def render(game_id: str, view: dict[str, Any], seat: int | None) -> str:
     module = _module(game_id)
     if module is not None:
@@ -56,6 +68,16 @@ def outcome_text(game_id: str, view: dict[str, Any]) -> str | None:
     module = _module(game_id)
     reader = getattr(module, "outcome_text", None)
     return None if reader is None else str(reader(view))
+
+
+def describe(game_id: str, event: dict[str, Any], view: dict[str, Any]) -> str | None:
+    """The game's own line for one of its events, or None when it has none for it."""
+    module = _module(game_id)
+    describer = getattr(module, "describe", None)
+    if describer is None:
+        return None
+    text = describer(event, view)
+    return None if text is None else str(text)
 
 
 def decks_text(game_id: str, view: dict[str, Any]) -> str | None:

@@ -18,12 +18,13 @@ def _title(word: str) -> str:
 
 
 def _card_name(view: dict[str, Any], seat: int, card_id: int) -> str:
-    """``s1 Wizard#3`` from the (public) deck order; the id is the card's deck position, so
-    both seats can have a ``Wizard#3`` and the seat prefix tells them apart."""
+    """``s1 Wizard#3`` (seat 1 as people count: the wire's seat 0) from the (public) deck order;
+    the id is the card's deck position, so both seats can have a ``Wizard#3`` and the seat
+    prefix tells them apart."""
     deck = view["players"][seat].get("deck")
     if deck and 0 <= card_id < len(deck["cards"]):
-        return f"s{seat} {_title(deck['cards'][card_id])}#{card_id}"
-    return f"s{seat} card#{card_id}"
+        return f"s{seat + 1} {_title(deck['cards'][card_id])}#{card_id}"
+    return f"s{seat + 1} card#{card_id}"
 
 
 def _card(card: dict[str, Any], boosted: set[str]) -> str:
@@ -50,7 +51,7 @@ def _deck_line(deck: dict[str, Any], drawn: int) -> str:
 
 
 def _player(view: dict[str, Any], player: dict[str, Any], seat: int | None) -> list[str]:
-    who = f"Seat {player['seat']}" + (" (you)" if player["seat"] == seat else "")
+    who = f"Seat {player['seat'] + 1}" + (" (you)" if player["seat"] == seat else "")
     deck = player.get("deck")
     lines: list[str] = []
     if deck is None:
@@ -78,7 +79,7 @@ def _event(view: dict[str, Any], e: dict[str, Any]) -> str | None:
         wake = "active" if e["active"] else "waiting"
         return f"  {_card_name(view, e['seat'], e['card'])} drawn {how} ({wake})"
     if kind == "draw_stop":
-        return f"  seat {e['seat']} stops drawing: {e['reason'].replace('_', ' ')}"
+        return f"  seat {e['seat'] + 1} stops drawing: {e['reason'].replace('_', ' ')}"
     if kind == "roll":
         return (f"  {_card_name(view, e['seat'], e['card'])} (speed {e['speed']}) rolls "
                 f"{e['value']}" + (f" (re-roll {e['round']})"
@@ -93,13 +94,13 @@ def _event(view: dict[str, Any], e: dict[str, Any]) -> str | None:
     if kind == "death":
         return f"  {_card_name(view, e['seat'], e['card'])} is destroyed"
     if kind == "direct_hit":
-        return (f"  {_card_name(view, e['seat'], e['card'])} hits seat {e['target_seat']} "
+        return (f"  {_card_name(view, e['seat'], e['card'])} hits seat {e['target_seat'] + 1} "
                 f"directly for {e['damage']} -> {e['hp_after']} HP")
     if kind == "activate":
         names = ", ".join(_card_name(view, e["seat"], c) for c in e["cards"])
         return f"  now active: {names}"
     if kind == "deck_submitted":
-        return f"  seat {e['seat']} submitted a deck"
+        return f"  seat {e['seat'] + 1} submitted a deck"
     if kind == "decks_revealed":
         return "  both decks are in and revealed: the battle begins"
     if kind == "game_over":
@@ -115,12 +116,12 @@ def _result(view: dict[str, Any]) -> str | None:
         result["reason"], result["reason"])
     if not result["winners"]:
         return f"Draw ({why}); HP {result['scores']}"
-    return f"Seat {result['winners'][0]} wins ({why}); HP {result['scores']}"
+    return f"Seat {result['winners'][0] + 1} wins ({why}); HP {result['scores']}"
 
 
 def render(view: dict[str, Any], seat: int | None) -> str:
     status = _STATUS.get(view.get("phase", ""), view.get("phase", ""))
-    who = "spectator" if seat is None else f"seat {seat}"
+    who = "spectator" if seat is None else f"seat {seat + 1}"
     lines = [f"Card Battle - turn {view['turn']} - {status} - you are {who}"]
     if view.get("phase") == "battle":
         delay = view.get("turn_delay_ms", 0)

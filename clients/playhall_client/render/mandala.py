@@ -114,6 +114,15 @@ def describe_event(event: dict[str, Any], names: list[str]) -> str:
     return text()
 
 
+def describe(event: dict[str, Any], view: dict[str, Any]) -> str | None:
+    """The game log's line for one of Mandala's events (the client's ``describe`` hook); the
+    private ``drawn`` names the viewer's own cards."""
+    if event.get("type") == "drawn":
+        return f"you drew {', '.join(str(c) for c in event.get('cards', []))}"
+    names = [_name(view, i) for i in range(len(view["players"]))]
+    return describe_event(event, names)
+
+
 def render(view: dict[str, Any], seat: int | None) -> str:
     bottom = seat if seat in (0, 1) else 0
     top = 1 - bottom

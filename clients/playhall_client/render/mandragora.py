@@ -20,7 +20,8 @@ _COLUMNS = 7
 
 
 def _who(seat: Any, me: int | None) -> str:
-    return f"seat {seat}" + (" (you)" if seat == me else "")
+    shown = f"seat {seat + 1}" if isinstance(seat, int) else f"seat {seat}"  # counted from 1
+    return shown + (" (you)" if seat == me else "")
 
 
 def _cell(view: dict[str, Any], area: int) -> str:
@@ -61,12 +62,12 @@ def _last(view: dict[str, Any]) -> str | None:
     path = " ".join(f"{step['piece']}>{step['area']}" for step in last["landings"])
     gained = f" +{last['points']}" if last.get("points") else ""
     extra = ", extra turn" if last.get("extra_turn") else ""
-    return f"Last: seat {last['seat']} sowed {last['area']}: {path}{gained}{extra}"
+    return f"Last: seat {last['seat'] + 1} sowed {last['area']}: {path}{gained}{extra}"
 
 
 def render(view: dict[str, Any], seat: int | None) -> str:
     first = view.get("first")
-    lines = [f"Mandragora Mania - pattern {view.get('pattern')} - seat {first} moved first"]
+    lines = [f"Mandragora Mania - pattern {view.get('pattern')} - {_who(first, None)} moved first"]
     for s, base in enumerate(view.get("bases", [0, 9])):
         own = " ".join(str(a) for a in view.get("selectable", [[], []])[s])
         values = " ".join(f"{k}{v}" for k, v in view.get("values", [{}, {}])[s].items())

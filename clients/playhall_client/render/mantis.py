@@ -35,15 +35,15 @@ def _tank(cards: list[str]) -> str:
 
 
 def _seat(n: int, me: int | None) -> str:
-    return f"seat {n}" + (" (you)" if n == me else "")
+    return f"seat {n + 1}" + (" (you)" if n == me else "")  # people count seats from 1
 
 
 def _last(last: dict[str, Any]) -> str:
-    who = f"seat {last['seat']}"
+    who = f"seat {last['seat'] + 1}"
     flipped = f"{last['colour']} [{''.join(_letter(c) for c in _split(last['card'])[1])}]"
     if last["action"] == "steal":
         verb = "stole" if last["result"] == "stolen" else "tried to steal"
-        head = f"{who} {verb} from seat {last['target']}, flipped {flipped}"
+        head = f"{who} {verb} from seat {last['target'] + 1}, flipped {flipped}"
     else:
         head = f"{who} scored, flipped {flipped}"
     result = last["result"]
@@ -51,12 +51,12 @@ def _last(last: dict[str, Any]) -> str:
         return f"{head}: {last['count']} cards to the score pile"
     if result == "stolen":
         return f"{head}: took {last['count']} cards"
-    return f"{head}: into seat {last['into']}'s tank"
+    return f"{head}: into seat {last['into'] + 1}'s tank"
 
 
 def _ending(outcome: dict[str, Any], me: int | None) -> str:
     winners = outcome["winners"]
-    others = ", ".join(str(w) for w in winners if w != me)
+    others = ", ".join(str(w + 1) for w in winners if w != me)
     why = {
         "target_reached": "target reached",
         "deck_exhausted": "deck ran out",
@@ -67,9 +67,9 @@ def _ending(outcome: dict[str, Any], me: int | None) -> str:
     if me is not None and me in winners:
         who = "You win" if len(winners) == 1 else f"You share the win with seats {others}"
     elif len(winners) == 1:
-        who = f"Seat {winners[0]} wins"
+        who = f"Seat {winners[0] + 1} wins"
     else:
-        who = f"Seats {', '.join(map(str, winners))} share the win"
+        who = f"Seats {', '.join(str(w + 1) for w in winners)} share the win"
     return f"Game over ({why}). {who}."
 
 
@@ -91,7 +91,7 @@ def render(view: dict[str, Any], seat: int | None) -> str:
         lines.append(_ending(view["outcome"], me))
     elif turn is not None:
         lines.append("Your turn: score, or steal from a player." if turn == me
-                     else f"Seat {turn} to play.")
+                     else f"Seat {turn + 1} to play.")
     return "\n".join(lines)
 
 
@@ -99,5 +99,6 @@ def move_label(move: dict[str, Any], view: dict[str, Any] | None = None) -> str:
     if move.get("type") == "score":
         return "Score: flip the top card for your own tank"
     if move.get("type") == "steal":
-        return f"Steal from seat {move.get('target')}"
+        target = move.get("target")
+        return f"Steal from seat {target + 1 if isinstance(target, int) else target}"
     return " ".join(f"{k}={v}" for k, v in move.items())

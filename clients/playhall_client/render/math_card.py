@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-LANE_NAMES = ["lane 0 (seat 0)", "lane 1 (seat 0)", "lane 2 (public)", "lane 3 (seat 1)",
-              "lane 4 (seat 1)"]
+# Lanes keep the rules page's numbers (0-4); seats are numbered from 1 for people.
+LANE_NAMES = ["lane 0 (seat 1)", "lane 1 (seat 1)", "lane 2 (public)", "lane 3 (seat 2)",
+              "lane 4 (seat 2)"]
 
 
 def _frac(pair: Any) -> str:
@@ -56,7 +57,7 @@ def _player(view: dict[str, Any], seat: int, me: int | None) -> str:
     you = " (you)" if seat == me else ""
     legends = ", ".join(_name(view, c) for c in view["legends"][seat] + view["rainbow"][seat])
     top = _name(view, p["discard"][-1]) if p["discard"] else "—"
-    return (f"Seat {seat}{you}: PVP {p['pvp']} | hand {p['hand_size']} | deck {p['deck_size']}"
+    return (f"Seat {seat + 1}{you}: PVP {p['pvp']} | hand {p['hand_size']} | deck {p['deck_size']}"
             f" | discard {len(p['discard'])} (top: {top}) | legends: {legends or '—'}")
 
 
@@ -64,12 +65,12 @@ def render(view: dict[str, Any], seat: int | None) -> str:
     lines = [f"Math Magic Card duel — phase {view['phase']}"]
     turn = view.get("turn")
     if turn:
-        lines[0] += f", turn {turn['number']} (seat {turn['seat']})"
+        lines[0] += f", turn {turn['number']} (seat {turn['seat'] + 1})"
     if view.get("to_act"):
-        lines[0] += f"; to act: {', '.join(f'seat {s}' for s in view['to_act'])}"
+        lines[0] += f"; to act: {', '.join(f'seat {s + 1}' for s in view['to_act'])}"
     if view["phase"] == "deckbuild":
         for s, p in enumerate(view["players"]):
-            lines.append(f"Seat {s}: deck {'in' if p['deck_in'] else 'not in yet'}")
+            lines.append(f"Seat {s + 1}: deck {'in' if p['deck_in'] else 'not in yet'}")
         decks = view.get("ready_decks", {})
         rules = view.get("deck_rules", {})
         lines.append(f"Ready-made decks: {', '.join(decks)} "
@@ -96,12 +97,12 @@ def render(view: dict[str, Any], seat: int | None) -> str:
     pending = view.get("pending")
     if pending:
         source = _name(view, pending["source"]) if pending["source"] else "hand limit"
-        lines.append(f"Waiting for seat {pending['seat']}: {pending['kind']} ({source})")
+        lines.append(f"Waiting for seat {pending['seat'] + 1}: {pending['kind']} ({source})")
     if view.get("last"):
         lines.append("Last: " + "; ".join(_event(view, e) for e in view["last"][-6:]))
     result = view.get("result")
     if result:
-        who = ", ".join(f"seat {s}" for s in result["winners"]) or "nobody (draw)"
+        who = ", ".join(f"seat {s + 1}" for s in result["winners"]) or "nobody (draw)"
         lines.append(f"Game over ({result['reason']}): VP {result['vp'][0]} to {result['vp'][1]}, "
                      f"PVP {result['pvp'][0]} to {result['pvp'][1]}; winner: {who}; public lane "
                      f"read from the {result['public_direction']}")
@@ -111,7 +112,7 @@ def render(view: dict[str, Any], seat: int | None) -> str:
 def _event(view: dict[str, Any], event: dict[str, Any]) -> str:
     text = event["type"].replace("_", " ")
     if "seat" in event:
-        text = f"seat {event['seat']} {text}"
+        text = f"seat {event['seat'] + 1} {text}"
     if "card" in event and event["card"]:
         text += f" {_name(view, event['card'])}"
     return text
@@ -119,7 +120,10 @@ def _event(view: dict[str, Any], event: dict[str, Any]) -> str:
 
 def _where(pos: Any) -> str:
     if isinstance(pos[0], str):
-        return f"{pos[0]} area #{pos[1] + 1}"
+        area = pos[0]
+        if area.startswith("private") and area[len("private"):].isdigit():
+            area = f"seat {int(area[len('private'):]) + 1}'s private"  # private0: seat 1's
+        return f"{area} area #{pos[1] + 1}"
     return f"lane {pos[0]} slot {pos[1]}"
 
 
@@ -172,8 +176,8 @@ def move_label(move: dict[str, Any], view: dict[str, Any] | None = None) -> str:
     if kind == "swap":
         return f"swap {_pos(view, move['a'])} with {_pos(view, move['b'])}"
     if kind == "move_assertion":
-        return (f"move {_pos(view, [move['area'], move['index']])} to seat "
-                f"{move['to']}'s private area")
+        return (f"move {_pos(view, [move['area'], move['index']])} to "
+                f"seat {move['to'] + 1}'s private area")
     if kind == "rearrange":
         cycle = move.get("cycle", [])
         return "keep the operators" if not cycle else \
