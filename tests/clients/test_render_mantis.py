@@ -76,3 +76,15 @@ def test_renderer_imports_only_the_standard_library() -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module.split(".")[0])
     assert names <= {"__future__", "typing"}
+
+
+def test_events_read_as_sentences_with_seats_counted_from_1() -> None:
+    view = {"you": 0}
+    flip = {"type": "flip", "seat": 0, "action": "steal", "target": 1, "card": "x",
+            "colour": "blue"}
+    assert mantis.describe(flip, view) == "seat 1 (you) tries to steal from seat 2: flips blue"
+    stolen = {"type": "stolen", "seat": 0, "from": 1, "colour": "blue", "count": 2}
+    assert mantis.describe(stolen, view) == "seat 1 (you) steals 2 blue from seat 2"
+    assert mantis.describe({"type": "to_tank", "seat": 1, "card": "x"}, view) == (
+        "no match: the card goes into seat 2's tank")
+    assert mantis.describe({"type": "game_over"}, view) is None

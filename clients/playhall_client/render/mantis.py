@@ -95,6 +95,32 @@ def render(view: dict[str, Any], seat: int | None) -> str:
     return "\n".join(lines)
 
 
+def describe(event: dict[str, Any], view: dict[str, Any]) -> str | None:
+    """The game log's line for one of Mantis's events (seats counted from 1); None for others."""
+    me = view.get("you")
+    kind = event.get("type")
+    seat = event.get("seat")
+    if not isinstance(seat, int):
+        return None
+    who = _seat(seat, me)
+    if kind == "flip":
+        target = event.get("target")
+        action = f"tries to steal from {_seat(target, me)}" if isinstance(target, int) else "scores"
+        return f"{who} {action}: flips {event.get('colour')}"
+    if kind == "scored":
+        return (f"{who} puts {event.get('count')} {event.get('colour')} on the score pile "
+                f"(now {event.get('pile')})")
+    if kind == "stolen":
+        victim = event.get("from")
+        source = _seat(victim, me) if isinstance(victim, int) else "?"
+        return f"{who} steals {event.get('count')} {event.get('colour')} from {source}"
+    if kind == "to_tank":
+        return f"no match: the card goes into {who}'s tank"
+    if kind == "extra_turn":
+        return f"{who} plays again"
+    return None
+
+
 def move_label(move: dict[str, Any], view: dict[str, Any] | None = None) -> str:
     if move.get("type") == "score":
         return "Score: flip the top card for your own tank"
