@@ -1044,7 +1044,7 @@ def _event_line(event: dict[str, Any], view: dict[str, Any]) -> str:
     if kind == "took_back":
         return f"{who} plays for themselves again"
     if kind == "renamed":
-        return f"seat {seat} is now called {event.get('name')}"
+        return f"{_seat_label(seat)} is now called {event.get('name')}"
     if kind == "ready":
         return f"{who} is {'ready' if event.get('ready') else 'not ready'}"
     if kind == "bot_added":

@@ -205,8 +205,8 @@ async def test_join_by_code_ready_start_and_refusals(url: str, tmp_path: Path) -
         console.type("frobnicate")
         await console.expect("Unknown command 'frobnicate'")
         console.type("name  Gwen ")                 # a rename shows on the seat at once
-        await console.expect("seat 1 is now called Gwen")
-        await console.expect("1  Gwen (you)")
+        await console.expect("seat 2 is now called Gwen")
+        await console.expect("2  Gwen (you)")
         await console.expect("You are now called Gwen.")
         await mirror.wait(lambda m: m.view["seats"][1]["name"] == "Gwen")
         await host.ready(mirror.room)
