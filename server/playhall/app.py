@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import redis.asyncio as aioredis
 
 from playhall import eventloop, log
+from playhall.catalog import all_games
 from playhall.config import Config
 from playhall.lobby import Lobby
 from playhall.net.descriptors import DescriptorWatch
@@ -113,6 +114,9 @@ async def supervise(embedded: EmbeddedRedis, endpoint: Endpoint) -> None:
 
 
 async def start(config: Config) -> Running:
+    # The games first: a failed plugin is reported now, and two games claiming one id
+    # (catalog.GameConflict) stop the start before anything runs.
+    offered = sorted(all_games())
     embedded = None
     url = config.redis_url
     if not url:
@@ -167,6 +171,7 @@ async def start(config: Config) -> Running:
         restored_rooms=restored,
         listed_rooms=listed,
         instance=config.instance,
+        games=offered,
         loop=eventloop.loop_name(asyncio.get_running_loop()),
         # The C speedups of packing and diffing (playhall_protocol._speedups), or the reference.
         speedups=codec.SPEEDUPS is not None,

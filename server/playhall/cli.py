@@ -1,6 +1,8 @@
 """The ``playhall`` command.
 
-``playhall serve`` runs the server. ``playhall play`` (terminal client) and ``playhall bot``
+``playhall serve`` runs the server; ``playhall check-game`` runs the game contract's checks
+(:mod:`playhall.games.conformance`) against one game, a built-in, an installed plugin or a
+module. ``playhall play`` (terminal client) and ``playhall bot``
 (a client-side bot) are the client package's; this module only routes to them, importing them
 when asked so the server never depends on client code.
 """
@@ -16,7 +18,9 @@ from dataclasses import Field
 from typing import Any
 
 from playhall import eventloop, log
+from playhall.catalog import GameConflict
 from playhall.config import Config, parse
+from playhall.games.contract import Game
 
 
 def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,10 +52,83 @@ def _converter(f: Field[Any]) -> Callable[[str], Any]:
     return convert
 
 
+def _check_game_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "check-game",
+        help="check a game against the game contract",
+        description="Play random legal games of one game at each of its quick tables and check "
+        "the game contract on the way: apply never mutates, views are plain data, hidden facts "
+        "never change a view, the game ends, replay is exact, the bot plays offered moves. "
+        "Exits 0 when every check holds, 1 when one fails, 2 when the game cannot be loaded.",
+    )
+    p.add_argument(
+        "game",
+        help="a game id (built-in or installed plugin) or a module exposing GAME (my_game, "
+        "or my_game.engine:GAME)",
+    )
+    p.add_argument("--seeds", type=int, default=50, help="random games per table (default 50)")
+    p.add_argument("--first-seed", type=int, default=0, help="the first seed (default 0)")
+
+
+def _load_game(target: str) -> Game:
+    """The game ``target`` names: an id in the catalog, else a module (``pkg.mod`` or
+    ``pkg.mod:NAME``). Raises ``LookupError`` saying why none could be loaded."""
+    from playhall import catalog
+
+    found, failures = catalog.plugins()
+    for failure in failures:
+        if failure.entry_point.split(" = ")[0] == target:
+            raise LookupError(
+                f"{failure.package} declares {failure.entry_point} but it failed to load: "
+                f"{failure.reason}"
+            )
+    games = catalog.merge([*catalog.built_in(), *found])
+    if target in games:
+        return games[target].game
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name.startswith(exc.name):
+            raise LookupError(f"no game has the id {target!r} and no module is named so") from exc
+        raise LookupError(f"importing {module_name} failed: {exc!r}") from exc
+    except Exception as exc:  # the module's own code raised: that is the author's to see
+        raise LookupError(f"importing {module_name} failed: {exc!r}") from exc
+    game = catalog.game_of(getattr(module, attr, None) if attr else module)
+    if game is None:
+        raise LookupError(f"{target} names no playhall.games.contract.Game instance")
+    reason = catalog.check_id(game)
+    if reason is not None:
+        raise LookupError(f"{target}: {reason}")
+    return game
+
+
+def _check_game(args: argparse.Namespace) -> int:
+    from playhall.games.conformance import check_game
+
+    try:
+        game = _load_game(args.game)
+    except LookupError as exc:
+        print(f"playhall check-game: {exc}", file=sys.stderr)
+        return 2
+    print(f"{game.title} ({game.id}): {args.seeds} random games per table")
+    failed = False
+    for result in check_game(game, args.seeds, args.first_seed):
+        table = f"{result.seats} seats, options {result.options}"
+        if result.failure is None:
+            print(f"  ok    {table}: {result.games} games")
+        else:
+            failed = True
+            print(f"  FAIL  {table}: {result.failure}")
+    print("failed" if failed else "every check holds")
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="playhall", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
+    _check_game_parser(sub)
     client_cli = _client_cli()
     if client_cli is not None:
         client_cli.add_parsers(sub)
@@ -66,9 +143,14 @@ def main(argv: list[str] | None = None) -> int:
             factory = eventloop.loop_factory(config.event_loop)
         except eventloop.LoopUnavailable as exc:
             parser.exit(2, f"playhall serve: {exc}\n")
-        with asyncio.Runner(loop_factory=factory) as runner:
-            runner.run(serve_forever(config))
+        try:
+            with asyncio.Runner(loop_factory=factory) as runner:
+                runner.run(serve_forever(config))
+        except GameConflict as exc:
+            parser.exit(2, f"playhall serve: {exc}\n")
         return 0
+    if args.command == "check-game":
+        return _check_game(args)
     assert client_cli is not None
     return int(client_cli.run(args))
 
