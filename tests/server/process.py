@@ -29,6 +29,7 @@ class ServerProcess:
         extra: list[str] | None = None,
         log_path: Path | None = None,
         descriptors: int | None = None,
+        plugins: list[Path] | None = None,
     ) -> None:
         self.port = port
         #: The process's limit of open file descriptors (RLIMIT_NOFILE), if lowered.
@@ -54,7 +55,11 @@ class ServerProcess:
             **os.environ,
             "PLAYHALL_KEY_PREFIX": prefix,
             "PLAYHALL_INSTANCE": instance,
-            "PYTHONPATH": os.pathsep.join(str(ROOT / d) for d in ("protocol", "server", "clients")),
+            # ``plugins``: more folders, a game plugin's metadata and source (tests/plugins.py).
+            "PYTHONPATH": os.pathsep.join(
+                [str(ROOT / d) for d in ("protocol", "server", "clients")]
+                + [str(p) for p in plugins or ()]
+            ),
         }
         self.process: subprocess.Popen[bytes] | None = None
 
