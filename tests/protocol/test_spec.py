@@ -156,3 +156,11 @@ def test_json_examples_are_valid_json() -> None:
         if stripped.startswith("{") and "…" not in stripped and "..." not in stripped:
             for chunk in re.split(r"\n(?=\{)", stripped):
                 json.loads(chunk)
+
+
+def test_every_example_bot_is_in_section_14() -> None:
+    folder = Path(__file__).resolve().parents[2] / "examples" / "bots"
+    bots = sorted(p for p in folder.iterdir() if p.suffix in (".py", ".mjs"))
+    assert bots, "examples/bots is empty"
+    for bot in bots:
+        assert f"`{bot.name}`" in _section(14), bot.name
