@@ -63,11 +63,12 @@ async def test_the_page_loads_without_script_errors_on_a_phone(
     assert page_errors.unexpected() == []
 
 
-async def test_a_game_without_a_renderer_file_is_drawn_as_an_outline(
+async def test_a_game_without_a_renderer_file_is_drawn_by_the_generic_renderer(
     page: Page, page_errors: PageErrors
 ) -> None:
     """The page looks for app/games/<id>.js; where there is none (a 404, which the browser
-    reports), the game is drawn as its moves and state in text, under the page's CSP."""
+    reports), the game is drawn from its view and moves alone, under the page's CSP: its moves
+    as labelled buttons, a square list as a grid whose cells are the moves that name them."""
     from playwright.async_api import expect
 
     page_errors.allow(r"status of 404")
@@ -77,18 +78,28 @@ async def test_a_game_without_a_renderer_file_is_drawn_as_an_outline(
         """async () => {
             const found = await import("/app/room/renderers.js");
             const renderer = await found.loadRenderer("no_such_game");
-            const view = { state: { n: 1 }, moves: [{ type: "go" }], seats: [] };
+            const view = {
+                state: { board: [null, 0, 1, "burnt", null, null, null, null, null], turn: 0 },
+                moves: [{ type: "mark", cell: 0 }, { type: "mark", cell: 4 }],
+                seats: [],
+            };
             const board = renderer.render(view, { canMove: true });
+            const cells = [...board.querySelectorAll(".generic-grid td")];
             return {
-                outline: renderer === found.OUTLINE,
-                moves: [...board.querySelectorAll("[data-move]")].map((b) => b.textContent),
+                generic: renderer === found.GENERIC,
+                buttons: [...board.querySelectorAll(".actions [data-move]")].map((b) => b.textContent),
+                cells: cells.map((td) => td.textContent),
+                playable: cells.map((td, i) => [i, td.querySelector("[data-move]")])
+                    .filter(([, b]) => b).map(([i, b]) => [i, JSON.parse(b.dataset.move)]),
                 text: board.textContent,
             };
         }"""
     )
-    assert drawn["outline"] is True
-    assert drawn["moves"] == ['{"type":"go"}']
-    assert "no board for this game" in drawn["text"]
+    assert drawn["generic"] is True
+    assert drawn["buttons"] == ["mark · cell 0", "mark · cell 4"]
+    assert drawn["cells"] == ["", "0", "1", "burnt", "", "", "", "", ""]
+    assert drawn["playable"] == [[0, {"type": "mark", "cell": 0}], [4, {"type": "mark", "cell": 4}]]
+    assert "has no board of its own" in drawn["text"] and "turn" in drawn["text"]
 
 
 async def test_the_page_reconnects_after_kill_9_and_restart(

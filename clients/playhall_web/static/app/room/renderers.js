@@ -1,29 +1,11 @@
 // The game renderers, found the way the server finds its games: the renderer of game `id` is the
 // default export of app/games/<id>.js, loaded by `import()` the first time the game is seen, so a
-// new game adds a file and no line here. A game without one (or whose module fails to load) is
-// drawn by OUTLINE: its state as text and its moves as buttons, playable before it has a board.
-import { h, moveButton } from "../ui.js";
+// new game adds a file and no line here (a game plugin's own renderer is served at that path by
+// the server). A game without one (or whose module fails to load) is drawn by GENERIC
+// (./generic.js): from the view and its moves alone, playable before it has a board.
+import { GENERIC } from "./generic.js";
 
-/** For a game the page has no renderer for: its state as text and its moves as buttons. */
-export const OUTLINE = {
-  render: (view, ctx) =>
-    h(
-      "div",
-      {},
-      h("p", {
-        class: "muted small",
-        "data-testid": "outline",
-        text: "This page has no board for this game yet: its moves and its state as text.",
-      }),
-      h(
-        "div",
-        { class: "actions" },
-        (view.moves || []).filter((m) => !m.template).map((m) => moveButton(ctx, m, JSON.stringify(m))),
-      ),
-      h("pre", { class: "raw" }, JSON.stringify(view.state, null, 1)),
-    ),
-  describe: (ev) => JSON.stringify(ev),
-};
+export { GENERIC };
 
 /** A game id as the server names its game packages; nothing else becomes a module path. */
 const GAME_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -37,7 +19,7 @@ function usable(module, id) {
     return renderer;
   }
   console.error(`app/games/${id}.js has no default export with render and describe`);
-  return OUTLINE;
+  return GENERIC;
 }
 
 /** The renderer of game `id` (a promise; loaded once, then shared). */
@@ -46,9 +28,9 @@ export function loadRenderer(id) {
     const found = GAME_ID.test(id)
       ? import(`../games/${id}.js`).then(
           (module) => usable(module, id),
-          () => OUTLINE, // no file for this game: the browser has already logged the 404
+          () => GENERIC, // no file for this game: the browser has already logged the 404
         )
-      : Promise.resolve(OUTLINE);
+      : Promise.resolve(GENERIC);
     loading.set(
       id,
       found.then((renderer) => {
