@@ -12,7 +12,8 @@ Fixtures:
   ``.ws_url`` its websocket); ``await web_server.kill_and_restart()`` is an operator's
   ``kill -9`` followed by a restart on the same port and data dir (``kill()`` and ``restart()``
   separately too). ``start_web_server(extra_args)`` starts one with more ``playhall serve``
-  options (e.g. ``["--bot-delay", "0.3"]``).
+  options (e.g. ``["--bot-delay", "0.3"]``), and ``plugins`` more folders on its path (game
+  plugins, tests/plugins.py).
 - ``browser``: one Chromium for the session.
 - ``page``: a page in a fresh context (its own localStorage: its own player) whose base URL is
   the server, so ``await page.goto("/")`` opens the web client. ``new_page(viewport=...)``
@@ -84,6 +85,8 @@ class WebServer:
     port: int
     data_dir: Path
     extra: list[str] = field(default_factory=list)
+    #: More folders on the server's PYTHONPATH: game plugins (tests/plugins.py).
+    plugins: list[Path] = field(default_factory=list)
     process: ServerProcess | None = None
 
     @property
@@ -106,6 +109,7 @@ class WebServer:
             f"web-{self.port}",
             ["--data-dir", str(self.data_dir), *self.extra],
             log_path=self.log_path,
+            plugins=self.plugins,
         )
         await self.process.start()
 
@@ -140,10 +144,12 @@ StartWebServer = Callable[..., Awaitable[WebServer]]
 async def start_web_server(tmp_path: Path) -> AsyncIterator[StartWebServer]:
     started: list[WebServer] = []
 
-    async def start(extra: list[str] | None = None) -> WebServer:
+    async def start(
+        extra: list[str] | None = None, plugins: list[Path] | None = None
+    ) -> WebServer:
         data_dir = tmp_path / f"server-{len(started)}"
         data_dir.mkdir()
-        server = WebServer(free_port(), data_dir, list(extra or []))
+        server = WebServer(free_port(), data_dir, list(extra or []), list(plugins or []))
         started.append(server)
         await server.start()
         return server

@@ -87,7 +87,8 @@ async def test_a_game_without_a_renderer_file_is_drawn_by_the_generic_renderer(
             const cells = [...board.querySelectorAll(".generic-grid td")];
             return {
                 generic: renderer === found.GENERIC,
-                buttons: [...board.querySelectorAll(".actions [data-move]")].map((b) => b.textContent),
+                buttons: [...board.querySelectorAll(".actions [data-move]")]
+                    .map((b) => b.textContent),
                 cells: cells.map((td) => td.textContent),
                 playable: cells.map((td, i) => [i, td.querySelector("[data-move]")])
                     .filter(([, b]) => b).map(([i, b]) => [i, JSON.parse(b.dataset.move)]),
