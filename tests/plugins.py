@@ -88,8 +88,9 @@ MODULES = {
 
 
 def write_modules(folder: Path) -> Path:
-    """Write :data:`MODULES` into ``folder`` (made); returns it, to put on the path."""
-    folder.mkdir(parents=True)
+    """Write :data:`MODULES` into ``folder`` (made if need be); returns it, to put on the
+    path."""
+    folder.mkdir(parents=True, exist_ok=True)
     for name, source in MODULES.items():
         (folder / f"{name}.py").write_text(textwrap.dedent(source))
     return folder

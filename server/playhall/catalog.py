@@ -10,10 +10,12 @@ Two places are looked in:
   exposing ``GAME``. The built-in games declare theirs too, so they are found the same way
   once installed; a built-in found both ways is one game.
 
-A plugin that fails to load (its import raises, it names no ``Game``, its id is not one) is
-left out and reported with its distribution and the reason (a ``game_load_failed`` log line):
-the server starts with the others. Two different games claiming one id is
-:class:`GameConflict`, naming both: the server does not start.
+A plugin may ship its own browser renderer and rules page in its package (``web/<id>.js``,
+``rules/<id>.md``; :func:`plugin_packages` says where). A plugin that fails to load (its import
+raises, it names no ``Game``, its id is not one) is left out and reported with its distribution
+and the reason (a ``game_load_failed`` log line): the server starts with the others. Two
+different games claiming one id is :class:`GameConflict`, naming both: the server does not
+start.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class Found:
     game: Game
     source: str
     module: str
+    built_in: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ def built_in() -> list[Found]:
             name = f"{games.__name__}.{info.name}"
             game = game_of(importlib.import_module(name))
             if game is not None:
-                found.append(Found(game, f"built-in {name}", name))
+                found.append(Found(game, f"built-in {name}", name, built_in=True))
     return found
 
 
@@ -150,6 +153,16 @@ def catalog() -> dict[str, Found]:
             reason=failure.reason,
         )
     return merge([*built_in(), *found])
+
+
+def plugin_packages() -> dict[str, str]:
+    """Each plugin game's id and the top-level package that holds it: where its own files are
+    (``web/<id>.js``, ``rules/<id>.md``: :mod:`playhall.net.web`, :mod:`playhall.net.rules`)."""
+    return {
+        game_id: found.module.partition(".")[0]
+        for game_id, found in catalog().items()
+        if not found.built_in
+    }
 
 
 @cache

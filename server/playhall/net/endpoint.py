@@ -23,16 +23,22 @@ from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response
 
 from playhall import __version__, log
-from playhall.catalog import all_games, describe
+from playhall.catalog import all_games, describe, plugin_packages
 from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.lobby import Lobby
 from playhall.net.admission import Admission
 from playhall.net.ratelimit import AddressBuckets
 from playhall.net.refusals import RefusalLog
-from playhall.net.rules import load_pages
+from playhall.net.rules import load_pages, plugin_pages
 from playhall.net.session import Request, Session, error_frame, ok_frame
-from playhall.net.web import WebFiles, is_websocket_upgrade, load_files, too_many_requests
+from playhall.net.web import (
+    WebFiles,
+    is_websocket_upgrade,
+    load_files,
+    plugin_renderers,
+    too_many_requests,
+)
 from playhall.net.websocket import WebSocket, WriteBatch
 from playhall.players import Players
 from playhall.rooms.actor import Room
@@ -71,8 +77,16 @@ class Endpoint:
         self.code_tries = CodeTries(
             store.redis, store.p, config.code_tries, config.code_backoff, config.code_backoff_max
         )
-        # The web client and the games' rules pages, for browsers' plain GETs.
-        self.web = WebFiles({**load_files(), **load_pages(all_games())})
+        # The web client and the games' rules pages, for browsers' plain GETs; a plugin's own
+        # renderer and rules page from its package.
+        plugins = plugin_packages()
+        self.web = WebFiles(
+            {
+                **plugin_renderers(plugins),
+                **load_files(),
+                **load_pages(all_games(), own=plugin_pages(plugins)),
+            }
+        )
         #: The embedded Redis died and is being started again (see ``app.supervise``).
         self.redis_restarting = False
 

@@ -15,7 +15,7 @@ too.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -70,19 +70,28 @@ def _page(title: str, body: str) -> str:
     )
 
 
-def load_pages(game_ids: Iterable[str], folder: Traversable | None = None) -> dict[str, WebFile]:
+def plugin_pages(packages: Mapping[str, str]) -> dict[str, Traversable]:
+    """Where each plugin game's own rules page would be: ``rules/<id>.md`` in the package that
+    holds the game (``packages``: game id -> package)."""
+    return {gid: resources.files(pkg) / "rules" / f"{gid}.md" for gid, pkg in packages.items()}
+
+
+def load_pages(
+    game_ids: Iterable[str],
+    folder: Traversable | None = None,
+    own: Mapping[str, Traversable] | None = None,
+) -> dict[str, WebFile]:
     """The rules pages of the games in ``game_ids`` that have one, keyed by URL path
     (``/rules/mantis``) and the list of them (``/rules/``); empty if the pages are nowhere to be
-    found."""
+    found. A game's page is its file in ``own`` (a plugin's: :func:`plugin_pages`), else
+    ``<id>.md`` in ``folder`` (the built-ins')."""
     folder = sources() if folder is None else folder
-    if folder is None:
-        return {}
     md = _renderer()
     pages: dict[str, WebFile] = {}
     listed: list[str] = []
     for game_id in sorted(game_ids):
-        source = folder / f"{game_id}.md"
-        if not source.is_file():
+        source = (own or {}).get(game_id) or (folder / f"{game_id}.md" if folder else None)
+        if source is None or not source.is_file():
             continue
         text = source.read_text(encoding="utf-8")
         title = title_of(md, text, game_id)

@@ -3,7 +3,8 @@
 A browser's plain ``GET /`` (no ``Upgrade: websocket``) gets the page; the page's scripts then
 open a websocket to the same address. The files are the package data of ``playhall_web``
 (``clients/playhall_web/static/``), found with :mod:`importlib.resources` so they are served
-the same from a checkout, an editable install or a wheel. They are read once, when the server
+the same from a checkout, an editable install or a wheel; a game plugin's own renderer comes from
+its package (:func:`plugin_renderers`). They are read once, when the server
 starts, into a table keyed by URL path: a request can only ever name one of those files, so no
 path (``..``, percent-encoded or not) reaches anything else. Anything not in the table is 404.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from importlib import resources
@@ -98,6 +100,18 @@ def load_files(package: str = "playhall_web", folder: str = "static") -> dict[st
         _walk(root, "", files)
     if "/index.html" in files:
         files["/"] = files["/index.html"]
+    return files
+
+
+def plugin_renderers(packages: Mapping[str, str]) -> dict[str, WebFile]:
+    """Each plugin game's own renderer, ``web/<id>.js`` in the package that holds the game
+    (``packages``: game id -> package), at the path where the page looks for a game's
+    renderer, ``/app/games/<id>.js``."""
+    files: dict[str, WebFile] = {}
+    for game_id, package in packages.items():
+        source = resources.files(package) / "web" / f"{game_id}.js"
+        if source.is_file():
+            files[f"/app/games/{game_id}.js"] = web_file(source.read_bytes(), content_type(".js"))
     return files
 
 
