@@ -17,10 +17,11 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from playhall_client import Client, ServerError
+from playhall_client import Client
 from tests.plugins import dist_info, example_plugin, write_modules
 
 from .conftest import free_port
+from .helpers import play_to_the_end
 from .process import ServerProcess
 
 #: A plugin package that ships its own browser renderer (``web/<id>.js``) and rules page.
@@ -70,7 +71,7 @@ async def test_a_failed_plugin_is_logged_and_the_others_are_played(
             games = {g["id"]: g for g in await client.games()}
             assert {"fog_tictactoe", "mantis", "mandala"} <= set(games) and "raises" not in games
             assert games["fog_tictactoe"]["title"] == "Fog Tic-Tac-Toe" and "drawn" in games
-            await play_to_the_end(client)
+            await play_fog_tictactoe(client)
             # A plugin's own renderer and rules page, from its package, where the page looks.
             http = f"http://127.0.0.1:{server.port}"
             status, script = await asyncio.to_thread(get, f"{http}/app/games/drawn.js")
@@ -97,26 +98,16 @@ async def test_a_failed_plugin_is_logged_and_the_others_are_played(
     ]
 
 
-async def play_to_the_end(client: Client) -> None:
+async def play_fog_tictactoe(client: Client) -> None:
     """Seat 0 plays the first move it is offered, the server's bot seat 1, to the end."""
     room = await client.create("fog_tictactoe", 2, options={"fuse_ms": 30})
     await client.add_bot(room.room, 1)
     await client.ready(room.room)
-    await room.wait(lambda m: m.view["status"] != "waiting")
-    while room.view["status"] != "finished":
-        await room.wait(lambda m: m.view["status"] == "finished" or m.my_turn, 30)
-        if room.view["status"] == "finished":
-            break
-        state = room.view["state"]
-        # Hidden information: this seat sees its own mine, and the other's only once it blew.
-        assert isinstance(state["my_mine"], int) and set(state["mines"]) <= {"0", "1"}
-        before = room.version
-        try:
-            await client.move(room.room, room.view["moves"][0], version=before)
-        except ServerError as exc:  # stale only: the blast (an automatic step) came first
-            assert exc.code == "stale", exc
-        await room.wait(lambda m, v=before: m.version > v, 30)
+    await play_to_the_end(client, room)
     assert room.view["outcome"]["reason"] in {"three_in_a_row", "board_full"}
+    # Hidden information: this seat sees its own mine, and the other's only once it blew.
+    state = room.view["state"]
+    assert isinstance(state["my_mine"], int) and set(state["mines"]) <= {"0", "1"}
 
 
 async def test_two_games_claiming_one_id_stop_the_start(tmp_path: Path) -> None:
