@@ -108,7 +108,7 @@ def _check_game(args: argparse.Namespace) -> int:
 
     try:
         game = _load_game(args.game)
-    except LookupError as exc:
+    except (LookupError, GameConflict) as exc:
         print(f"playhall check-game: {exc}", file=sys.stderr)
         return 2
     print(f"{game.title} ({game.id}): {args.seeds} random games per table")

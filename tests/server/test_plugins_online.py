@@ -58,7 +58,10 @@ async def test_a_failed_plugin_is_logged_and_the_others_are_played(
     redis_url: str, tmp_path: Path
 ) -> None:
     plugins = plugin_paths(
-        tmp_path, "more-games", {"raises": "plug_raises:GAME", "drawn": "plug_drawn:GAME"}
+        tmp_path,
+        "more-games",
+        # plug_mutating is a single module (no package, so no files of its own): offered too.
+        {"raises": "plug_raises:GAME", "drawn": "plug_drawn:GAME", "mutating": "plug_mutating"},
     )
     server = ServerProcess(
         free_port(), redis_url, f"p{uuid.uuid4().hex[:8]}:", "plugins-test", plugins=plugins,
@@ -70,7 +73,8 @@ async def test_a_failed_plugin_is_logged_and_the_others_are_played(
         try:
             games = {g["id"]: g for g in await client.games()}
             assert {"fog_tictactoe", "mantis", "mandala"} <= set(games) and "raises" not in games
-            assert games["fog_tictactoe"]["title"] == "Fog Tic-Tac-Toe" and "drawn" in games
+            assert games["fog_tictactoe"]["title"] == "Fog Tic-Tac-Toe"
+            assert {"drawn", "mutating"} <= set(games)
             await play_fog_tictactoe(client)
             # A plugin's own renderer and rules page, from its package, where the page looks.
             http = f"http://127.0.0.1:{server.port}"

@@ -23,7 +23,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 import playhall
-from playhall.net.web import WebFile, web_file
+from playhall.net.web import WebFile, plugin_file, web_file
 
 #: Where the build puts the game pages inside the package (setup.py copies docs/games/*.md).
 PACKAGED = "rules"
@@ -71,9 +71,10 @@ def _page(title: str, body: str) -> str:
 
 
 def plugin_pages(packages: Mapping[str, str]) -> dict[str, Traversable]:
-    """Where each plugin game's own rules page would be: ``rules/<id>.md`` in the package that
-    holds the game (``packages``: game id -> package)."""
-    return {gid: resources.files(pkg) / "rules" / f"{gid}.md" for gid, pkg in packages.items()}
+    """Each plugin game's own rules page, ``rules/<id>.md`` in the package that holds the game
+    (``packages``: game id -> package), for the games that have one."""
+    found = {gid: plugin_file(pkg, "rules", f"{gid}.md") for gid, pkg in packages.items()}
+    return {gid: page for gid, page in found.items() if page is not None}
 
 
 def load_pages(

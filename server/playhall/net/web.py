@@ -103,14 +103,24 @@ def load_files(package: str = "playhall_web", folder: str = "static") -> dict[st
     return files
 
 
+def plugin_file(package: str, *path: str) -> Traversable | None:
+    """The file at ``path`` in a plugin's ``package``; None when the plugin is a single module
+    (which holds no files) or the file is not there."""
+    try:
+        found = resources.files(package).joinpath(*path)
+    except (TypeError, ModuleNotFoundError):  # TypeError: a module, not a package
+        return None
+    return found if found.is_file() else None
+
+
 def plugin_renderers(packages: Mapping[str, str]) -> dict[str, WebFile]:
     """Each plugin game's own renderer, ``web/<id>.js`` in the package that holds the game
     (``packages``: game id -> package), at the path where the page looks for a game's
     renderer, ``/app/games/<id>.js``."""
     files: dict[str, WebFile] = {}
     for game_id, package in packages.items():
-        source = resources.files(package) / "web" / f"{game_id}.js"
-        if source.is_file():
+        source = plugin_file(package, "web", f"{game_id}.js")
+        if source is not None:
             files[f"/app/games/{game_id}.js"] = web_file(source.read_bytes(), content_type(".js"))
     return files
 
