@@ -174,10 +174,11 @@ class Game(ABC):
     #: room asks :meth:`view` once per state and shows that one map to all of them, which also
     #: lets it diff the map once for all viewers.
     public_view: bool = False
-    #: Small tables that play the game quickly, as (seat count, options) pairs: the test suites
-    #: (tests/games/test_conformance.py and every suite that plays all games) play the game at
-    #: each. Cover each seat count or mode that plays differently; keep automatic steps
-    #: unpaced. Empty: one table of ``min_seats`` with the default options.
+    #: Small tables that play the game quickly, as (seat count, options) pairs: the contract's
+    #: checks (playhall.games.conformance: tests/games/test_conformance.py and ``playhall
+    #: check-game``) and every suite that plays all games play the game at each. Cover each
+    #: seat count or mode that plays differently; keep automatic steps unpaced. Empty: one
+    #: table of ``min_seats`` with the default options.
     quick_tables: Sequence[tuple[int, Options]] = ()
 
     # -- options and seats ------------------------------------------------------------------
