@@ -95,17 +95,23 @@ def built_in() -> list[Found]:
     return found
 
 
-def plugins(
-    entry_points: list[metadata.EntryPoint] | None = None,
-) -> tuple[list[Found], list[LoadFailure]]:
-    """The games the installed distributions declare (or those of ``entry_points``), and the
-    ones that failed to load. Importing a plugin runs its code: any exception it raises is a
-    failure of that plugin alone."""
-    if entry_points is None:
-        entry_points = list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+def refusal(game: Game | None, name: str) -> str | None:
+    """Why the game an entry point called ``name`` loaded cannot be offered, or None."""
+    if game is None:
+        return "it names no playhall.games.contract.Game instance"
+    reason = check_id(game)
+    if reason is None and game.id != name:
+        reason = f"the entry point is named {name!r} but the game's id is {game.id!r}"
+    return reason
+
+
+def plugins() -> tuple[list[Found], list[LoadFailure]]:
+    """The games the installed distributions declare, and the ones that failed to load.
+    Importing a plugin runs its code: any exception it raises is a failure of that plugin
+    alone."""
     found: list[Found] = []
     failures: list[LoadFailure] = []
-    for ep in entry_points:
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         package = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "?"
         declared = f"{ep.name} = {ep.value}"
         try:
@@ -113,16 +119,12 @@ def plugins(
         except Exception as exc:  # a plugin's import may raise anything; it is reported
             failures.append(LoadFailure(package, declared, f"import failed: {exc!r}"))
             continue
-        reason = "it names no playhall.games.contract.Game instance" if game is None else None
-        if game is not None:
-            reason = check_id(game)
-            if reason is None and game.id != ep.name:
-                reason = f"the entry point is named {ep.name!r} but the game's id is {game.id!r}"
-        if game is None or reason is not None:
-            failures.append(LoadFailure(package, declared, reason or ""))
-            continue
-        module = ep.module
-        found.append(Found(game, f"{package} (entry point {declared})", module))
+        reason = refusal(game, ep.name)
+        if reason is not None:
+            failures.append(LoadFailure(package, declared, reason))
+        else:
+            assert game is not None
+            found.append(Found(game, f"{package} (entry point {declared})", ep.module))
     return found, failures
 
 
