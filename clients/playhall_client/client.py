@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import itertools
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,9 @@ class ServerError(Exception):
         self.reason: str = reply.get("reason", "")
         self.reply = reply
 
+
+#: A host site's signed token, or a function giving a fresh one (plain or async).
+HostToken = str | Callable[[], str] | Callable[[], Awaitable[str]]
 
 #: Refusals of a hello that say nothing about the hello itself (PROTOCOL.md section 10).
 HELLO_AGAIN = frozenset({"rate_limited", "store_failed", "internal"})
@@ -100,12 +104,17 @@ class Client:
         *,
         name: str | None = None,
         token: str | None = None,
+        host_token: HostToken | None = None,
         reconnect: bool = True,
         max_frame: int = 4 * 1024 * 1024,
     ) -> None:
         self.url = url
         self.name = name
         self.token = token
+        #: The host site's signed token (PROTOCOL.md section 3), or a function that gets a
+        #: fresh one, asked at every hello (a reconnect may come after the last one expired).
+        #: With it, ``token`` is not sent: the site says who the player is.
+        self.host_token = host_token
         self.player = ""
         self.reconnect = reconnect
         self.max_frame = max_frame
@@ -159,13 +168,25 @@ class Client:
             self._lost_told = False
             self.pushes.put_nowait({"t": "connection", "state": "back"})
 
+    async def _fresh_host_token(self) -> str:
+        token: object = self.host_token
+        if callable(token):
+            token = token()
+            if inspect.isawaitable(token):
+                token = await token
+        if not isinstance(token, str):
+            raise TypeError(f"host_token gave {type(token).__name__}, not a str")
+        return token
+
     async def _hello(self) -> dict[str, Any]:
         """Say hello. A reconnect's hello refused for a while is said again on the same socket
         after a pause (at least the ``retry_after`` the server gave): giving up would leave the
         client offline for good over a Redis restart. A first connect's refusal goes to the
         caller, who may not want to wait."""
         hello: dict[str, Any] = {"protocol": list(SUPPORTED_VERSIONS)}
-        if self.token:
+        if self.host_token is not None:
+            hello["host_token"] = await self._fresh_host_token()
+        elif self.token:
             hello["token"] = self.token
         # The name given is said by the first hello (and by a new player's): a reconnect's would
         # rename the player back, undoing a rename made since on another connection.

@@ -11,6 +11,7 @@ UNKNOWN_TYPE = "unknown_type"  # "t" names no message the server knows
 NOT_HELLO = "hello_first"  # anything before a successful hello
 UNSUPPORTED_VERSION = "unsupported_version"
 BAD_TOKEN = "bad_token"  # resume token unknown or wrong
+BAD_HOST_TOKEN = "bad_host_token"  # host's signed token expired, forged, foreign or not taken
 RATE_LIMITED = "rate_limited"  # too many messages; this one was dropped
 
 # Lobby and rooms

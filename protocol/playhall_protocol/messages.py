@@ -17,6 +17,8 @@ from playhall_protocol.errors import BAD_MESSAGE, UNKNOWN_TYPE
 MAX_ID: Final = 2**53 - 1  # fits a JavaScript number exactly
 MAX_TEXT: Final = 500  # chat text
 MAX_NAME: Final = 32
+#: A host's signed token (a JWT): an RS512 signature with a few claims is well under this.
+MAX_HOST_TOKEN: Final = 4096
 MAX_KEY: Final = 64  # room ids, join codes, move ids, game ids
 
 
@@ -67,6 +69,7 @@ CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
     "hello": (
         Field("protocol", (int, list), max_len=16, items=int),
         Field("token", str, False, 200),
+        Field("host_token", str, False, MAX_HOST_TOKEN),
         Field("name", str, False, MAX_NAME),
     ),
     "ping": (),

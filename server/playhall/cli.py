@@ -138,6 +138,12 @@ def main(argv: list[str] | None = None) -> int:
         config = Config.from_env(**overrides)
         log.configure(config.log_format, config.log_level)
         from playhall.app import serve_forever
+        from playhall.host_identity import HostTokens
+
+        try:
+            HostTokens.from_config(config)  # a key that cannot be read stops here, saying why
+        except ValueError as exc:
+            parser.exit(2, f"playhall serve: {exc}\n")
 
         try:
             factory = eventloop.loop_factory(config.event_loop)

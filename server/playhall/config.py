@@ -45,6 +45,15 @@ def _http_url(raw: str) -> str:
     return url if url.endswith("/") else url + "/"
 
 
+def _key_url(raw: str) -> str:
+    """An http(s) URL with a host (the host's published keys); empty stays empty."""
+    url = raw.strip()
+    parts = urlsplit(url)
+    if url and (parts.scheme not in ("http", "https") or not parts.netloc):
+        raise ValueError(f"{raw!r} is not an http:// or https:// URL with a host")
+    return url
+
+
 @dataclass
 class Config:
     host: str = setting(
@@ -148,6 +157,23 @@ class Config:
     )
     renames_per_minute: int = setting(
         10, "renames a player may make per minute (more: rate_limited); 0: no limit"
+    )
+    jwt_key: str = setting(
+        "",
+        "identity from the host's site: the key its signed tokens (JWTs) are checked with, an "
+        "HS256 secret or a PEM public key; empty (and no jwt_jwks_url): players are anonymous",
+    )
+    jwt_jwks_url: str = setting(
+        "",
+        "identity from the host's site: the URL of the host's public keys (a JWKS), instead of "
+        "jwt_key",
+        check=_key_url,
+    )
+    jwt_issuer: str = setting(
+        "", "the issuer (iss) a host token must name; empty: any (not checked)"
+    )
+    jwt_audience: str = setting(
+        "", "the audience (aud) a host token must name; empty: the token must name none"
     )
     room_inbox: int = setting(256, "commands queued per room before 'overloaded'")
     bot_delay: float = setting(0.6, "seconds before a server bot moves (so people can follow)")

@@ -2,10 +2,14 @@
 the client keeps ``"<id>.<secret>"`` as its token, Redis keeps the secret's hash only.
 
 ``hello`` without a token registers a new player (and hands out the token, once); with one it
-checks the token and may rename the player. A player who never sat down, created a room or
-chatted is *unused* and kept ``unused_player_ttl`` (a hello costs a stranger nothing; it must
-not leave a record for months); once used (:meth:`Players.used`), ``player_ttl``. Each hello
-renews the player's lifetime.
+checks the token and may rename the player. A member of the host's site (a ``hello`` with a
+host token, playhall.host_identity) has an id that follows from who they are there, and no token
+of ours: their record is made on their first arrival, with a secret nobody is told.
+
+A player who never sat down, created a room or chatted is *unused* and kept
+``unused_player_ttl`` (a hello costs a stranger nothing; it must not leave a record for
+months); once used (:meth:`Players.used`), ``player_ttl``. Each hello renews the player's
+lifetime.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import hmac
 import secrets
 from typing import NamedTuple
 
-from playhall.store.redis_store import Store
+from playhall.store.redis_store import Store, StoredPlayer
 from playhall_protocol import ProtocolError, errors
 
 
@@ -53,6 +57,21 @@ class Players:
         stored = await self.store.player(player) if player and secret else None
         if stored is None or not hmac.compare_digest(stored.token_hash, hash_secret(secret)):
             raise ProtocolError(errors.BAD_TOKEN, "unknown or wrong player token")
+        return await self._returning(player, stored, name)
+
+    async def arrive(self, player: str, name: str) -> Identity:
+        """The member of the host's site whose id is ``player`` (vouched for by a host token):
+        their record, renamed to ``name`` if given and different, or made now."""
+        name = name.strip()
+        stored = await self.store.player(player)
+        if stored is None:
+            name = name or f"Player-{player[:4]}"
+            unguessable = hash_secret(secrets.token_urlsafe(24))  # no player token logs them in
+            await self.store.create_player(player, name, unguessable, self.unused_ttl)
+            return Identity(player, name, None, False)
+        return await self._returning(player, stored, name)
+
+    async def _returning(self, player: str, stored: StoredPlayer, name: str) -> Identity:
         if name and name != stored.name:
             await self.store.rename_player(player, name)
         await self.store.touch_player(player, self.ttl if stored.used else self.unused_ttl)

@@ -282,6 +282,26 @@ describe("PlayhallConnection", () => {
     assert.deepEqual(errors, ["bad_token"]);
   });
 
+  test("a host token goes in every hello instead of the player token; a function is asked each time", async () => {
+    let asked = 0;
+    const hostToken = async () => `site.jwt.${++asked}`;
+    const { ws } = await start({ token: "old.token", hostToken });
+    assert.equal(ws.sent[0].host_token, "site.jwt.1");
+    assert.equal(Object.hasOwn(ws.sent[0], "token"), false);
+    ws.drop(1012, "server restarting");
+    await until(() => ScriptedSocket.all[1]?.last("hello"), "the second hello");
+    assert.equal(ScriptedSocket.all[1].last("hello").host_token, "site.jwt.2");
+  });
+
+  test("a refused host token: the connection closes and connect() rejects", async () => {
+    const { conn, errors, first, ws } = await helloOut({ hostToken: "expired.jwt" });
+    assert.equal(ws.last("hello").host_token, "expired.jwt");
+    ws.push({ t: "error", re: ws.last("hello").id, code: "bad_host_token", reason: "expired" });
+    await assert.rejects(first, (err) => err.code === "bad_host_token");
+    assert.equal(conn.state, "closed");
+    assert.deepEqual(errors, ["bad_host_token"]);
+  });
+
   test("a hello refused for a while (rate_limited, store_failed) is said again on the same socket", async () => {
     const { conn, errors, first, ws } = await helloOut({ backoff: { initial: 1, max: 4 } });
     const refused = ws.last("hello");

@@ -26,6 +26,7 @@ from playhall import __version__, log
 from playhall.catalog import all_games, describe, plugin_packages
 from playhall.config import Config
 from playhall.games.contract import Rejected
+from playhall.host_identity import HostTokens
 from playhall.lobby import Lobby
 from playhall.net.admission import Admission
 from playhall.net.ratelimit import AddressBuckets
@@ -64,6 +65,7 @@ class Endpoint:
         self.rooms = rooms
         self.lobby = lobby
         self.players = Players(store, config.player_ttl, config.unused_player_ttl)
+        self.host_tokens = HostTokens.from_config(config)
         self.sessions: set[Session] = set()
         self.draining = False
         self._ids = itertools.count(1)
@@ -460,9 +462,16 @@ class Endpoint:
                 errors.UNSUPPORTED_VERSION,
                 f"this server speaks protocol versions {list(SUPPORTED_VERSIONS)}",
             )
-        if message.get("token") is None:
-            await self._count_new_player(session, message["id"])
-        who = await self.players.identify(message.get("token"), message.get("name") or "")
+        name = message.get("name") or ""
+        if "host_token" in message:
+            if "token" in message:
+                raise ProtocolError(errors.BAD_MESSAGE, 'hello carries "token" or "host_token"')
+            member = await self.host_tokens.verify(message["host_token"])
+            who = await self.players.arrive(member.player, member.name or name)
+        else:
+            if message.get("token") is None:
+                await self._count_new_player(session, message["id"])
+            who = await self.players.identify(message.get("token"), name)
         session.player, session.name, session.protocol = who.player, who.name, max(common)
         session.used = who.used
         reply: dict[str, Any] = {

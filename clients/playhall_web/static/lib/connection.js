@@ -101,15 +101,18 @@ function lobbyOrder(a, b) {
 export class PlayhallConnection extends Emitter {
   /**
    * @param {string} url the server's websocket URL (defaultUrl() on the page it served)
-   * @param {object} options token (the stored player token, or null for a new player), name
-   *   (display name, said by the first hello; `rename` changes it later), WebSocket (the class
-   *   to use; the global one by default), backoff ({initial, max} in ms: 50 doubling to 2000), rateRetries (how often a
+   * @param {object} options token (the stored player token, or null for a new player), hostToken
+   *   (instead of a player token: the host site's signed token, or a function giving a fresh one,
+   *   or a promise of one, for every hello; PROTOCOL.md section 3), name (display name, said by
+   *   the first hello; `rename` changes it later), WebSocket (the class to use; the global one by
+   *   default), backoff ({initial, max} in ms: 50 doubling to 2000), rateRetries (how often a
    *   `rate_limited` request is sent again before it fails: 5)
    */
   constructor(url, options = {}) {
     super();
     this.url = url;
     this.token = options.token ?? null;
+    this.hostToken = options.hostToken ?? null;
     this.name = options.name;
     this.WebSocket = options.WebSocket ?? globalThis.WebSocket;
     this.backoff = { initial: 50, max: 2000, ...(options.backoff ?? {}) };
@@ -285,11 +288,29 @@ export class PlayhallConnection extends Emitter {
   }
 
   _hello() {
+    if (typeof this.hostToken !== "function") {
+      this._sayHello(this.hostToken);
+      return;
+    }
+    // A fresh token for every hello: a reconnect may come after the last one expired.
+    const ws = this._ws;
+    Promise.resolve()
+      .then(() => this.hostToken())
+      .then(
+        (token) => {
+          if (this._ws === ws) this._sayHello(token);
+        },
+        (err) => this._helloRefused(new PlayhallError("bad_host_token", `hostToken failed: ${err}`)),
+      );
+  }
+
+  _sayHello(hostToken) {
     const fields = { protocol: PROTOCOL_VERSIONS };
-    if (this.token) fields.token = this.token;
+    if (hostToken !== null) fields.host_token = hostToken;
+    else if (this.token) fields.token = this.token;
     // The name given is said by the first hello (and by a new player's): a reconnect's would
     // rename the player back, undoing a rename made since on another connection.
-    if (this.name && (this.player === null || !this.token)) fields.name = this.name;
+    if (this.name && (this.player === null || (hostToken === null && !this.token))) fields.name = this.name;
     this._send({
       type: "hello",
       fields,
@@ -301,9 +322,8 @@ export class PlayhallConnection extends Emitter {
           this.token = null;
           this.emit("error", { code: "bad_token", reason: err.reason });
           this._hello(); // as a new player
-        } else if (err.code === "unsupported_version") {
-          this.close();
-          this._firstHello?.reject?.(err);
+        } else if (err.code === "unsupported_version" || err.code === "bad_host_token") {
+          this._helloRefused(err);
         } else if (HELLO_AGAIN.has(err.code)) {
           // Nothing wrong with the hello (too many new players from this address, Redis
           // away): say it again on this socket, after the server's retry_after if it gave one.
@@ -314,6 +334,13 @@ export class PlayhallConnection extends Emitter {
         }
       },
     });
+  }
+
+  /** A hello that saying again cannot help: closed, and the first `connect()` rejected. */
+  _helloRefused(err) {
+    if (err.code === "bad_host_token") this.emit("error", { code: err.code, reason: err.reason });
+    this.close();
+    this._firstHello?.reject?.(err);
   }
 
   /** The next pause in ms of one backoff (doubling from `backoff.initial` to `backoff.max`,
