@@ -50,9 +50,9 @@ async def test_the_page_is_served_at_the_root(server: app.Running) -> None:
     [
         ("/lib/playhall.js", "text/javascript; charset=utf-8"),
         ("/lib/codec.js", "text/javascript; charset=utf-8"),
-        ("/vendor/msgpack/Decoder.mjs", "text/javascript; charset=utf-8"),
-        ("/vendor/msgpack/utils/utf8.mjs", "text/javascript; charset=utf-8"),
-        ("/vendor/msgpack/README.md", "text/plain; charset=utf-8"),
+        ("/lib/vendor/msgpack/Decoder.mjs", "text/javascript; charset=utf-8"),
+        ("/lib/vendor/msgpack/utils/utf8.mjs", "text/javascript; charset=utf-8"),
+        ("/lib/vendor/msgpack/README.md", "text/plain; charset=utf-8"),
     ],
 )
 async def test_files_come_with_their_content_type(

@@ -16,9 +16,9 @@
 // The library's Encoder and Decoder are subclassed, overriding methods that are private in its
 // TypeScript sources: the vendored version is pinned exactly (vendor/msgpack/README.md).
 
-import { Encoder } from "../vendor/msgpack/Encoder.mjs";
-import { Decoder } from "../vendor/msgpack/Decoder.mjs";
-import { ExtensionCodec } from "../vendor/msgpack/ExtensionCodec.mjs";
+import { Encoder } from "./vendor/msgpack/Encoder.mjs";
+import { Decoder } from "./vendor/msgpack/Decoder.mjs";
+import { ExtensionCodec } from "./vendor/msgpack/ExtensionCodec.mjs";
 
 /** A msgpack float64. Decoded floats are always Floats; wrap a number to send it as a float. */
 export class Float {

@@ -1,0 +1,228 @@
+// Types of the protocol's messages (PROTOCOL.md sections 3 to 6), as the codec decodes them:
+// ints are numbers (BigInt beyond 2^53-1), floats are Floats. Types only: there is no
+// messages.js. A server may add fields (clients ignore what they do not know), so every map
+// here may hold more than it lists.
+
+import type { Float, Int, Value } from "./codec.js";
+import type { DiffOp } from "./diff.js";
+
+/** A map of the protocol: plain object, string keys. */
+export type WireMap = { [key: string]: Value };
+
+// -- section 3: hello -------------------------------------------------------------------------
+
+export interface HelloFields {
+  protocol: number | number[];
+  /** The player token from an earlier hello. */
+  token?: string;
+  /** Instead of `token`: the host site's signed token (a JWT) naming a member of it. */
+  host_token?: string;
+  name?: string;
+}
+
+export interface Limits {
+  max_frame: Int;
+  rate: Float;
+  burst: Int;
+}
+
+export interface HelloReply {
+  player: string;
+  name: string;
+  protocol: number;
+  server: string;
+  rooms: string[];
+  limits: Limits;
+  public_url?: string;
+  /** Only for a new player (never for a host token): store it. */
+  token?: string;
+}
+
+// -- section 4: requests and their replies ----------------------------------------------------
+
+export interface GameOption {
+  name: string;
+  default: Value;
+  kind: "bool" | "int" | "str";
+  help: string;
+  choices?: Value[];
+  min?: Int;
+  max?: Int;
+}
+
+export interface GameInfo {
+  id: string;
+  title: string;
+  min_seats: number;
+  max_seats: number;
+  options: GameOption[];
+  seats_by_option: { [option: string]: { [choice: string]: [number, number] } };
+}
+
+export interface RoomSummary {
+  room: string;
+  game: string;
+  title: string;
+  status: "waiting" | "playing";
+  seats: number;
+  taken: number;
+  players: (string | null)[];
+  options: WireMap;
+  created: Float;
+}
+
+export interface RoomsPage {
+  rooms: RoomSummary[];
+  next: string | null;
+}
+
+export interface ChatLine {
+  room: string;
+  player: string;
+  name: string;
+  seat: number | null;
+  text: string;
+  at: Float;
+}
+
+/** Each request type's fields and its `ok` reply (without `t` and `re`). */
+export interface Requests {
+  ping: { fields: Record<string, never>; reply: { time: Float } };
+  games: { fields: Record<string, never>; reply: { games: GameInfo[] } };
+  rooms: { fields: { game?: string; limit?: number; after?: string }; reply: RoomsPage };
+  "lobby.watch": { fields: { game?: string }; reply: RoomsPage };
+  "lobby.unwatch": { fields: Record<string, never>; reply: Record<string, never> };
+  create: {
+    fields: { game: string; seats: number; options?: WireMap; private?: boolean; sit?: boolean };
+    reply: { room: string; code: string | null; seat: number | null; version: Int };
+  };
+  join: {
+    fields: { room?: string; code?: string; seat?: number; watch?: boolean };
+    reply: { room: string; seat: number | null; version: Int; chat: ChatLine[] };
+  };
+  leave: { fields: { room: string }; reply: { room: string } };
+  ready: { fields: { room: string; ready?: boolean }; reply: { room: string; status: string } };
+  start: { fields: { room: string }; reply: { room: string; status: string } };
+  bot: { fields: { room: string; seat: number }; reply: { room: string; seat: number } };
+  chat: { fields: { room: string; text: string }; reply: Record<string, never> };
+  move: {
+    fields: { room: string; version: Int; mid: string | number; move: Move };
+    reply: { room: string; version: Int };
+  };
+  sync: {
+    fields: { room: string; version?: Int };
+    reply: { room: string; seat: number | null; version: Int; caught_up: "diffs" | "snapshot" };
+  };
+  rematch: { fields: { room: string }; reply: { room: string } };
+  resign: { fields: { room: string }; reply: { room: string; version: Int } };
+}
+
+export type RequestType = keyof Requests;
+
+/** An `error` reply (section 10): `code`, `reason`, and for some codes more (`version`,
+ * `retry_after`). */
+export interface ErrorReply {
+  t: "error";
+  re?: number;
+  code: string;
+  reason: string;
+  version?: Int;
+  retry_after?: Float;
+}
+
+// -- section 5: pushes ------------------------------------------------------------------------
+
+/** A game event: a map with a `type`; its other fields are on the game's page. */
+export interface GameEvent {
+  type: string;
+  [field: string]: Value;
+}
+
+export interface Snapshot {
+  t: "snapshot";
+  room: string;
+  version: Int;
+  view: RoomView;
+  presence: boolean[];
+  events: GameEvent[];
+}
+
+export interface Update {
+  t: "update";
+  room: string;
+  from: Int;
+  to: Int;
+  diff: DiffOp[];
+  events: GameEvent[];
+}
+
+export interface Presence {
+  t: "presence";
+  room: string;
+  presence: boolean[];
+  watching: number;
+}
+
+export interface ChatPush extends ChatLine {
+  t: "chat";
+}
+
+export interface LobbyPush {
+  t: "lobby";
+  rooms?: RoomSummary[];
+  removed?: string[];
+  more?: boolean;
+}
+
+export type Push = Snapshot | Update | Presence | ChatPush | LobbyPush;
+
+// -- section 6: the room view -----------------------------------------------------------------
+
+export interface SeatView {
+  player: string | null;
+  name: string | null;
+  bot: boolean;
+  ready: boolean;
+  stand_in: "timeout" | "away" | null;
+}
+
+export interface Outcome {
+  winners: number[];
+  scores: (Int | Float | string)[];
+  reason: string;
+  left?: number[];
+}
+
+export interface Clock {
+  kind: "turn" | "fischer";
+  clock_ms: Int;
+  increment_ms: Int;
+  on_timeout: "bot" | "forfeit";
+  at: Float | null;
+  remaining_ms: Int[] | null;
+  running: number[];
+}
+
+/** A move as the view offers it (usually with a `type`); its shape is on the game's page. */
+export type Move = WireMap;
+
+export interface RoomView {
+  room: string;
+  game: string;
+  status: "waiting" | "playing" | "finished";
+  options: WireMap;
+  private: boolean;
+  code: string | null;
+  creator: string;
+  seats: SeatView[];
+  you: number | null;
+  to_act: number[];
+  moves: Move[];
+  /** The game's view for you; its shape is on the game's page. */
+  state: WireMap | null;
+  outcome: Outcome | null;
+  deadline: Float | null;
+  clock: Clock | null;
+  rematch: string | null;
+  rematch_of: string | null;
+}
