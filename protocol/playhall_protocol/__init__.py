@@ -8,11 +8,15 @@ repository; ``vectors/`` beside this file holds test vectors for the codec and t
 from playhall_protocol.codec import ProtocolError, decode, encode
 from playhall_protocol.diff import apply_diff, make_diff, packed_diff
 
+#: This distribution's version (playhall-protocol), which moves with the server's.
+__version__ = "0.1.0"
+
 #: The protocol version this package speaks. A client offers the versions it speaks in ``hello``.
 VERSION = 1
 SUPPORTED_VERSIONS = (1,)
 
 __all__ = [
+    "__version__",
     "VERSION",
     "SUPPORTED_VERSIONS",
     "ProtocolError",
