@@ -27,6 +27,7 @@ SPEC: dict[str, dict[str, tuple[tuple[type, ...], bool, int | None]]] = {
     "hello": {
         "protocol": ((int, list), True, 16),
         "token": ((str,), False, 200),
+        "host_token": ((str,), False, 4096),
         "name": ((str,), False, 32),
     },
     "ping": {},

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -203,3 +205,14 @@ def test_the_player_id_follows_from_issuer_and_subject_alone() -> None:
 def test_a_key_that_cannot_be_used_is_refused_at_start(key: str, jwks_url: str, says: str) -> None:
     with pytest.raises(ValueError, match=says):
         HostTokens(key, jwks_url, "", "")
+
+
+def test_playhall_serve_with_an_unreadable_key_stops_saying_why() -> None:
+    bad = "-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----"
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from playhall.cli import main; main(sys.argv[1:])",
+         "serve", "--jwt-key", bad, "--port", "0"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2
+    assert "jwt_key: not a PEM public key" in done.stderr
