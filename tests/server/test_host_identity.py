@@ -2,7 +2,8 @@
 token the host signed (HS256 with a shared secret, RS256 with a PEM public key, or RS256 with the
 keys the host publishes as a JWKS) is one player on every connection, with their rooms; an
 expired, forged or foreign token is refused with ``bad_host_token`` saying what is wrong; and
-anonymous players go on as before. The keys are made here."""
+anonymous players go on as before. The Python client and the JavaScript library (under Node,
+tests/js/live_host_token.mjs) both say hello with such a token. The keys are made here."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from playhall.host_identity import HostTokens, player_id
 from playhall_client import Client, ServerError
 
 from .conftest import server_config
+from .test_js_library import ROOT, node
 
 ISSUER = "https://site.example"
 AUDIENCE = "playhall-test"
@@ -114,6 +116,28 @@ async def test_hs256_member_is_one_player_and_bad_tokens_are_refused(redis_url: 
             assert anonymous.token and anonymous.player != player_id(ISSUER, sub)
         finally:
             await anonymous.close()
+
+
+async def test_the_javascript_library_says_hello_with_a_host_token(redis_url: str) -> None:
+    secret = secrets.token_hex(32)
+    sub = f"member-{secrets.token_hex(4)}"
+    good = jwt.encode(claims(sub, name="Noor"), secret, algorithm="HS256")
+    expired = jwt.encode(claims(sub, exp=int(time.time()) - 120), secret, algorithm="HS256")
+    async with hall(redis_url, jwt_key=secret) as url:
+        process = await asyncio.create_subprocess_exec(
+            node(), "--experimental-websocket", "--no-warnings",
+            str(ROOT / "tests" / "js" / "live_host_token.mjs"), url, good, expired,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode()[-3000:]
+    result = json.loads(out.decode().strip().splitlines()[-1])
+    assert result["players"] == [player_id(ISSUER, sub)] * 2
+    assert result["names"] == ["Noor", "Noor"] and not result["tokenGiven"]
+    assert result["asked"] == 1 and result["roomSeenAgain"]
+    refused = result["refused"]
+    assert (refused["code"], refused["state"]) == ("bad_host_token", "closed")
+    assert "expired" in refused["reason"] and refused["errors"] == ["bad_host_token"]
 
 
 async def test_a_token_and_a_host_token_together_are_refused(redis_url: str) -> None:
