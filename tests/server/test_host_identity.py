@@ -208,6 +208,17 @@ async def test_rs256_with_the_hosts_jwks(redis_url: str) -> None:
             assert asked == ["/.well-known/jwks.json"]
 
 
+async def test_a_jwks_with_no_usable_key_refuses_the_token_not_the_server(
+    redis_url: str,
+) -> None:
+    key = new_rsa_key()
+    with jwks_server([{"kty": "nonsense", "kid": "k1"}]) as (keys, asked):
+        async with hall(redis_url, jwt_jwks_url=keys) as url:
+            token = jwt.encode(claims("someone"), key, "RS256", headers={"kid": "k1"})
+            assert "not valid" in (await refusal(url, token)).reason
+            assert asked
+
+
 async def test_a_server_without_a_key_takes_no_host_tokens(url: str) -> None:
     token = jwt.encode(claims("someone"), secrets.token_hex(32), algorithm="HS256")
     assert "takes no host tokens" in (await refusal(url, token)).reason
