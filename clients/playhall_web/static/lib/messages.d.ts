@@ -120,7 +120,7 @@ export interface Requests {
 export type RequestType = keyof Requests;
 
 /** An `error` reply (section 10): `code`, `reason`, and for some codes more (`version`,
- * `retry_after`). */
+ * `retry_after`; a `create` of unknown outcome's `room` and `join_code`). */
 export interface ErrorReply {
   t: "error";
   re?: number;
@@ -128,6 +128,8 @@ export interface ErrorReply {
   reason: string;
   version?: Int;
   retry_after?: Float;
+  room?: string;
+  join_code?: string;
 }
 
 // -- section 5: pushes ------------------------------------------------------------------------
