@@ -79,7 +79,10 @@ async def same_member_everywhere(url: str, token: str, again: str, name: str) ->
     try:
         assert first.name == name and "token" not in first.welcome
         room = await first.create("mantis", 2)
-        second = await Client.connect(url, host_token=lambda: again)
+        async def fresh() -> str:  # a site's token fetched for this hello
+            return again
+
+        second = await Client.connect(url, host_token=fresh)
         try:
             assert second.player == first.player
             assert room.room in second.welcome["rooms"]
