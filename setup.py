@@ -76,6 +76,7 @@ COMPILED = {
         "protocol/playhall_protocol/messages.py",
     ],
     "playhall": [
+        "server/playhall/counters.py",
         "server/playhall/games/mantis/bot.py",
         "server/playhall/games/mantis/cards.py",
         "server/playhall/games/mantis/engine.py",

@@ -261,7 +261,9 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
     cmd = [sys.executable, "-m", "playhall.cli", "serve", "--port", str(port), "--redis-url",
            redis.url, "--bot-delay", "0", "--log-level", "warning", "--log-format", "json",
            "--rate", "100000", "--burst", "100000", "--connections-per-address", "0",
-           "--new-players-per-minute", "0", "--address-rooms-per-minute", "0"]
+           "--new-players-per-minute", "0", "--address-rooms-per-minute", "0",
+           # The metrics listener on a free port: runs of two trees may share the machine.
+           "--metrics-listen", "127.0.0.1:0"]
     counted = os.environ.get("BENCH_CALLGRIND")
     instructions = 0
     totals: dict[str, int] = {}

@@ -20,10 +20,11 @@ import redis.asyncio as aioredis
 
 from playhall import eventloop, log
 from playhall.catalog import all_games
-from playhall.config import Config
+from playhall.config import Config, parse_listen
 from playhall.lobby import Lobby
 from playhall.net.descriptors import DescriptorWatch
 from playhall.net.endpoint import Endpoint
+from playhall.net.metrics import Metrics
 from playhall.rooms.manager import RoomManager
 from playhall.store.embedded import EmbeddedRedis
 from playhall.store.pipe import RedisPipe
@@ -41,6 +42,9 @@ class Running:
     rooms: RoomManager
     redis: aioredis.Redis
     embedded: EmbeddedRedis | None
+    metrics: Metrics
+    #: The metrics listener (``metrics_listen``), if there is one.
+    metrics_server: asyncio.Server | None = None
     sweeper: asyncio.Task[None] | None = None
     supervisor: asyncio.Task[None] | None = None
     #: Watches for the process running out of file descriptors (playhall.net.descriptors).
@@ -51,6 +55,12 @@ class Running:
     @property
     def port(self) -> int:
         return int(self.server.sockets[0].getsockname()[1])
+
+    @property
+    def metrics_port(self) -> int | None:
+        if self.metrics_server is None:
+            return None
+        return int(self.metrics_server.sockets[0].getsockname()[1])
 
     async def drain(self) -> None:
         logger.info("draining", rooms=len(self.rooms.rooms), sessions=len(self.endpoint.sessions))
@@ -66,6 +76,9 @@ class Running:
         await self.endpoint.close_all(errors.CLOSE_RESTARTING, "server restarting")
         self.server.close()
         await self.server.wait_closed()
+        if self.metrics_server is not None:  # open until here: a scrape sees the drain
+            self.metrics_server.close()
+            await self.metrics_server.wait_closed()
         self.endpoint.store.close()
         await self.redis.aclose()
         if self.embedded is not None:
@@ -144,10 +157,14 @@ async def start(config: Config) -> Running:
     lobby = Lobby(store, config.lobby_page, config.lobby_interval)
     rooms = RoomManager(store, config, lobby)
     endpoint = Endpoint(config, store, rooms, lobby)
+    metrics = Metrics(endpoint, config.metrics_token)
+    if metrics.on_game_port():
+        endpoint.metrics = metrics.answer
+    metrics_server = await _listen_for_metrics(metrics, config.metrics_listen)
     server = await asyncio.get_running_loop().create_server(
         endpoint.websocket, config.host, config.port, backlog=1024
     )
-    running = Running(config, server, endpoint, rooms, client, embedded)
+    running = Running(config, server, endpoint, rooms, client, embedded, metrics, metrics_server)
     _tune_gc()
     listed = await store.index_lobby()
     restored = await rooms.restore_active()
@@ -172,11 +189,30 @@ async def start(config: Config) -> Running:
         listed_rooms=listed,
         instance=config.instance,
         games=offered,
+        metrics=(
+            f"http://{config.metrics_listen.rpartition(':')[0]}:{running.metrics_port}/metrics"
+            if running.metrics_port is not None else None
+        ),
+        metrics_on_game_port=metrics.on_game_port(),
         loop=eventloop.loop_name(asyncio.get_running_loop()),
         # The C speedups of packing and diffing (playhall_protocol._speedups), or the reference.
         speedups=codec.SPEEDUPS is not None,
     )
     return running
+
+
+async def _listen_for_metrics(metrics: Metrics, listen: str) -> asyncio.Server | None:
+    """The metrics listener at ``listen`` (``host:port``), or None if it is empty."""
+    if not listen:
+        return None
+    host, port = parse_listen(listen)
+    try:
+        return await metrics.listen(host, port)
+    except OSError as exc:
+        raise OSError(
+            exc.errno, f"metrics_listen {listen}: {exc.strerror}; give each process its own "
+            "address, or an empty metrics_listen for none"
+        ) from exc
 
 
 async def serve_forever(config: Config) -> None:

@@ -54,6 +54,23 @@ def _key_url(raw: str) -> str:
     return url
 
 
+def parse_listen(text: str) -> tuple[str, int]:
+    """``host:port`` (``[::1]:9765`` for IPv6) as a host and a port; ValueError if it is not."""
+    host, colon, port = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not colon or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"{text!r} is not host:port (e.g. 127.0.0.1:9765)")
+    return host, int(port)
+
+
+def _listen_address(raw: str) -> str:
+    """A listen address as given, once it reads as ``host:port``; empty stays empty."""
+    text = raw.strip()
+    if text:
+        parse_listen(text)
+    return text
+
+
 @dataclass
 class Config:
     host: str = setting(
@@ -67,6 +84,17 @@ class Config:
         "the address players open the page at, e.g. https://games.example.org/play/ (behind a "
         "proxy); the page's share links use it; empty: the address the page was opened at",
         check=_http_url,
+    )
+    metrics_listen: str = setting(
+        "127.0.0.1:9765",
+        "host:port of a listener of its own for Prometheus' GET /metrics (loopback only by "
+        "default; port 0: any free port); empty: none",
+        check=_listen_address,
+    )
+    metrics_token: str = setting(
+        "",
+        "bearer token GET /metrics must carry; when set, the game port serves /metrics too "
+        "(never without one)",
     )
     redis_url: str = setting(
         "", "Redis to use, e.g. redis://host:6379/0; empty: start an embedded Redis in data_dir"

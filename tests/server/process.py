@@ -49,6 +49,9 @@ class ServerProcess:
             "json",
             "--log-level",
             "warning",
+            # A free port each: tests run several servers side by side.
+            "--metrics-listen",
+            "127.0.0.1:0",
             *(extra or []),
         ]
         self.env = {

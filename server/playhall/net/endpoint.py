@@ -15,8 +15,9 @@ import asyncio
 import itertools
 import math
 import time
+from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Final
 
 from websockets.datastructures import Headers
 from websockets.http11 import Request as HttpRequest
@@ -29,6 +30,8 @@ from playhall.games.contract import Rejected
 from playhall.host_identity import HostTokens
 from playhall.lobby import Lobby
 from playhall.net.admission import Admission
+from playhall.net.metrics import PATH as METRICS_PATH
+from playhall.net.metrics import close_reason
 from playhall.net.ratelimit import AddressBuckets
 from playhall.net.refusals import RefusalLog
 from playhall.net.rules import load_pages, plugin_pages
@@ -52,6 +55,7 @@ from playhall.store.code_tries import CodeTries, Try
 from playhall.store.outage import is_store_error
 from playhall.store.redis_store import Store
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, errors
+from playhall_protocol.messages import CLIENT_MESSAGES
 
 logger = log.get("playhall.net")
 
@@ -70,7 +74,9 @@ class Endpoint:
         self.draining = False
         self._ids = itertools.count(1)
         self._background: set[asyncio.Task[None]] = set()
-        self._writes = WriteBatch()  # every connection's frames of a loop pass, one callback
+        self.counters = rooms.counters  # what the process counts (playhall.counters)
+        # Every connection's frames of a loop pass, one callback.
+        self._writes = WriteBatch(self.counters)
         self.admission = Admission(config.connections_per_address, config.forwarded_header)
         self.http_rate = AddressBuckets(config.http_rate, config.http_burst)
         # Refusals a client can repeat at will are logged once per address and window.
@@ -91,6 +97,9 @@ class Endpoint:
         )
         #: The embedded Redis died and is being started again (see ``app.supervise``).
         self.redis_restarting = False
+        #: Answers ``GET /metrics`` on this port: set only when that is allowed (behind a
+        #: token, see playhall.net.metrics); else the path is unknown here (404).
+        self.metrics: Callable[[HttpRequest], Response] | None = None
 
     # -- HTTP on the same port -----------------------------------------------------------------
 
@@ -101,19 +110,29 @@ class Endpoint:
         handshakes while draining (reconnecting clients then go to the next process instead of
         being closed again). None accepts the handshake."""
         if request.path == "/healthz":
-            if self.draining:
-                return HTTPStatus.SERVICE_UNAVAILABLE, "draining\n"
-            if self.redis_restarting:
-                return HTTPStatus.SERVICE_UNAVAILABLE, "embedded redis restarting\n"
-            silent = time.monotonic() - self.store.answered_at
-            if silent > self.config.lease_ms / 1000:
-                return HTTPStatus.SERVICE_UNAVAILABLE, f"redis silent for {silent:.0f}s\n"
+            unready = self.unready()
+            if unready:
+                return HTTPStatus.SERVICE_UNAVAILABLE, unready + "\n"
             return HTTPStatus.OK, "ok\n"
+        if request.path == METRICS_PATH and self.metrics is not None:
+            return self.metrics(request)
         if not is_websocket_upgrade(request):
             return self.web.answer(request)
         if self.draining:
             return HTTPStatus.SERVICE_UNAVAILABLE, "server restarting\n"
         return None
+
+    def unready(self) -> str:
+        """Why this process should take no traffic now (``/healthz`` answers 503 with it);
+        empty while it serves."""
+        if self.draining:
+            return "draining"
+        if self.redis_restarting:
+            return "embedded redis restarting"
+        silent = time.monotonic() - self.store.answered_at
+        if silent > self.config.lease_ms / 1000:
+            return f"redis silent for {silent:.0f}s"
+        return ""
 
     # -- one connection ------------------------------------------------------------------------
 
@@ -183,7 +202,7 @@ class Endpoint:
         return ws
 
     def _opened(self, ws: WebSocket) -> Session:
-        session = Session(ws, self.config, self._resnapshot, self._fast_move)
+        session = Session(ws, self.config, self._resnapshot, self._fast_move, self.counters)
         session.address = ws.client_address
         session.log = logger.bind(
             conn=next(self._ids), peer=ws.remote_address, address=session.address
@@ -208,6 +227,7 @@ class Endpoint:
         finally:
             if session.flooded:
                 clog.warning("flooding_closed", player=session.player)
+            self.counters.connection_closed(close_reason(session.ws))
             self.sessions.discard(session)
             self.lobby.unwatch(session)
             for room_id in list(session.rooms):
@@ -239,6 +259,7 @@ class Endpoint:
             started = time.perf_counter()
             result = await self._dispatch(session, kind, message)
             session.reply(ok_frame(rid, result))
+            self.counters.request(kind, "ok")
             if kind != "ping":
                 clog.debug(
                     "request",
@@ -264,6 +285,7 @@ class Endpoint:
                 room=message.get("room") if isinstance(message, dict) else None,
             )
             session.reply(error_frame(rid, errors.INTERNAL, "internal error; nothing was changed"))
+            self.counters.request(_request_type(message), errors.INTERNAL)
 
     # -- moves ---------------------------------------------------------------------------------
 
@@ -304,11 +326,13 @@ class Endpoint:
             try:
                 if error is None:
                     session.reply(ok_frame(rid, result or {}))
+                    self.counters.moves_ok += 1
                 else:
                     self._refused(session, rid, error, message)
             except Exception:  # the request still gets its one answer
                 session.log.exception("reply_failed", req=rid, player=session.player)
                 session.reply(error_frame(rid, errors.INTERNAL, "internal error"))
+                self.counters.request("move", errors.INTERNAL)
             finally:
                 session.answered()
 
@@ -330,6 +354,7 @@ class Endpoint:
     ) -> None:
         extra = exc.extra if isinstance(exc, RoomError) else {}
         session.reply(error_frame(rid, exc.code, exc.reason, **extra))
+        self.counters.request(_request_type(message), exc.code)
         session.log.info(
             "refused",
             code=exc.code,
@@ -623,3 +648,13 @@ class Endpoint:
                 if not done.done():
                     done.cancel()
                     session.ws.abort()
+
+
+def _request_type(message: Any) -> str:
+    """A request's type as the metrics count it: one the protocol defines, else ``invalid``
+    (never a client's own string: the label's values stay bounded)."""
+    kind = message.get("t") if isinstance(message, dict) else None
+    return kind if isinstance(kind, str) and kind in _REQUEST_TYPES else "invalid"
+
+
+_REQUEST_TYPES: Final = frozenset(CLIENT_MESSAGES)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any, Final, Protocol
 
 from playhall.config import Config
+from playhall.counters import Counters
 from playhall.net.ratelimit import TokenBucket
 from playhall_protocol import ProtocolError, decode, encode, errors
 from playhall_protocol.codec import frame_head, pack
@@ -74,9 +75,11 @@ class Session:
         config: Config,
         on_drained: Callable[[Session, str], None],
         fast_path: FastPath | None = None,
+        counters: Counters | None = None,
     ) -> None:
         self.ws = ws
         self.config = config
+        self.counters = counters if counters is not None else Counters()
         self.player = ""
         self.name = ""
         self.protocol = 0
@@ -118,6 +121,7 @@ class Session:
                 self.flooded = True
                 self.close_soon(errors.CLOSE_POLICY, "flooding: too many messages")
                 return
+            self.counters.request("unread", errors.RATE_LIMITED)
             self.reply(
                 error_frame(
                     _request_id(message),
@@ -203,11 +207,16 @@ class Session:
             return
         if len(self._outbox) >= self.config.outbox:
             self.frames_dropped += 1
+            self.counters.frames_dropped += 1
             if room is not None:
                 self._stale.add(room)
             return
         self._outbox.append(frame)
         self._idle.clear()
+
+    def queued(self) -> int:
+        """Frames waiting in the outbox."""
+        return len(self._outbox)
 
     def is_stale(self, room: str) -> bool:
         return room in self._stale

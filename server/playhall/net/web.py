@@ -133,7 +133,7 @@ def is_websocket_upgrade(request: Request) -> bool:
     )
 
 
-def _response(
+def http_response(
     status: HTTPStatus, headers: list[tuple[str, str]], body: bytes, length: int | None = None
 ) -> Response:
     """A response that closes the connection; ``length`` is the Content-Length when it is not
@@ -145,8 +145,10 @@ def _response(
     return Response(status.value, status.phrase, Headers(base + headers), body)
 
 
-def _text(status: HTTPStatus, text: str, headers: list[tuple[str, str]] | None = None) -> Response:
-    return _response(
+def text_response(
+    status: HTTPStatus, text: str, headers: list[tuple[str, str]] | None = None
+) -> Response:
+    return http_response(
         status, [("Content-Type", "text/plain; charset=utf-8"), *(headers or [])], text.encode()
     )
 
@@ -154,7 +156,7 @@ def _text(status: HTTPStatus, text: str, headers: list[tuple[str, str]] | None =
 def too_many_requests(wait: float) -> Response:
     """429 to a client past its address's request rate, with the whole seconds to wait."""
     seconds = str(max(1, math.ceil(wait)))
-    return _text(
+    return text_response(
         HTTPStatus.TOO_MANY_REQUESTS, "too many requests from your address\n",
         [("Retry-After", seconds)],
     )
@@ -180,12 +182,12 @@ class WebFiles:
 
     def _answer(self, request: Request) -> Response:
         if request.method not in ("GET", "HEAD"):
-            return _text(
+            return text_response(
                 HTTPStatus.METHOD_NOT_ALLOWED, "only GET and HEAD\n", [("Allow", "GET, HEAD")]
             )
         found = self.files.get(request.path.split("?", 1)[0])
         if found is None:
-            return _text(HTTPStatus.NOT_FOUND, "not found\n")
+            return text_response(HTTPStatus.NOT_FOUND, "not found\n")
         headers = [
             ("Content-Type", found.content_type),
             ("Cache-Control", "no-cache"),
@@ -194,7 +196,7 @@ class WebFiles:
         if found.content_type.startswith("text/html"):
             headers += [("Content-Security-Policy", CSP), ("Referrer-Policy", "no-referrer")]
         if found.etag in _etags(request):
-            return _response(HTTPStatus.NOT_MODIFIED, headers, b"")
+            return http_response(HTTPStatus.NOT_MODIFIED, headers, b"")
         if request.method == "HEAD":
-            return _response(HTTPStatus.OK, headers, b"", len(found.body))
-        return _response(HTTPStatus.OK, headers, found.body)
+            return http_response(HTTPStatus.OK, headers, b"", len(found.body))
+        return http_response(HTTPStatus.OK, headers, found.body)

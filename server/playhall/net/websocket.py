@@ -42,6 +42,7 @@ from websockets.protocol import CONNECTING, OPEN
 from websockets.server import ServerProtocol
 
 from playhall import log
+from playhall.counters import Counters
 from playhall.eventloop import Transport
 
 try:
@@ -99,10 +100,12 @@ def wire_size(frame: Frame) -> int:
 
 class WriteBatch:
     """Writes the data frames that connections were given during one pass of the event loop,
-    with one callback for all of them (rather than one per connection)."""
+    with one callback for all of them (rather than one per connection); the frames and bytes
+    written are counted in ``counters``."""
 
-    def __init__(self) -> None:
+    def __init__(self, counters: Counters | None = None) -> None:
         self._waiting: list[WebSocket] = []
+        self.counters = counters if counters is not None else Counters()
 
     def add(self, ws: WebSocket) -> None:
         if not self._waiting:
@@ -380,9 +383,14 @@ class WebSocket(asyncio.Protocol):
         if transport.is_closing():
             self._outgoing = []
             return
-        if self._outgoing:  # data frames go before whatever the protocol wrote since (a close)
-            transport.write(b"".join(self._outgoing))
+        outgoing = self._outgoing
+        if outgoing:  # data frames go before whatever the protocol wrote since (a close)
+            data = b"".join(outgoing)
+            transport.write(data)
             self._outgoing = []
+            counters = self._batch.counters
+            counters.frames_sent += len(outgoing) >> 1  # a header and a payload each
+            counters.bytes_sent += len(data)
         if not self._core_wrote:  # only the core's own calls give it anything to send
             return
         self._core_wrote = False

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from playhall import log
 from playhall.config import Config
+from playhall.counters import Counters
 from playhall.games.contract import Event, Game
 from playhall.rooms import table
 from playhall.rooms.audience import Audience, Viewer
@@ -59,8 +60,11 @@ class Room:
         create_room: Callable[[RoomRecord, str, str], Awaitable[None]],
         on_idle: Callable[[Room], None],
         checkpoint: int | None = None,
+        counters: Counters | None = None,
     ) -> None:
         self.record = record
+        #: The process's counts (playhall.counters), shared by its rooms.
+        self.counters = counters if counters is not None else Counters()
         #: The version of the record as last stored whole (see _commit); ``record``'s own
         #: unless the room was loaded from an older checkpoint and its log.
         self._checkpoint = record.version if checkpoint is None else checkpoint
@@ -265,6 +269,7 @@ class Room:
             order=order,
         )
         reply_lost = False
+        started = time.perf_counter()
         try:
             await self.store.commit(change)
         except Exception as exc:
@@ -281,8 +286,10 @@ class Room:
             if self.record is not new:
                 raise RoomError(errors.STORE_FAILED, "the change was not made")
         else:
+            self.counters.committed(kind, time.perf_counter() - started)
             self._adopt(new, kind, seat, player, events, checkpoint, summary)
         if new.status != old.status:
+            self.counters.game_changed(new.game, new.status)
             await expiry_due(self, new)
 
     def _adopt(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgpack
 
+from playhall.counters import Counters
 from playhall.rooms import clocks, table, views
 from playhall.rooms.ids import new_room_id
 from playhall.rooms.inbox import Command
@@ -270,6 +271,7 @@ async def resign(room: Room, command: Command) -> dict[str, Any]:
     new, events = table.leave_game(record, room.game, seat, "resignation", time.time())
     room.log.info("resigned", seat=seat, player=player, version=new.version)
     await room.commit(new, "leave_game", seat, player, "resignation", events)
+    room.counters.forfeited("resignation")
     return {"room": record.id, "version": new.version}
 
 
@@ -283,7 +285,7 @@ async def clock(room: Room, command: Command) -> dict[str, Any]:
         late = table.timed_out(record, now)
         away = [seat for seat, due in room.away_due(record).items() if due <= now]
         if late and policy == "forfeit":
-            seat = late[0]
+            seat, why = late[0], "timeout"
             new, events = table.leave_game(record, room.game, seat, "timeout", now)
             kind, move = "leave_game", "timeout"
         elif late or away:
@@ -296,8 +298,20 @@ async def clock(room: Room, command: Command) -> dict[str, Any]:
             break
         room.log.info("clock_ran_out" if late else "player_away", seat=seat, kind=kind)
         await room.commit(new, kind, seat, None, move, events)
+        _count_clock(room.counters, bool(late), kind, why)
     room.arm_clock()  # woken early, or nothing (more) to do: wait for the next
     return {}
+
+
+def _count_clock(counters: Counters, late: bool, kind: str, reason: str) -> None:
+    """Count what :func:`clock` just stored: a clock that ran out, and the forfeit or the
+    stand-in it (or a player away) led to."""
+    if late:
+        counters.clock_timeouts += 1
+    if kind == "stand_in":
+        counters.stood_in(reason)
+    else:
+        counters.forfeited(reason)
 
 
 async def bot_turn(room: Room, command: Command) -> dict[str, Any]:

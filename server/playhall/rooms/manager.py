@@ -17,6 +17,7 @@ from typing import Any
 from playhall import log
 from playhall.catalog import get_game
 from playhall.config import Config
+from playhall.counters import Counters
 from playhall.lobby import Lobby
 from playhall.rooms import table, views
 from playhall.rooms.actor import Room
@@ -61,6 +62,8 @@ class RoomManager:
         self._restore_failed: set[str] = set()
         self._stopping: set[asyncio.Task[None]] = set()
         self.closing = False
+        #: What this process counts (playhall.counters), shared by its rooms and its endpoint.
+        self.counters = Counters()
 
     async def get(self, room_id: str) -> Room:
         room = self.rooms.get(room_id)
@@ -133,6 +136,7 @@ class RoomManager:
             create_room=self._make_room,
             on_idle=self.evict,
             checkpoint=checkpoint,
+            counters=self.counters,
         )
         self.rooms[record.id] = room
         room.start()

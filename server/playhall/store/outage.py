@@ -52,13 +52,16 @@ REPORT_EVERY: Final = 5.0
 
 class Outage:
     """Whether Redis is away now, as the server last saw it, and how many commands it refused
-    meanwhile."""
+    meanwhile; and, for the metrics, how many it refused and how many outages began since the
+    process started."""
 
     def __init__(self, report_every: float = REPORT_EVERY) -> None:
         self.report_every = report_every
         self.since: float | None = None  # monotonic time of the first failure, while away
         self.failures = 0
         self._reported = 0.0
+        self.failures_total = 0
+        self.outages_total = 0
 
     @property
     def ongoing(self) -> bool:
@@ -68,7 +71,9 @@ class Outage:
         """A command failed because Redis did not answer it."""
         now = time.monotonic()
         self.failures += 1
+        self.failures_total += 1
         if self.since is None:
+            self.outages_total += 1
             self.since = self._reported = now
             logger.error("redis_unavailable", error=f"{type(exc).__name__}: {exc}", **context)
         elif now - self._reported >= self.report_every:
