@@ -126,3 +126,15 @@ def test_the_monitoring_profile_mounts_what_the_provisioning_expects() -> None:
     assert "./grafana/provisioning:/etc/grafana/provisioning:ro" in services["grafana"]["volumes"]
     for service in ("prometheus", "grafana"):  # published to this host only
         assert all(str(p).startswith("127.0.0.1:") for p in services[service]["ports"])
+
+
+def test_every_alert_has_a_promtool_unit_test() -> None:
+    tests = _yaml(DEPLOY / "prometheus" / "alerts_test.yml")
+    assert tests["rule_files"] == ["alerts.yml"]
+    firing = {
+        case["alertname"]
+        for test in tests["tests"]
+        for case in test["alert_rule_test"]
+        if case["exp_alerts"]
+    }
+    assert firing == {rule["alert"] for rule in _rules()}
