@@ -275,6 +275,9 @@ async def test_a_metrics_address_in_use_stops_the_start_with_a_reason(redis_url:
 def test_a_metrics_address_that_is_not_host_and_port_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="not host:port"):
         parse_listen(text)
+    if text:  # (empty is the setting's "no listener")
+        with pytest.raises(ValueError, match="metrics_listen: .* not host:port"):
+            Config.from_env({"PLAYHALL_METRICS_LISTEN": text})
 
 
 def test_ipv6_metrics_addresses_are_read() -> None:
