@@ -191,6 +191,28 @@ async def test_a_resignation_is_counted_as_a_forfeit(server: app.Running) -> Non
     assert now.get("playhall_games_finished_total", game="mantis") == 1
 
 
+async def test_refused_connections_and_requests_are_counted(redis_url: str) -> None:
+    running = await app.start(
+        server_config(redis_url, connections_per_address=1, http_rate=0.01, http_burst=2)
+    )
+    try:
+        url = f"ws://127.0.0.1:{running.port}/"
+        async with connect(url):
+            with pytest.raises(InvalidStatus) as refused:
+                async with connect(url):
+                    pass
+            assert refused.value.response.status_code == 429
+        statuses = [(await http_get(running.port, "/nosuchfile"))[0] for _ in range(4)]
+        assert statuses[-1] == 429
+        now = await scrape(metrics_port(running))
+        assert now.get("playhall_http_refused_total", reason="too_many_connections") == 1
+        assert now.get("playhall_http_refused_total", reason="too_many_requests") == (
+            statuses.count(429)
+        )
+    finally:
+        await running.drain()
+
+
 # -- who may read them ----------------------------------------------------------------------
 
 

@@ -39,6 +39,7 @@ from websockets.http11 import Request, Response
 
 from playhall import __version__, eventloop
 from playhall.counters import COMMIT_BUCKETS, Counters
+from playhall.net.refusals import RefusalLog
 from playhall.net.session import Session
 from playhall.net.web import http_response, text_response
 from playhall.net.websocket import WebSocket
@@ -86,6 +87,8 @@ class Served(Protocol):
     store: Store
     counters: Counters
     draining: bool
+    connections_refused: RefusalLog
+    requests_refused: RefusalLog
 
     def unready(self) -> str: ...
 
@@ -211,6 +214,14 @@ class ServerCollector(Collector):
                         "Connections closed, by reason (client, dropped, flooding, too_slow, "
                         "restarting…).",
                         ["reason"], {(k,): v for k, v in counts.connections_closed.items()})
+        yield _labelled(
+            "playhall_http_refused_total",
+            "Connections and plain HTTP requests refused per client address: "
+            "too_many_connections (connections_per_address), too_many_requests (http_rate).",
+            ["reason"],
+            {("too_many_connections",): self.endpoint.connections_refused.total,
+             ("too_many_requests",): self.endpoint.requests_refused.total},
+        )
         yield _counter("playhall_frames_sent_total", "Websocket data frames written to sockets.",
                        counts.frames_sent)
         yield _counter("playhall_sent_bytes_total",

@@ -36,8 +36,11 @@ class RefusalLog:
         self._clock = clock
         #: Address -> [when its last line was written, refusals since then not logged].
         self._seen: OrderedDict[str, list[float]] = OrderedDict()
+        #: Refusals since the process started, logged or not (for the metrics).
+        self.total = 0
 
     def refused(self, address: str, **fields: Any) -> None:
+        self.total += 1
         now = self._clock()
         seen = self._seen.get(address)
         if seen is not None and now - seen[0] < self.window:
