@@ -152,13 +152,16 @@ async def test_the_collectors_numbers_are_the_servers_state(server: app.Running)
     assert gone.get("playhall_connections_closed_total", reason="client") == 4
 
 
-async def _wait_for(port: int, name: str, value: float, timeout: float = 10) -> Scrape:
-    """A scrape once ``name`` reads ``value`` (the server notices closed sockets on its own)."""
+async def _wait_for(
+    port: int, name: str, value: float, timeout: float = 10, **labels: str
+) -> Scrape:
+    """A scrape once ``name`` reads ``value`` (the server notices closed sockets on its own,
+    and counts a forfeit once the change that made it is stored)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
         now = await scrape(port)
-        if now.get(name) == value or loop.time() > deadline:
+        if now.get(name, **labels) == value or loop.time() > deadline:
             return now
         await asyncio.sleep(0.05)  # polling a condition with a deadline
 
@@ -185,10 +188,43 @@ async def test_a_resignation_is_counted_as_a_forfeit(server: app.Running) -> Non
         await table.mirrors[1].wait(lambda m: m.view["status"] == "finished")
     finally:
         await table.close()
-    now = await scrape(metrics_port(server))
+    now = await _wait_for(metrics_port(server), "playhall_forfeits_total", 1, reason="resignation")
     assert now.get("playhall_forfeits_total", reason="resignation") == 1
     assert now.get("playhall_commits_total", kind="leave_game") == 1
     assert now.get("playhall_games_finished_total", game="mantis") == 1
+
+
+async def test_clocks_run_out_into_forfeits_and_stand_ins_and_are_counted(
+    server: app.Running,
+) -> None:
+    url = f"ws://127.0.0.1:{server.port}/"
+    port = metrics_port(server)
+    forfeiting = await started_table(
+        url, options={"clock": "turn", "clock_ms": 300, "on_timeout": "forfeit"}
+    )
+    try:
+        await forfeiting.mirrors[0].wait(lambda m: m.view["status"] == "finished", 20)
+    finally:
+        await forfeiting.close()
+    now = await _wait_for(port, "playhall_forfeits_total", 1, reason="timeout")
+    assert now.get("playhall_forfeits_total", reason="timeout") == 1
+    assert now.get("playhall_clock_timeouts_total") == 1
+    assert now.get("playhall_commits_total", kind="leave_game") == 1
+    assert now.total("playhall_stand_ins_total") == 0
+    standing_in = await started_table(
+        url, options={"clock": "turn", "clock_ms": 300, "on_timeout": "bot"}
+    )
+    try:
+        await standing_in.mirrors[0].wait(
+            lambda m: any(s["stand_in"] == "timeout" for s in m.view["seats"]), 20
+        )
+    finally:
+        await standing_in.close()
+    now = await scrape(port)
+    stood_in = now.get("playhall_stand_ins_total", reason="timeout")
+    assert stood_in >= 1
+    assert now.get("playhall_clock_timeouts_total") == 1 + stood_in
+    assert now.get("playhall_commits_total", kind="stand_in") == stood_in
 
 
 async def test_refused_connections_and_requests_are_counted(redis_url: str) -> None:
