@@ -46,8 +46,8 @@ class FogTicTacToe(Game):
     min_seats = 2
     max_seats = 2
     options = (
-        Option("fuse_ms", 800, "milliseconds between a mine's fuse and its blast", minimum=0,
-               maximum=5000),
+        Option("fuse_ms", 800, "time between a mine's fuse and its blast", minimum=0,
+               maximum=5000, label="fuse", unit="ms"),
     )
     # The test suites play it with the fuse unpaced.
     quick_tables = ((2, {"fuse_ms": 0}),)
