@@ -1,14 +1,12 @@
 """The package's C parts; everything else about the package is in pyproject.toml.
 
 Always: ``playhall_protocol._speedups`` (protocol/playhall_protocol/_speedups.c), a C twin of
-packing a view diff (``codec.pack(diff.make_diff(...))``); ``playhall.store._resp``
+packing a view diff (``codec.pack(diff.make_diff(...))``); and ``playhall.store._resp``
 (server/playhall/store/_resp.c), RESP encoding of a commit's arguments
-(``pipe.encode_bulk_reference``); and ``playhall.games._splitmix``
-(server/playhall/games/_splitmix.c), the games' shuffle (``Rng.shuffle_reference``). They are
-optional: where they cannot be compiled (no C compiler or no Python headers) the install goes on
-without them, and the pure Python references are used (``PLAYHALL_SPEEDUPS=0`` chooses the
-protocol's and the store's at run time too). .ci/sanitized tests them built with
-AddressSanitizer and UndefinedBehaviorSanitizer.
+(``pipe.encode_bulk_reference``). They are optional: where they cannot be compiled (no C
+compiler or no Python headers) the install goes on without them, and the pure Python references
+are used (``PLAYHALL_SPEEDUPS=0`` chooses them at run time too). .ci/sanitized tests them built
+with AddressSanitizer and UndefinedBehaviorSanitizer.
 
 Opt-in, the compiled build:
 
@@ -64,7 +62,6 @@ SPEEDUPS = [
     Extension("playhall_protocol._speedups", ["protocol/playhall_protocol/_speedups.c"],
               optional=True),
     Extension("playhall.store._resp", ["server/playhall/store/_resp.c"], optional=True),
-    Extension("playhall.games._splitmix", ["server/playhall/games/_splitmix.c"], optional=True),
 ]
 
 #: Per import package, the modules compiled into that package's one shared library.

@@ -13,7 +13,7 @@ from playhall.games.math_card import GAME, MathCardGame
 from playhall.games.math_card.board import is_value_slot
 from playhall.games.math_card.cards import CARDS, can_be_value, is_function, is_operator
 from playhall.games.math_card.decks import READY_DECKS, validate_deck
-from playhall.games.rng import Rng
+from playhall.games.rng import Rng, seed_state
 from tests.games.conformance import encode, play_random_game, replay
 from tests.games.test_math_card_support import count_cards
 
@@ -69,7 +69,7 @@ def perturb(state: State, viewer: int | None) -> State:
     """Change everything ``viewer`` may not know: others' hands and deck order and content,
     others' hidden puzzle cards, the RNG."""
     out: State = clone(state)
-    out["rng"] = state["rng"] ^ 0xABCDEF
+    out["rng"] = seed_state(0xABCDEF)
     for seat in (0, 1):
         if seat == viewer:
             continue

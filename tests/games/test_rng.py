@@ -1,28 +1,79 @@
-"""The game RNG: reproducible from its one-integer state, uniform enough, unbiased bounds."""
+"""The game RNG: HMAC-SHA256 in counter mode as specified, resumable from its plain-data state,
+unbiased bounds, separate streams per label."""
 
+import hashlib
+import hmac
 from collections import Counter
 
+import msgpack
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from playhall.games import rng
-from playhall.games.rng import Rng
-from tests.cext import c_extension, missing_reason
+from playhall.games.rng import Rng, bot_state, int_key, seed_state
 
 
-def test_resuming_from_stored_state_continues_the_same_sequence() -> None:
-    a = Rng(42)
-    [a.next64() for _ in range(10)]
-    b = Rng(a.state)
+def _word(key: bytes, label: str, w: int) -> int:
+    """Word ``w`` of a stream, written from the specification, not from the module."""
+    block = hmac.new(key, label.encode() + (w // 4).to_bytes(8, "big"), hashlib.sha256).digest()
+    return int.from_bytes(block[8 * (w % 4) : 8 * (w % 4) + 8], "big")
+
+
+@given(key=st.binary(min_size=32, max_size=32), label=st.sampled_from(["game", "bot/7"]),
+       start=st.integers(0, 2**20))
+def test_words_are_hmac_sha256_blocks_of_the_label_and_counter(
+    key: bytes, label: str, start: int
+) -> None:
+    r = Rng({"key": key, "label": label, "counter": start})
+    assert [r.next64() for _ in range(9)] == [_word(key, label, start + i) for i in range(9)]
+    assert r.state == {"key": key, "label": label, "counter": start + 9}
+
+
+@given(drawn=st.integers(0, 40))
+def test_resuming_from_stored_state_continues_the_same_sequence(drawn: int) -> None:
+    a = Rng(seed_state(int_key(42)))
+    [a.next64() for _ in range(drawn)]  # stop anywhere, mid-block too
+    stored = msgpack.unpackb(msgpack.packb(a.state))  # as Redis gives it back
+    b = Rng(stored)
     assert [a.below(1000) for _ in range(50)] == [b.below(1000) for _ in range(50)]
 
 
-def test_known_first_outputs_pin_the_algorithm() -> None:
-    # splitmix64 reference values for seed 0 (published with the algorithm).
-    r = Rng(0)
-    assert r.next64() == 0xE220A8397B1DCDAF
-    assert r.next64() == 0x6E789E6AA1B965F4
+def test_an_int_stands_for_the_key_of_its_32_big_endian_bytes() -> None:
+    assert Rng(7).state == seed_state(int_key(7)) == {
+        "key": (7).to_bytes(32, "big"), "label": "game", "counter": 0
+    }
+
+
+@pytest.mark.parametrize("key", [b"", b"x" * 31, b"x" * 33, "x" * 32])
+def test_a_key_must_be_32_bytes(key: object) -> None:
+    with pytest.raises(ValueError, match="32 bytes"):
+        seed_state(key)  # type: ignore[arg-type]
+
+
+def test_a_bots_stream_is_its_own_per_version() -> None:
+    key = int_key(5)
+    game = Rng(seed_state(key)).next64()
+    bots = {Rng(bot_state(key, v)).next64() for v in range(20)}
+    assert game not in bots and len(bots) == 20
+    assert bot_state(key, 3) == {"key": key, "label": "bot/3", "counter": 0}
+
+
+def test_below_rejects_a_word_at_or_over_the_largest_multiple_of_the_bound() -> None:
+    # For n = 2**63 + 1 the largest multiple under 2**64 is n itself: about half the words are
+    # refused, and each refused word costs one more from the stream.
+    n = 2**63 + 1
+    key = int_key(9)
+    r = Rng(seed_state(key))
+    w = 0
+    refused = 0
+    for _ in range(200):
+        value = r.below(n)
+        while _word(key, "game", w) >= n:
+            w += 1
+            refused += 1
+        assert value == _word(key, "game", w) % n
+        w += 1
+    assert r.state["counter"] == w and 40 < refused < 400
 
 
 def test_die_rolls_cover_one_to_six_evenly() -> None:
@@ -32,68 +83,18 @@ def test_die_rolls_cover_one_to_six_evenly() -> None:
     assert all(850 < c < 1150 for c in counts.values())
 
 
-def test_shuffle_is_a_permutation() -> None:
-    r = Rng(3)
+def test_shuffle_is_fisher_yates_from_the_last_index_down() -> None:
+    r, reference = Rng(3), Rng(3)
     items = list(range(105))
     r.shuffle(items)
-    assert sorted(items) == list(range(105)) and items != list(range(105))
+    expected = list(range(105))
+    for i in range(104, 0, -1):
+        j = reference.below(i + 1)
+        expected[i], expected[j] = expected[j], expected[i]
+    assert items == expected and sorted(items) == list(range(105)) != items
+    assert r.state == reference.state
 
 
-# -- the C twin of shuffle (_splitmix.c) ---------------------------------------------------------
-
-_MASK = (1 << 64) - 1
-_GAMMA = 0x9E3779B97F4A7C15
-
-
-def test_lists_are_shuffled_by_the_c_twin() -> None:
-    # Installs build it where a C compiler is at hand (tests.cext: skipped where not built).
-    _splitmix = c_extension("playhall.games._splitmix")
-    if _splitmix is None:
-        pytest.skip(missing_reason("playhall.games._splitmix"))
-    assert rng._C_SHUFFLE is _splitmix.shuffle
-
-
-@settings(max_examples=300)
-@given(state=st.integers(0, _MASK), size=st.integers(0, 300))
-def test_c_shuffle_draws_exactly_what_the_reference_draws(state: int, size: int) -> None:
-    fast, slow = Rng(state), Rng(state)
-    a, b = list(range(size)), list(range(size))
-    fast.shuffle(a)  # the C twin, where built
-    slow.shuffle_reference(b)
-    assert a == b
-    assert fast.state == slow.state
-
-
-def _state_whose_next_output_is(output: int) -> int:
-    """The state from which ``next64`` returns ``output``: splitmix64's mixing is a bijection
-    (xor-shifts and odd multipliers undone in reverse order)."""
-
-    def unshift(y: int, k: int) -> int:
-        z = y
-        for _ in range(64 // k + 1):
-            z = y ^ (z >> k)
-        return z
-
-    z = unshift(output, 31)
-    z = unshift(z * pow(0x94D049BB133111EB, -1, 1 << 64) & _MASK, 27)
-    z = unshift(z * pow(0xBF58476D1CE4E5B9, -1, 1 << 64) & _MASK, 30)
-    return (z - _GAMMA) & _MASK
-
-
-def test_both_shuffles_reject_a_draw_that_would_bias_the_bound() -> None:
-    # A draw of 2**64 - 1 is refused for any bound that does not divide 2**64 (6 does not) and
-    # taken for one that does (4): a refused draw costs one step of the generator more.
-    start = _state_whose_next_output_is(_MASK)
-    assert Rng(start).next64() == _MASK
-    for size, steps in ((6, 6), (4, 3)):  # 5 or 3 draws, and one refused for 6
-        for shuffle in ("shuffle", "shuffle_reference"):
-            r = Rng(start)
-            items = list(range(size))
-            getattr(r, shuffle)(items)
-            assert r.state == (start + steps * _GAMMA) & _MASK, (size, shuffle)
-            assert sorted(items) == list(range(size))
-        c, py = Rng(start), Rng(start)
-        a, b = list(range(size)), list(range(size))
-        c.shuffle(a)
-        py.shuffle_reference(b)
-        assert a == b
+def test_below_refuses_an_empty_range() -> None:
+    with pytest.raises(ValueError):
+        Rng(1).below(0)

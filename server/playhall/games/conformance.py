@@ -36,7 +36,7 @@ from playhall.games.contract import (
     Rejected,
     State,
 )
-from playhall.games.rng import Rng
+from playhall.games.rng import Rng, seed_state
 
 Fill = Callable[[State, int, Move, Rng], Move]
 
@@ -151,7 +151,7 @@ def check_views(game: Game, state: State, seats: int) -> None:
     if game.public_view:
         require(len(set(views)) == 1, "public_view, but viewers see different views")
     require("rng" in state, "keep the RNG state under the state's 'rng' key")
-    for other in {1, 2**40 + 7} - {state["rng"]}:
+    for other in (seed_state(1), seed_state(2**40 + 7, "other")):
         hidden = {**state, "rng": other}
         require(
             [encode(game.view(hidden, v)) for v in viewers] == views,

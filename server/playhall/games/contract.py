@@ -3,7 +3,8 @@
 A game is pure, deterministic code over plain data: dicts with string keys, lists, ints, strings,
 bools and None (what msgpack carries). Given the same seat count, options, seed and moves, an
 engine reaches the same state, byte for byte once encoded. All randomness comes from
-:class:`playhall.games.rng.Rng` whose state lives inside the game state, so a game restored from
+:class:`playhall.games.rng.Rng` (a stream keyed by the room's key) whose state lives inside the
+game state, so a game restored from
 Redis continues exactly as it would have. The server relies on it: between two checkpoints it
 stores a room's moves, not its states, and a process that loads the room applies the logged
 moves again (``playhall.rooms.replay``), each move as msgpack gives it back (lists, never
@@ -31,6 +32,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
+
+from playhall.games.rng import RngState
 
 # Plain data as msgpack carries it. Kept as Any for the checker: the recursive type would cost
 # more in casts than it buys, and the encoder refuses anything that is not plain data anyway.
@@ -232,8 +235,10 @@ class Game(ABC):
     # -- the game itself --------------------------------------------------------------------
 
     @abstractmethod
-    def setup(self, seats: int, options: Options, seed: int) -> State:
-        """The initial state. ``options`` are already normalized; ``seed`` is a 64-bit int."""
+    def setup(self, seats: int, options: Options, seed: bytes | int) -> State:
+        """The initial state. ``options`` are already normalized; ``seed`` is the room's 32-byte
+        key, from which every draw comes (``Rng(seed_state(seed))``; an int stands for
+        ``rng.int_key`` of it, for tests and tools)."""
 
     @abstractmethod
     def to_act(self, state: State) -> list[int]:
@@ -315,10 +320,11 @@ class Game(ABC):
 
     # -- bots -------------------------------------------------------------------------------
 
-    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
+    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: RngState | int) -> Move:
         """A move for a server-side bot in ``seat``, chosen from ``moves`` using only ``view``
-        (what that seat may see). ``seed`` makes the choice reproducible. The default plays the
-        first legal move; games override it with something sensible."""
+        (what that seat may see). ``seed`` is the state of the bot's own stream
+        (``rng.bot_state``; ``Rng(seed)`` draws from it), so the choice is reproducible. The
+        default plays the first legal move; games override it with something sensible."""
         return dict(moves[0])
 
 

@@ -1,56 +1,120 @@
-"""A small deterministic random number generator whose whole state is one integer.
+"""The games' random number generator: a cryptographic stream whose whole state is plain data.
 
-Game states are plain data stored in Redis, so the generator's state must be plain data too:
-a restored game has to draw exactly the numbers the original would have drawn. Python's
-``random.Random`` state is 625 words and version-dependent; splitmix64 is one 64-bit word,
-fast, well distributed, and trivially specified, so another implementation can reproduce it.
+A room's randomness must be unpredictable to players (a player who has seen some cards must not
+be able to work out the rest of the deck) and exactly reproducible by anyone who later learns
+the room's key (a restored or replayed game draws the same numbers; a verifier recomputes the
+deal). So every draw comes from HMAC-SHA256 in counter mode under the room's 32-byte key, and
+the generator's state is three plain values kept in the game state:
+
+- ``key``: the 32-byte key (the room's, derived as ``protocol/PROTOCOL.md`` "Fair deals" says);
+- ``label``: the name of the stream (``"game"`` for the game's own draws; a bot draws from
+  ``"bot/<version>"``, see :func:`bot_state`), so separate streams never share a number;
+- ``counter``: how many 64-bit words have been drawn from that stream.
+
+Word ``w`` of a stream is bytes ``8*(w % 4)`` to ``8*(w % 4) + 8`` (big-endian) of
+``HMAC-SHA256(key, label in UTF-8 || w // 4 as 8 big-endian bytes)``. ``below(n)`` draws
+words until one is under the largest multiple of ``n`` that fits in 64 bits and returns it
+modulo ``n`` (no bias); ``shuffle`` is Fisher–Yates from the last index down, ``j = below(i +
+1)``. ``protocol/PROTOCOL.md`` specifies the same with test vectors, for verifiers written
+elsewhere.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, MutableSequence, Sequence
+import hashlib
+from collections.abc import MutableSequence, Sequence
 from typing import Any, Final, TypeVar
 
 T = TypeVar("T")
 
-_MASK: Final = (1 << 64) - 1
-_GAMMA: Final = 0x9E3779B97F4A7C15
+#: The game's own stream.
+GAME_LABEL: Final = "game"
+KEY_BYTES: Final = 32
+_WORDS_PER_BLOCK: Final = 4
+_TWO_64: Final = 1 << 64
+
+#: The generator's state as a game state keeps it: ``{"key": bytes, "label": str, "counter":
+#: int}``.
+RngState = dict[str, Any]
 
 
-def _c_shuffle() -> Callable[[int, list[Any]], int] | None:
-    """The C twin of :meth:`Rng.shuffle` (``_splitmix.c``), where it was built. It is used
-    whenever it is there: it draws exactly what the reference draws (tested draw for draw), and
-    games import nothing of the protocol's, where ``PLAYHALL_SPEEDUPS`` is read."""
-    try:
-        from playhall.games._splitmix import shuffle
-    except ImportError:
-        return None
-    return shuffle
+def int_key(n: int) -> bytes:
+    """A key named by a number, for tests, tools and benchmarks (a room's key is never one):
+    ``n`` as 32 big-endian bytes."""
+    return n.to_bytes(KEY_BYTES, "big")
 
 
-_C_SHUFFLE: Final = _c_shuffle()
+def seed_state(key: bytes | int, label: str = GAME_LABEL) -> RngState:
+    """The state a stream starts from: ``key`` (32 bytes, or an int standing for
+    :func:`int_key` of it), ``label``, nothing drawn yet."""
+    if isinstance(key, int):
+        key = int_key(key)
+    if type(key) is not bytes or len(key) != KEY_BYTES:
+        raise ValueError(f"a generator key is {KEY_BYTES} bytes")
+    return {"key": key, "label": label, "counter": 0}
+
+
+def bot_state(key: bytes | int, version: int) -> RngState:
+    """A bot's stream for its move at room ``version``: the room's key, its own label, so a
+    bot's draws neither touch the game's stream nor repeat from one move to the next."""
+    return seed_state(key, f"bot/{version}")
 
 
 class Rng:
-    """splitmix64. ``state`` is the only field; store it, and later ``Rng(state)`` resumes."""
+    """The stream in ``state`` (see the module's docstring), resumed where it stopped; read
+    :attr:`state` after drawing to store where it stops now. An int stands for
+    ``seed_state(n)``, for tests and tools."""
 
-    __slots__ = ("state",)
+    __slots__ = ("key", "label", "_prefix", "counter", "_block", "_block_index", "_pads")
 
-    def __init__(self, state: int) -> None:
-        self.state = state & _MASK
+    def __init__(self, state: RngState | int) -> None:
+        if isinstance(state, int):
+            state = seed_state(state)
+        self.key: bytes = state["key"]
+        if len(self.key) != KEY_BYTES:
+            raise ValueError(f"a generator key is {KEY_BYTES} bytes")
+        self.label: str = state["label"]
+        self._prefix = self.label.encode()
+        self.counter: int = state["counter"]
+        self._block = b""
+        self._block_index = -1
+        self._pads: tuple[Any, Any] | None = None
+
+    @property
+    def state(self) -> RngState:
+        return {"key": self.key, "label": self.label, "counter": self.counter}
 
     def next64(self) -> int:
-        self.state = (self.state + _GAMMA) & _MASK
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-        return z ^ (z >> 31)
+        """The stream's next 64-bit word."""
+        index, word = divmod(self.counter, _WORDS_PER_BLOCK)
+        if index != self._block_index:
+            self._block = self._hmac(self._prefix + index.to_bytes(8, "big"))
+            self._block_index = index
+        self.counter += 1
+        return int.from_bytes(self._block[8 * word : 8 * word + 8], "big")
+
+    def _hmac(self, message: bytes) -> bytes:
+        """HMAC-SHA256(key, message) as RFC 2104 defines it, from the key's two padded SHA-256
+        states worked out once per generator: copying them costs a third of what
+        ``hmac.digest`` does when it sets up a context for every block."""
+        pads = self._pads
+        if pads is None:
+            key = self.key.ljust(64, b"\0")  # a key of 32 bytes is padded, never hashed
+            pads = self._pads = (
+                hashlib.sha256(bytes(b ^ 0x36 for b in key)),
+                hashlib.sha256(bytes(b ^ 0x5C for b in key)),
+            )
+        inner = pads[0].copy()
+        inner.update(message)
+        outer = pads[1].copy()
+        outer.update(inner.digest())
+        return outer.digest()
 
     def below(self, n: int) -> int:
         """A uniform integer in [0, n), without modulo bias (rejection sampling)."""
         if n <= 0:
             raise ValueError("n must be positive")
-        limit = (1 << 64) - ((1 << 64) % n)
+        limit = _TWO_64 - (_TWO_64 % n)
         while True:
             x = self.next64()
             if x < limit:
@@ -64,20 +128,7 @@ class Rng:
         return items[self.below(len(items))]
 
     def shuffle(self, items: MutableSequence[T]) -> None:
-        """Fisher–Yates, in place. (A list is shuffled by the C twin where it is built: the
-        same draws, a few hundred times faster; this loop is its specification.)"""
-        if _C_SHUFFLE is not None and type(items) is list:
-            self.state = _C_SHUFFLE(self.state, items)
-            return
-        self.shuffle_reference(items)
-
-    def shuffle_reference(self, items: MutableSequence[T]) -> None:
-        """:meth:`shuffle` in Python: what the C twin must do, draw for draw."""
+        """Fisher–Yates, in place, from the last index down."""
         for i in range(len(items) - 1, 0, -1):
             j = self.below(i + 1)
             items[i], items[j] = items[j], items[i]
-
-
-def seed_state(seed: int) -> int:
-    """The generator state a game starts from, given the room's seed."""
-    return seed & _MASK

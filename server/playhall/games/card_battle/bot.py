@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from playhall.games.contract import Move
-from playhall.games.rng import Rng
+from playhall.games.rng import Rng, RngState
 
 
-def choose_deck(moves: Sequence[Move], seed: int) -> Move:
+def choose_deck(moves: Sequence[Move], seed: RngState | int) -> Move:
     """One of the offered ``pick_deck`` moves, by seed; the first move if none is offered."""
     picks = [m for m in moves if m.get("type") == "pick_deck"]
     if not picks:

@@ -22,7 +22,7 @@ from playhall.games.contract import (
     View,
     clone,
 )
-from playhall.games.rng import seed_state
+from playhall.games.rng import RngState, seed_state
 
 from .battle import play_turn
 from .bot import choose_deck
@@ -85,7 +85,7 @@ class CardBattle(Game):
         ),
     )
 
-    def setup(self, seats: int, options: Options, seed: int) -> State:
+    def setup(self, seats: int, options: Options, seed: bytes | int) -> State:
         if seats != 2:
             raise Rejected("bad_option", "Card Battle is for exactly 2 seats")
         player: dict[str, Any] = {
@@ -183,5 +183,5 @@ class CardBattle(Game):
         new["result"] = {"winners": [1 - left], "scores": hps, "reason": reason, "left": [left]}
         return new
 
-    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
+    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: RngState | int) -> Move:
         return choose_deck(moves, seed)

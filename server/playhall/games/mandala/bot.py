@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from playhall.games.contract import Move, View
-from playhall.games.rng import Rng
+from playhall.games.rng import Rng, RngState
 
 DENIAL = 0.6  # how much of the opponent's gain a pick is worth to me when I take it away
 
@@ -136,7 +136,7 @@ def _score_choice(view: View, me: int, move: Move) -> float:
     return own + DENIAL * deny
 
 
-def choose(view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
+def choose(view: View, seat: int, moves: Sequence[Move], seed: RngState | int) -> Move:
     """The best-scoring legal move; ``Rng(seed)`` breaks ties."""
     rng = Rng(seed)
     me = seat

@@ -21,7 +21,7 @@ from playhall.games.contract import (
     clone,
     left_event,
 )
-from playhall.games.rng import Rng, seed_state
+from playhall.games.rng import Rng, RngState, seed_state
 
 from . import bot
 from .actions import play_action
@@ -97,7 +97,7 @@ class Mandala(Game):
 
     # -- setup --------------------------------------------------------------------------------
 
-    def setup(self, seats: int, options: Options, seed: int) -> State:
+    def setup(self, seats: int, options: Options, seed: bytes | int) -> State:
         low, high = self.seat_range(options)
         if not low <= seats <= high:
             raise Rejected("bad_option", f"mandala ({options.get('mode')}) needs {low} seat(s)")
@@ -231,5 +231,5 @@ class Mandala(Game):
     def outcome(self, state: State) -> Outcome | None:
         return outcome(state)
 
-    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
+    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: RngState | int) -> Move:
         return bot.choose(view, seat, moves, seed)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from playhall.games.contract import Move, View
-from playhall.games.rng import Rng
+from playhall.games.rng import Rng, RngState
 
 from . import board, pieces
 
@@ -125,7 +125,7 @@ class _Search:
 
 
 def choose(
-    view: View, seat: int, moves: Sequence[Move], seed: int, budget: int = NODE_BUDGET
+    view: View, seat: int, moves: Sequence[Move], seed: RngState | int, budget: int = NODE_BUDGET
 ) -> Move:
     """Pick one of ``moves`` for ``seat`` from the view alone; ties broken by ``Rng(seed)``."""
     legal = [m for m in moves if m.get("type") == "sow" and isinstance(m.get("area"), int)]

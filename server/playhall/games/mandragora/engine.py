@@ -22,7 +22,7 @@ from playhall.games.contract import (
     State,
     View,
 )
-from playhall.games.rng import Rng, seed_state
+from playhall.games.rng import Rng, RngState, seed_state
 
 from . import board, bot, pieces
 
@@ -70,7 +70,7 @@ class MandragoraGame(Game):
 
     # -- setup and turn order --------------------------------------------------------------
 
-    def setup(self, seats: int, options: Options, seed: int) -> State:
+    def setup(self, seats: int, options: Options, seed: bytes | int) -> State:
         """Draw the pattern (if random) and then the first mover (if random) from the seed.
 
         State fields: ``pattern``; ``first`` (seat that moved first, fixes piece values);
@@ -225,7 +225,7 @@ class MandragoraGame(Game):
 
     # -- bot -------------------------------------------------------------------------------
 
-    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
+    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: RngState | int) -> Move:
         return bot.choose(view, seat, moves, seed)
 
 

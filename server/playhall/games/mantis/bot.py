@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from playhall.games.contract import Move, View
-from playhall.games.rng import Rng
+from playhall.games.rng import Rng, RngState
 
 from .cards import BACKS, CARD_OF_CODE, COLOURS, FACE, card_of
 
@@ -92,7 +92,7 @@ def expected_value(view: View, seat: int, move: Move) -> float:
     return total / len(faces)
 
 
-def choose(view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
+def choose(view: View, seat: int, moves: Sequence[Move], seed: RngState | int) -> Move:
     """The legal move with the best expected value; seeded tie-break."""
     if view.get("top_back") is None or len(moves) == 1:
         return dict(moves[0])

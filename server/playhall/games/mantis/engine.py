@@ -19,7 +19,7 @@ State (server-only; plain data)::
     piles   list[list[int]]  face-down score piles (only their sizes are public)
     turn    int           the seat to act (meaningless once ``result`` is set)
     first   int           the randomly chosen first player
-    rng     int           the RNG state after setup (Rulings 2: shuffle and first player)
+    rng     map           the RNG state after setup (Rulings 2: shuffle and first player)
     last    dict | None   the last flip, in public form (what the view shows)
     result  dict | None   {"winners", "scores", "reason"} once the game is over, and "left"
                           when seats left
@@ -48,7 +48,7 @@ from playhall.games.contract import (
     game_over_event,
     left_event,
 )
-from playhall.games.rng import Rng, seed_state
+from playhall.games.rng import Rng, RngState, seed_state
 
 from .bot import choose
 from .cards import BACK, BACK_NAMES, CODE, COLOURS, DECK_SIZE, FACE
@@ -201,7 +201,7 @@ class Mantis(Game):
 
     # -- setup ------------------------------------------------------------------------------
 
-    def setup(self, seats: int, options: dict[str, Any], seed: int) -> State:
+    def setup(self, seats: int, options: dict[str, Any], seed: bytes | int) -> State:
         if type(seats) is not int or not self.min_seats <= seats <= self.max_seats:
             raise Rejected("bad_option", "Mantis needs 2 to 6 players")
         rng = Rng(seed_state(seed))
@@ -419,5 +419,5 @@ class Mantis(Game):
 
     # -- bot --------------------------------------------------------------------------------
 
-    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
+    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: RngState | int) -> Move:
         return choose(view, seat, moves, seed)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from playhall.games.rng import Rng
+from playhall.games.rng import Rng, RngState
 
 from . import board
 from .cards import card, function_uses
@@ -119,7 +119,7 @@ def _keep_score(card_id: str) -> int:
     }[row["kind"]] + row["vp"]
 
 
-def choose(view: dict[str, Any], seat: int, moves: Sequence[Move], seed: int) -> Move:
+def choose(view: dict[str, Any], seat: int, moves: Sequence[Move], seed: RngState | int) -> Move:
     rng = Rng(seed)
     real = [m for m in moves if m["type"] != "resign"]
     if not real:

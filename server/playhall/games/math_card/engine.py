@@ -1,8 +1,8 @@
 """The Math Magic Card duel engine: deck building, turn flow, actions, scoring, views.
 
 Pure and deterministic. The state is plain data (see :func:`MathCardGame.setup`); every random
-step (deck shuffles, the coin flip, reshuffles after searches) uses the Rng whose one-int state
-is ``state["rng"]``. ``apply`` clones its input, so the caller's state is never touched.
+step (deck shuffles, the coin flip, reshuffles after searches) draws from the Rng whose state is
+``state["rng"]``. ``apply`` clones its input, so the caller's state is never touched.
 
 A move is checked in three steps: shape (``bad_move``, :mod:`.moves`), whose turn
 (``not_your_turn``), then membership in :meth:`legal_moves` (``illegal_move`` with a reason),
@@ -26,7 +26,7 @@ from playhall.games.contract import (
     View,
     clone,
 )
-from playhall.games.rng import Rng, seed_state
+from playhall.games.rng import Rng, RngState, seed_state
 
 from . import board, effects
 from .bot import choose
@@ -84,7 +84,7 @@ class MathCardGame(Game):
 
     # -- setup and turn flow ----------------------------------------------------------------
 
-    def setup(self, seats: int, options: dict[str, Any], seed: int) -> State:
+    def setup(self, seats: int, options: dict[str, Any], seed: bytes | int) -> State:
         if seats != 2:
             raise Rejected("bad_option", "Math Magic Card duel is for exactly 2 players")
         return {
@@ -594,5 +594,5 @@ class MathCardGame(Game):
 
     # -- bot --------------------------------------------------------------------------------
 
-    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
+    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: RngState | int) -> Move:
         return choose(view, seat, moves, seed)
