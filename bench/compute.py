@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "protocol"), str(ROOT / "server"), str(ROOT / "clients")]
 
 from playhall.games.mantis import GAME  # noqa: E402
-from playhall.games.rng import Rng  # noqa: E402
+from playhall.games.rng import Rng, int_key  # noqa: E402
 from playhall.rooms import views  # noqa: E402
 from playhall.rooms.record import PLAYING, RoomRecord, Seat  # noqa: E402
 from playhall.rooms.replay import game_fields, played  # noqa: E402
@@ -50,7 +50,7 @@ def game_records(seed: int, target: int) -> list[RoomRecord]:
         game=GAME.id,
         options=options,
         seats=seats,
-        seed=seed,
+        secret=int_key(seed),
         creator="p0",
         status=PLAYING,
         created=1.7e9,

@@ -29,6 +29,7 @@ import redis.asyncio as aioredis  # noqa: E402
 from playhall import log  # noqa: E402
 from playhall.catalog import get_game  # noqa: E402
 from playhall.config import Config  # noqa: E402
+from playhall.games.rng import int_key  # noqa: E402
 from playhall.lobby import Lobby  # noqa: E402
 from playhall.rooms.actor import Room  # noqa: E402
 from playhall.rooms.record import RoomRecord, Seat  # noqa: E402
@@ -85,7 +86,7 @@ async def run(moves: int, profiler: cProfile.Profile | None) -> float:
             game="mantis",
             options=game.normalize_options({"target": 105}),
             seats=seats,
-            seed=made + 1,
+            secret=int_key(made + 1),
             creator="a",
         )
 

@@ -32,6 +32,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+from playhall_client.fair import verify_deal
 from playhall_protocol import SUPPORTED_VERSIONS, apply_diff, decode, encode
 
 
@@ -81,6 +82,10 @@ class RoomMirror:
     #: private room holds no seat, so a new connection's ``sync`` needs it.
     code: str | None = None
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    #: The commitment to the room's secret as first seen (hex), and the entropy this client
+    #: gave with its last ``ready``: what :meth:`verify_deal` checks the revealed secret against.
+    commitment: str | None = None
+    entropy: bytes | None = None
 
     @property
     def seat(self) -> int | None:
@@ -89,6 +94,18 @@ class RoomMirror:
     @property
     def my_turn(self) -> bool:
         return self.seat is not None and self.seat in self.view.get("to_act", [])
+
+    def verify_deal(self) -> bytes:
+        """Check the finished game's revealed secret and this client's contribution
+        (:func:`playhall_client.fair.verify_deal`); the room's key."""
+        return verify_deal(self.view, seen_commitment=self.commitment, own=self.entropy)
+
+    def note_commitment(self) -> None:
+        """Keep the first commitment the view shows (called with every change)."""
+        if self.commitment is None:
+            fair = self.view.get("fair")
+            if isinstance(fair, dict):
+                self.commitment = fair.get("commitment")
 
     async def wait(self, predicate: Callable[[RoomMirror], bool], timeout: float = 10.0) -> None:
         """Wait until ``predicate(mirror)`` holds (checked after every change)."""
@@ -317,6 +334,8 @@ class Client:
         self._notify(mirror)
 
     def _notify(self, mirror: RoomMirror) -> None:
+        mirror.note_commitment()
+
         async def wake() -> None:
             async with mirror.changed:
                 mirror.changed.notify_all()
@@ -484,8 +503,22 @@ class Client:
         await self.request("leave", room=room)
         self.rooms.pop(room, None)
 
-    async def ready(self, room: str, ready: bool = True) -> dict[str, Any]:
-        return await self.request("ready", room=room, ready=ready)
+    async def ready(
+        self,
+        room: str,
+        ready: bool = True,
+        *,
+        entropy: bytes | None = None,
+        contribute: bool = True,
+    ) -> dict[str, Any]:
+        """Say ready (or not). Being ready contributes ``entropy`` to the room's deal: 16 random
+        bytes unless given, none with ``contribute=False`` (PROTOCOL.md, "Fair deals")."""
+        fields: dict[str, Any] = {"room": room, "ready": ready}
+        if ready and contribute:
+            fields["entropy"] = secrets.token_bytes(16) if entropy is None else entropy
+        reply = await self.request("ready", **fields)
+        self._mirror(room).entropy = fields.get("entropy")
+        return reply
 
     async def start(self, room: str) -> dict[str, Any]:
         return await self.request("start", room=room)

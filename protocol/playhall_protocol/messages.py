@@ -20,6 +20,7 @@ MAX_NAME: Final = 32
 #: A host's signed token (a JWT): an RS512 signature with a few claims is well under this.
 MAX_HOST_TOKEN: Final = 4096
 MAX_KEY: Final = 64  # room ids, join codes, move ids, game ids
+MAX_ENTROPY: Final = 64  # a player's contribution to a deal (``fairness.MAX_CONTRIBUTION``)
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Field:
     name: str
     kind: type | tuple[type, ...]
     required: bool = True
-    max_len: int | None = None  # for str and list values
+    max_len: int | None = None  # for str, bin and list values
     minimum: int | None = None  # for int values
     items: type | None = None  # for list values: the exact type of every item
 
@@ -53,12 +54,19 @@ class Field:
             low = 0 if self.minimum is None else self.minimum
             if not low <= value <= MAX_ID:
                 raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} is out of range")
-        if (kind is str or kind is list) and self.max_len is not None and len(value) > self.max_len:
+        if (
+            (kind is str or kind is list or kind is bytes)
+            and self.max_len is not None
+            and len(value) > self.max_len
+        ):
             raise ProtocolError(BAD_MESSAGE, f"field {self.name!r} is longer than {self.max_len}")
 
 
 def _names(kinds: tuple[type, ...]) -> str:
-    words = {str: "a string", int: "an integer", bool: "a boolean", dict: "a map", list: "an array"}
+    words = {
+        str: "a string", int: "an integer", bool: "a boolean", dict: "a map", list: "an array",
+        bytes: "binary",
+    }
     return " or ".join(words.get(k, k.__name__) for k in kinds)
 
 
@@ -96,7 +104,7 @@ CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
         Field("watch", bool, False),
     ),
     "leave": (ROOM,),
-    "ready": (ROOM, Field("ready", bool, False)),
+    "ready": (ROOM, Field("ready", bool, False), Field("entropy", bytes, False, MAX_ENTROPY)),
     "start": (ROOM,),
     "bot": (ROOM, Field("seat", int)),
     "chat": (ROOM, Field("text", str, max_len=MAX_TEXT)),

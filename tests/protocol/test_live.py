@@ -15,10 +15,11 @@ from playhall_protocol import decode, encode, errors
 
 VIEW_FIELDS = {
     "room", "game", "status", "options", "private", "code", "creator", "seats", "you",
-    "to_act", "moves", "state", "outcome", "deadline", "clock", "rematch", "rematch_of",
+    "to_act", "moves", "state", "outcome", "deadline", "clock", "rematch", "rematch_of", "fair",
 }  # fmt: skip
 SUMMARY_FIELDS = {
     "room", "game", "title", "status", "seats", "taken", "players", "options", "created",
+    "commitment",
 }  # fmt: skip
 
 

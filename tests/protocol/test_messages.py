@@ -53,7 +53,11 @@ SPEC: dict[str, dict[str, tuple[tuple[type, ...], bool, int | None]]] = {
         "watch": ((bool,), False, None),
     },
     "leave": {"room": ((str,), True, 64)},
-    "ready": {"room": ((str,), True, 64), "ready": ((bool,), False, None)},
+    "ready": {
+        "room": ((str,), True, 64),
+        "ready": ((bool,), False, None),
+        "entropy": ((bytes,), False, 64),
+    },
     "start": {"room": ((str,), True, 64)},
     "bot": {"room": ((str,), True, 64), "seat": ((int,), True, None)},
     "chat": {"room": ((str,), True, 64), "text": ((str,), True, 500)},
@@ -75,7 +79,7 @@ SPEC: dict[str, dict[str, tuple[tuple[type, ...], bool, int | None]]] = {
     "resign": {"room": ((str,), True, 64)},
 }
 
-SAMPLE: dict[type, Any] = {str: "x", int: 1, bool: True, dict: {}, list: [1]}
+SAMPLE: dict[type, Any] = {str: "x", int: 1, bool: True, dict: {}, list: [1], bytes: b"x"}
 OTHERS: list[Any] = ["x", 1, True, {}, [1], None, 1.5, b"x"]
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from playhall.catalog import get_game
 from playhall.config import Config
+from playhall.games.rng import int_key
 from playhall.rooms import views
 from playhall.rooms.record import RoomRecord, Seat
 from playhall_protocol import SUPPORTED_VERSIONS, VERSION, decode, encode, errors, messages
@@ -72,7 +73,7 @@ def test_view_fields_are_the_table() -> None:
         game="mantis",
         options=game.normalize_options({}),
         seats=(Seat(), Seat()),
-        seed=1,
+        secret=int_key(1),
         creator="p",
     )
     fields = set(views.room_view(record, game, None, views.ViewMemo()))
@@ -80,7 +81,9 @@ def test_view_fields_are_the_table() -> None:
 
 
 def test_lobby_summary_fields() -> None:
-    record = RoomRecord(id="r", game="mantis", options={}, seats=(Seat(),), seed=1, creator="p")
+    record = RoomRecord(
+        id="r", game="mantis", options={}, seats=(Seat(),), secret=int_key(1), creator="p"
+    )
     summary = set(views.lobby_summary(record, "Mantis"))
     table = re.search(r"\| summary field \|.*?\n\n", _section(4), re.S)
     assert table

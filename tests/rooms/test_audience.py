@@ -13,6 +13,7 @@ import pytest
 from playhall.catalog import get_game
 from playhall.config import Config
 from playhall.games.contract import Game
+from playhall.games.rng import int_key
 from playhall.rooms import table
 from playhall.rooms.audience import Audience
 from playhall.rooms.record import RoomRecord
@@ -48,7 +49,7 @@ def mantis() -> Game:
 
 def started() -> RoomRecord:
     record = table.create(
-        "mantis", {}, 2, "alice", private=False, room_id="r", seed=3, created=0.0
+        "mantis", {}, 2, "alice", private=False, room_id="r", secret=int_key(3), created=0.0
     ).evolve()
     record, _, _ = table.join(record, mantis(), "alice", "Alice")
     record, _, _ = table.join(record, mantis(), "bob", "Bob")

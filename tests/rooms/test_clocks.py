@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from playhall.catalog import all_games, describe
 from playhall.games.contract import Rejected
+from playhall.games.rng import int_key
 from playhall.rooms import clocks
 from playhall.rooms.table import RoomError, create, game_options
 
@@ -155,7 +156,7 @@ def test_every_game_lists_the_clock_options_with_their_defaults() -> None:
 def test_a_room_takes_clock_options_beside_the_game_s_own() -> None:
     record = create(
         "mandragora", {"clock": "fischer", "clock_ms": 500, "pattern": "A"}, 2, "p",
-        private=False, room_id="r", seed=1, created=T0,
+        private=False, room_id="r", secret=int_key(1), created=T0,
     )
     assert record.options["clock"] == "fischer" and record.options["clock_ms"] == 500
     assert record.options["on_timeout"] == "bot"
@@ -171,7 +172,7 @@ def test_a_bad_clock_option_is_refused(options: dict[str, Any]) -> None:
     with pytest.raises(Rejected):
         clocks.normalize(options)
     with pytest.raises(RoomError) as refused:
-        create("mantis", options, 2, "p", private=False, room_id="r", seed=1, created=T0)
+        create("mantis", options, 2, "p", private=False, room_id="r", secret=int_key(1), created=T0)
     assert refused.value.code == "bad_option"
 
 

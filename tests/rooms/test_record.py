@@ -7,12 +7,14 @@ import dataclasses
 import msgpack
 import pytest
 
+from playhall.games.rng import int_key
 from playhall.rooms.record import PLAYING, SEEN_PER_PLAYER, RoomRecord, Seat
 
 
 def record() -> RoomRecord:
     return RoomRecord(
-        id="r", game="mantis", options={}, seats=(Seat("a", "A"), Seat()), seed=1, creator="a"
+        id="r", game="mantis", options={}, seats=(Seat("a", "A"), Seat()), secret=int_key(1),
+        creator="a",
     )
 
 
@@ -84,7 +86,9 @@ def test_stepped_is_evolve_with_the_fields_a_game_step_changes() -> None:
 
 
 def test_the_written_out_init_takes_the_fields_and_defaults_of_the_dataclass() -> None:
-    required = {"id": "r", "game": "g", "options": {}, "seats": (), "seed": 1, "creator": "c"}
+    required = {
+        "id": "r", "game": "g", "options": {}, "seats": (), "secret": int_key(1), "creator": "c"
+    }
     plain = RoomRecord(**required)
     for f in dataclasses.fields(RoomRecord):
         if f.name in required:

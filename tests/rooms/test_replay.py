@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from playhall.catalog import get_game
 from playhall.games.contract import Game, Rejected
+from playhall.games.rng import int_key
 from playhall.rooms import clocks
 from playhall.rooms.record import PLAYING, RoomRecord, Seat
 from playhall.rooms.replay import ReplayError, game_fields, played, replay, step_entry
@@ -46,7 +47,7 @@ def live_game(
         game=game.id,
         options={**game.normalize_options(options), **clock},
         seats=tuple(Seat(f"p{i}", f"p{i}", i % 2 == 1, True) for i in range(seats)),
-        seed=seed,
+        secret=int_key(seed),
         creator="p0",
         version=1,
     )

@@ -8,6 +8,7 @@ import pytest
 
 from playhall.catalog import get_game
 from playhall.games.contract import Game
+from playhall.games.rng import int_key
 from playhall.rooms import clocks, table
 from playhall.rooms.record import FINISHED, PLAYING, WAITING, RoomRecord, Seat
 from playhall.rooms.table import RoomError
@@ -21,7 +22,7 @@ def mantis() -> Game:
 
 def room(seats: int = 2, *, private: bool = False, game: str = "mantis") -> RoomRecord:
     record = table.create(
-        game, {}, seats, "alice", private=private, room_id="r1", seed=7, created=1.0
+        game, {}, seats, "alice", private=private, room_id="r1", secret=int_key(7), created=1.0
     )
     return record.evolve()  # stored: version 1
 
@@ -32,7 +33,8 @@ def refused(code: str) -> pytest.RaisesContext[RoomError]:
 
 def test_create_checks_the_game_its_options_and_the_seat_count() -> None:
     record = table.create(
-        "mantis", {"target": 5}, 3, "alice", private=True, room_id="r", seed=1, created=2.0
+        "mantis", {"target": 5}, 3, "alice", private=True, room_id="r", secret=int_key(1),
+        created=2.0,
     )
     assert (record.game, record.options["target"], len(record.seats)) == ("mantis", 5, 3)
     assert record.private and record.code is None and record.creator == "alice"
@@ -44,7 +46,9 @@ def test_create_checks_the_game_its_options_and_the_seat_count() -> None:
         (("mantis", {}, 1), "bad_seats"),
     ]:
         with refused(code):
-            table.create(*args, "alice", private=False, room_id="r", seed=1, created=2.0)
+            table.create(
+                *args, "alice", private=False, room_id="r", secret=int_key(1), created=2.0
+            )
 
 
 def test_join_takes_the_first_free_seat_and_a_full_room_is_watched() -> None:
@@ -96,7 +100,8 @@ def test_a_solo_room_starts_when_its_seat_is_taken() -> None:
     game = get_game("mandala")
     assert game is not None
     record = table.create(
-        "mandala", {"mode": "solo"}, 1, "alice", private=False, room_id="s", seed=3, created=0.0
+        "mandala", {"mode": "solo"}, 1, "alice", private=False, room_id="s",
+        secret=int_key(3), created=0.0,
     ).evolve()
     new, events, seat = table.join(record, game, "alice", "Alice")
     assert seat == 0 and new.status == PLAYING and new.state is not None
@@ -219,7 +224,8 @@ def test_an_automatic_step_waits_for_its_deadline() -> None:
     game = get_game("card_battle")
     assert game is not None
     record = table.create(
-        "card_battle", {"turn_delay_ms": 300}, 2, "a", private=False, room_id="c", seed=5,
+        "card_battle", {"turn_delay_ms": 300}, 2, "a", private=False, room_id="c",
+        secret=int_key(5),
         created=0.0,
     ).evolve()
     record, _ = table.add_bot(record, game, "a", 0)
@@ -243,10 +249,10 @@ def test_rematch_is_a_new_room_at_the_same_table() -> None:
         table.rematch_needed(finished, "bob")
     assert table.rematch_needed(finished, "alice")
     rematch, new, events = table.rematch(
-        finished, mantis(), "alice", room_id="r2", seed=9, created=3.0
+        finished, mantis(), "alice", room_id="r2", secret=int_key(9), created=3.0
     )
-    assert (rematch.id, rematch.rematch_of, rematch.seed, rematch.status) == (
-        "r2", "r1", 9, WAITING,
+    assert (rematch.id, rematch.rematch_of, rematch.secret, rematch.status) == (
+        "r2", "r1", int_key(9), WAITING,
     )
     assert [(s.player, s.bot, s.ready) for s in rematch.seats] == [
         ("alice", False, False), (None, True, True),
@@ -330,7 +336,7 @@ def clocked_turn_of_alice(clock: str = "turn") -> RoomRecord:
     game = mantis()
     options = {"clock": clock, "clock_ms": 1000, "increment_ms": 0, "on_timeout": "bot"}
     record = table.create(
-        "mantis", options, 2, "alice", private=False, room_id="r", seed=7, created=1.0
+        "mantis", options, 2, "alice", private=False, room_id="r", secret=int_key(7), created=1.0
     ).evolve()
     record, _, _ = table.join(record, game, "alice", "Alice")
     record, _ = table.add_bot(record, game, "alice", 1)
@@ -379,14 +385,14 @@ def test_an_away_stand_in_measures_the_clocks_and_leaves_them_running() -> None:
 def test_a_room_is_made_with_its_creator_seated_if_they_sit() -> None:
     """One record, one first write: a room whose creator sits is never stored without them."""
     record = table.create(
-        "mantis", {}, 3, "alice", private=False, room_id="r", seed=1, created=2.0,
+        "mantis", {}, 3, "alice", private=False, room_id="r", secret=int_key(1), created=2.0,
         sitting="Alice",
     )
     assert record.version == 0 and record.status == WAITING
     assert record.seats == (Seat("alice", "Alice"), Seat(), Seat())
     assert table.waits_with(record, "alice")
     solo = table.create(
-        "mandala", {"mode": "solo"}, 1, "alice", private=False, room_id="s", seed=1,
+        "mandala", {"mode": "solo"}, 1, "alice", private=False, room_id="s", secret=int_key(1),
         created=2.0, sitting="Alice",
     )
     assert solo.status == PLAYING and solo.seats == (Seat("alice", "Alice"),)

@@ -16,6 +16,7 @@ import pytest
 
 from playhall.catalog import get_game
 from playhall.games.contract import Game, State
+from playhall.games.rng import int_key
 from playhall.rooms import table
 from playhall.rooms.record import PLAYING, RoomRecord, Seat
 from playhall.rooms.replay import game_fields, played
@@ -57,11 +58,11 @@ def clocked_room(game: Game, seats: int, options: dict[str, Any], now: float) ->
     """A started room of bots with a turn clock, set up at ``now``."""
     clock = {"clock": "turn", "clock_ms": LIMIT_MS, "on_timeout": "bot"}
     record = table.create(
-        game.id, {**options, **clock}, seats, "host", private=False, room_id="r", seed=11,
-        created=now,
+        game.id, {**options, **clock}, seats, "host", private=False, room_id="r",
+        secret=int_key(11), created=now,
     )
     bots = tuple(Seat(None, f"Bot {i + 1}", bot=True, ready=True) for i in range(seats))
-    state = game.setup(seats, table.game_options(record.options), record.seed)
+    state = game.setup(seats, table.game_options(record.options), table.room_key(record))
     fields = game_fields(game, state, record.options, seats, now)
     return replace(record.evolve(seats=bots), **fields)
 

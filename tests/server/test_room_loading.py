@@ -14,6 +14,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from playhall.catalog import get_game
+from playhall.games.rng import int_key
 from playhall.lobby import Lobby
 from playhall.rooms.actor import Room
 from playhall.rooms.manager import RoomManager
@@ -73,7 +74,7 @@ async def started_room(manager: RoomManager, room_id: str) -> tuple[Room, list[V
         game="mantis",
         options=game.normalize_options({"target": 105}),  # no game ends here
         seats=tuple(Seat(v.player, v.name, False, True) for v in viewers),
-        seed=11,
+        secret=int_key(11),
         creator="pa",
     )
     state = game.setup(2, record.options, 11)

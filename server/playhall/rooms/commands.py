@@ -121,7 +121,8 @@ async def leave(room: Room, command: Command) -> dict[str, Any]:
 async def ready(room: Room, command: Command) -> dict[str, Any]:
     player = command.viewer().player
     is_ready = bool(command.args.get("ready", True))
-    new, events = table.ready(room.record, room.game, player, is_ready)
+    entropy = command.args.get("entropy")
+    new, events = table.ready(room.record, room.game, player, is_ready, entropy)
     await room.commit(new, "ready", room.record.seat_of(player), player, events=events)
     return {"room": room.record.id, "status": room.record.status}
 
@@ -162,7 +163,7 @@ async def rematch(room: Room, command: Command) -> dict[str, Any]:
     if table.rematch_needed(old, player):
         new_room, new, events = table.rematch(
             old, room.game, player,
-            room_id=new_room_id(), seed=table.new_seed(), created=time.time(),
+            room_id=new_room_id(), secret=table.new_secret(), created=time.time(),
         )
         await room.create_room(new_room, player, session.address)
         await room.commit(new, "rematch", old.seat_of(player), player, events=events)

@@ -161,7 +161,7 @@ class RoomManager:
         the creating request's id, for the log."""
         record = table.create(
             game, options, seats, creator, private=private, room_id=new_room_id(),
-            seed=table.new_seed(), created=time.time(), sitting=sitting,
+            secret=table.new_secret(), created=time.time(), sitting=sitting,
         )
         finished_with = await self._room_quota(
             creator, address, table.waits_with(record, creator)

@@ -62,7 +62,9 @@ class RoomRecord:
     game: str
     options: dict[str, Any]
     seats: tuple[Seat, ...]
-    seed: int
+    #: The room's 32-byte secret (``playhall_protocol.fairness``): its commitment is shown from
+    #: the start, the secret itself only once the game is over.
+    secret: bytes
     creator: str
     private: bool = False
     code: str | None = None
@@ -79,6 +81,9 @@ class RoomRecord:
     seen: dict[str, dict[Any, int]] = field(default_factory=dict)
     #: The seats' clocks while a game with a clock is played (``rooms.clocks.Clocks``).
     clocks: dict[str, Any] | None = None
+    #: Per seat, the entropy its player gave with ``ready`` (None: none, or not ready). Fixed
+    #: when the game starts: with the secret it makes the key the game draws from.
+    contributions: tuple[bytes | None, ...] = ()
 
     def __init__(
         self,
@@ -86,7 +91,7 @@ class RoomRecord:
         game: str,
         options: dict[str, Any],
         seats: tuple[Seat, ...],
-        seed: int,
+        secret: bytes,
         creator: str,
         private: bool = False,
         code: str | None = None,
@@ -100,6 +105,7 @@ class RoomRecord:
         created: float = 0.0,
         seen: dict[str, dict[Any, int]] | None = None,
         clocks: dict[str, Any] | None = None,
+        contributions: tuple[bytes | None, ...] = (),
     ) -> None:
         """The fields in order, as the dataclass would take them (see docs/operations.md, "The
         compiled build", for why it is written out)."""
@@ -107,7 +113,7 @@ class RoomRecord:
         object.__setattr__(self, "game", game)
         object.__setattr__(self, "options", options)
         object.__setattr__(self, "seats", seats)
-        object.__setattr__(self, "seed", seed)
+        object.__setattr__(self, "secret", secret)
         object.__setattr__(self, "creator", creator)
         object.__setattr__(self, "private", private)
         object.__setattr__(self, "code", code)
@@ -121,6 +127,7 @@ class RoomRecord:
         object.__setattr__(self, "created", created)
         object.__setattr__(self, "seen", {} if seen is None else seen)
         object.__setattr__(self, "clocks", clocks)
+        object.__setattr__(self, "contributions", contributions)
 
     def evolve(self, **changes: Any) -> RoomRecord:
         """A new record with ``changes`` and the version moved on by one."""
@@ -149,7 +156,7 @@ class RoomRecord:
             self.game,
             self.options,
             self.seats if status != FINISHED else played_by_players(self.seats),
-            self.seed,
+            self.secret,
             self.creator,
             self.private,
             self.code,
@@ -163,6 +170,7 @@ class RoomRecord:
             self.created,
             self.seen if seen is None else seen,
             clocks,
+            self.contributions,
         )
 
     def fields(self) -> dict[str, Any]:
@@ -172,7 +180,7 @@ class RoomRecord:
             "game": self.game,
             "options": self.options,
             "seats": self.seats,
-            "seed": self.seed,
+            "secret": self.secret,
             "creator": self.creator,
             "private": self.private,
             "code": self.code,
@@ -186,6 +194,7 @@ class RoomRecord:
             "created": self.created,
             "seen": self.seen,
             "clocks": self.clocks,
+            "contributions": self.contributions,
         }
 
     def seat_of(self, player: str) -> int | None:
@@ -219,12 +228,16 @@ class RoomRecord:
         Runs at a room's checkpoints, not with every move (see ``rooms.replay``)."""
         data = self.fields()
         data["seats"] = [seat.as_dict() for seat in self.seats]
+        data["contributions"] = list(self.contributions)
         return pack(data)
 
     @classmethod
     def unpack(cls, blob: bytes) -> RoomRecord:
         data = msgpack.unpackb(blob, raw=False, strict_map_key=False)
         data["seats"] = tuple(Seat(**s) for s in data["seats"])
+        data["contributions"] = tuple(data.get("contributions", ()))
+        if "seed" in data:  # a record stored before rooms had secrets: its seed names a key
+            data["secret"] = data.pop("seed").to_bytes(32, "big")
         # Seen moves are read as maps, or as [[move id, version], ...] lists.
         data["seen"] = {
             player: dict(map(tuple, moves)) if isinstance(moves, list) else moves

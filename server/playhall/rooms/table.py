@@ -4,14 +4,13 @@ Each function takes the room record (and the game, where the game decides) and r
 record of the next version with the events it caused, or raises :class:`RoomError` with the
 refusal. A function that changes nothing returns the record it was given, the very same object,
 so the caller can tell by identity. Nothing here waits, reads a clock or draws a random number
-(the caller passes the time, the new room's id and seed in: :func:`new_seed` draws one), or
+(the caller passes the time, the new room's id and secret in: :func:`new_secret` draws one), or
 touches Redis: the room's command handlers (:mod:`playhall.rooms.commands`) and its actor do the
 storing and the broadcasting, in order.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Container, Mapping
 from dataclasses import replace
@@ -19,6 +18,7 @@ from typing import Any
 
 from playhall.catalog import get_game
 from playhall.games.contract import Event, Game, Rejected
+from playhall.games.rng import bot_state
 from playhall.rooms import clocks
 from playhall.rooms.record import (
     FINISHED,
@@ -29,7 +29,7 @@ from playhall.rooms.record import (
     played_by_players,
 )
 from playhall.rooms.replay import game_fields, played
-from playhall_protocol import errors
+from playhall_protocol import errors, fairness
 
 Change = tuple[RoomRecord, list[Event]]
 
@@ -50,8 +50,20 @@ def no_such_room(room_id: str) -> RoomError:
     return RoomError(errors.NO_SUCH_ROOM, f"no room {room_id!r}")
 
 
-def new_seed() -> int:
-    return int.from_bytes(os.urandom(8), "big") >> 1
+def new_secret() -> bytes:
+    """A new room's secret (its commitment is shown from the start; see ``fairness``)."""
+    return fairness.new_secret()
+
+
+def room_key(record: RoomRecord) -> bytes:
+    """The key the room's game draws from: its secret with the seats' contributions."""
+    return fairness.room_key(record.secret, record.id, _contributions(record))
+
+
+def _contributions(record: RoomRecord) -> tuple[bytes | None, ...]:
+    """One contribution per seat (a record made before any was given has none)."""
+    given = record.contributions
+    return given + (None,) * (len(record.seats) - len(given))
 
 
 # -- creating a room ---------------------------------------------------------------------------
@@ -65,7 +77,7 @@ def create(
     *,
     private: bool,
     room_id: str,
-    seed: int,
+    secret: bytes,
     created: float,
     sitting: str | None = None,
 ) -> RoomRecord:
@@ -91,7 +103,7 @@ def create(
         game=game.id,
         options=normalized,
         seats=first + tuple(Seat() for _ in range(seats - len(first))),
-        seed=seed,
+        secret=secret,
         creator=creator,
         private=private,
         created=created,
@@ -158,7 +170,9 @@ def leave(record: RoomRecord, player: str, name: str) -> Change:
         return record, []
     seats = record.with_seat(seat, Seat())
     seats = tuple(Seat(s.player, s.name, s.bot, s.bot) for s in seats)
-    return record.evolve(seats=seats), [{"type": "left", "seat": seat, "name": name}]
+    # Nobody is ready any more, so nobody's contribution stands: "ready" gives it again.
+    new = record.evolve(seats=seats, contributions=())
+    return new, [{"type": "left", "seat": seat, "name": name}]
 
 
 def waits_with(record: RoomRecord, player: str) -> bool:
@@ -174,12 +188,25 @@ def seated(record: RoomRecord, player: str) -> int:
     return seat
 
 
-def ready(record: RoomRecord, game: Game, player: str, is_ready: bool) -> Change:
-    """A seated player is ready (or no longer); the game starts once every seat is."""
+def ready(
+    record: RoomRecord, game: Game, player: str, is_ready: bool, contribution: bytes | None = None
+) -> Change:
+    """A seated player is ready (or no longer), with the entropy they contribute to the deal
+    (None or empty: none; taken back with their "ready"); the game starts once every seat is
+    ready."""
     seat = seated(record, player)
     _waiting(record)
+    if contribution is not None and len(contribution) > fairness.MAX_CONTRIBUTION:
+        raise RoomError(
+            errors.BAD_MESSAGE, f"a contribution is at most {fairness.MAX_CONTRIBUTION} bytes"
+        )
     old = record.seats[seat]
-    new = record.evolve(seats=record.with_seat(seat, Seat(old.player, old.name, old.bot, is_ready)))
+    given = list(_contributions(record))
+    given[seat] = (contribution or None) if is_ready else None
+    new = record.evolve(
+        seats=record.with_seat(seat, Seat(old.player, old.name, old.bot, is_ready)),
+        contributions=tuple(given),
+    )
     events: list[Event] = [{"type": "ready", "seat": seat, "ready": is_ready}]
     if all(s.taken and s.ready for s in new.seats):
         return _started(new, game, events)
@@ -234,7 +261,9 @@ def game_options(options: dict[str, Any]) -> dict[str, Any]:
 def _set_up(record: RoomRecord, game: Game, now: float) -> RoomRecord:
     """``record`` with its game set up at ``now``: state, status, deadline, clocks."""
     seats = len(record.seats)
-    state = game.setup(seats, game_options(record.options), record.seed)
+    # The contributions are fixed from here on: the key is made of them, once.
+    record = replace(record, contributions=_contributions(record))
+    state = game.setup(seats, game_options(record.options), room_key(record))
     return replace(record, **game_fields(game, state, record.options, seats, now))
 
 
@@ -424,7 +453,7 @@ def bot_move(record: RoomRecord, game: Game, seat: int) -> tuple[RoomRecord, lis
         return record, [], None
     moves = game.legal_moves(state, seat)
     view = game.view(state, seat)
-    chosen = game.bot_move(view, seat, moves, (record.seed + record.version) & (2**63 - 1))
+    chosen = game.bot_move(view, seat, moves, bot_state(room_key(record), record.version))
     try:
         applied = game.apply(state, seat, chosen)
     except Rejected as exc:
@@ -514,19 +543,20 @@ def rematch(
     player: str,
     *,
     room_id: str,
-    seed: int,
+    secret: bytes,
     created: float,
 ) -> tuple[RoomRecord, RoomRecord, list[Event]]:
-    """The rematch room (the same table, a new seed; people not ready, bots ready; a solo room
-    already started) and the finished room's next version, which points to it. A private
-    room's join code is the store's to hand out; it is set on the new room afterwards."""
+    """The rematch room (the same table; a new secret, so a new commitment; people not ready,
+    bots ready; a solo room already started) and the finished room's next version, which
+    points to it. A private room's join code is the store's to hand out; it is set on the new
+    room afterwards."""
     seats = tuple(Seat(s.player, s.name, s.bot, s.bot) for s in record.seats)
     new_room = RoomRecord(
         id=room_id,
         game=record.game,
         options=record.options,
         seats=seats,
-        seed=seed,
+        secret=secret,
         creator=record.creator,
         private=record.private,
         rematch_of=record.id,

@@ -12,6 +12,7 @@ from typing import Any, Final
 from playhall.games.contract import Event, Game, State, View
 from playhall.rooms import clocks
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord, Seat
+from playhall_protocol import fairness
 
 
 class ViewMemo:
@@ -22,7 +23,9 @@ class ViewMemo:
     a version share these objects, and consecutive versions share the unchanged ones, which the
     diff then skips by identity."""
 
-    __slots__ = ("record", "playing", "template", "seats", "shown_seats", "state", "state_view")
+    __slots__ = (
+        "record", "playing", "template", "seats", "shown_seats", "state", "state_view", "fair"
+    )
 
     def __init__(self) -> None:
         self.record: RoomRecord | None = None  # the record the template was made for
@@ -32,6 +35,7 @@ class ViewMemo:
         self.shown_seats: list[dict[str, Any]] = []
         self.state: State | None = None  # the state ``state_view`` is the public view of
         self.state_view: View | None = None
+        self.fair: dict[str, Any] | None = None  # the view's "fair" map, until it changes
 
 
 def room_view(record: RoomRecord, game: Game, seat: int | None, memo: ViewMemo) -> dict[str, Any]:
@@ -100,9 +104,32 @@ def _common(record: RoomRecord, game: Game, memo: ViewMemo) -> None:
         else clocks.shown(clocks.Rules(record.options), record.clocks),
         "rematch": record.rematch,
         "rematch_of": record.rematch_of,
+        "fair": _fair(record, memo),
     }
     memo.playing = playing
     memo.record = record
+
+
+def _fair(record: RoomRecord, memo: ViewMemo) -> dict[str, Any]:
+    """The view's ``fair`` map: the commitment to the room's secret, and once the game is over
+    the secret and the seats' contributions (hex). The same map for every version until the
+    game ends, so diffs skip it."""
+    revealed = record.status == FINISHED
+    fair = memo.fair
+    if fair is None or (fair["secret"] is not None) != revealed:
+        fair = memo.fair = fair_map(record, revealed)
+    return fair
+
+
+def fair_map(record: RoomRecord, revealed: bool) -> dict[str, Any]:
+    """``fair`` as :func:`room_view` shows it, revealing the secret or not."""
+    return {
+        "commitment": fairness.commitment(record.id, record.secret).hex(),
+        "secret": record.secret.hex() if revealed else None,
+        "contributions": (
+            [None if c is None else c.hex() for c in record.contributions] if revealed else None
+        ),
+    }
 
 
 #: ``to_act`` lists of one seat, shared by every view (like the seats above).
@@ -159,6 +186,7 @@ def lobby_summary(record: RoomRecord, title: str) -> dict[str, Any]:
         "players": [s.name for s in record.seats],
         "options": record.options,
         "created": record.created,
+        "commitment": fairness.commitment(record.id, record.secret).hex(),
     }
 
 

@@ -4,6 +4,12 @@
 import { h } from "../ui.js";
 import { seatsLeft } from "./seats.js";
 
+/** 16 random bytes: this player's contribution to the room's deal, sent with "ready" (PROTOCOL.md,
+ * "Fair deals"), so the server alone cannot choose the cards. */
+function contribution() {
+  return crypto.getRandomValues(new Uint8Array(16));
+}
+
 function button(label, onClick, cls = null) {
   return h("button", { type: "button", class: cls, on: { click: onClick } }, label);
 }
@@ -23,7 +29,9 @@ export function createControls({ app, room, act, memo, player }) {
     const ready = v.seats[v.you].ready;
     return [
       ...empties.map((i) => button(`Bot in seat ${i + 1}`, () => act("bot", { seat: i }))),
-      button(ready ? "Not ready" : "Ready", () => act("ready", { ready: !ready }), ready ? "" : "primary"),
+      ready
+        ? button("Not ready", () => act("ready", { ready: false }))
+        : button("Ready", () => act("ready", { ready: true, entropy: contribution() }), "primary"),
       v.creator === player() && !empties.length ? button("Start now", () => act("start")) : null,
     ];
   }
