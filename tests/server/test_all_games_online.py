@@ -15,7 +15,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from playhall.catalog import get_game
-from playhall.rooms.table import game_options
+from playhall.rooms.table import game_options, room_key
 from playhall_client import Client, ServerError
 from tests.games.conformance import quick_cases
 
@@ -100,7 +100,7 @@ async def test_every_game_resumes_after_sigkill(
         assert record.version > killed_at  # the game went on after the restart
         engine = get_game(game)
         assert engine is not None
-        state = engine.setup(seats, game_options(record.options), record.seed)
+        state = engine.setup(seats, game_options(record.options), room_key(record))
         for e in entries:
             if e["k"] in (b"move", b"bot_move"):
                 state = engine.apply(state, int(e["s"]), msgpack.unpackb(e["m"])).state

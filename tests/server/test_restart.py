@@ -20,7 +20,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from playhall.catalog import get_game
-from playhall.rooms.table import game_options
+from playhall.rooms.table import game_options, room_key
 from playhall_client import Client, ConnectionLost, RoomMirror, ServerError
 
 from .conftest import free_port
@@ -112,10 +112,10 @@ async def test_sigkill_mid_game_loses_no_acknowledged_move(
         for v, move in acked:
             assert moves_by_version[v] == move  # acknowledged => stored, at that version
         assert len(moves_by_version) == len(acked)  # nothing applied twice, nothing extra
-        # Replaying the log from the seed gives exactly the stored state.
+        # Replaying the log from the room's key (never re-seeded) gives exactly the stored state.
         game = get_game("mantis")
         assert game is not None
-        state = game.setup(players, game_options(record.options), record.seed)
+        state = game.setup(players, game_options(record.options), room_key(record))
         for e in entries:
             if e["k"] == b"move":
                 state = game.apply(state, int(e["s"]), msgpack.unpackb(e["m"])).state
