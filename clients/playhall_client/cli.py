@@ -1,4 +1,5 @@
-"""``playhall play`` (the terminal client) and ``playhall bot`` (a client-side bot).
+"""``playhall play`` (the terminal client), ``playhall bot`` (a client-side bot) and ``playhall
+export`` (a finished room's game record as JSON).
 
 The server's ``playhall`` command imports this module when it exists, calls
 :func:`add_parsers` with its subcommand table, and :func:`run` for the commands added here.
@@ -46,6 +47,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     b.add_argument("--token-file", type=Path, help="reuse the player token saved in this file")
     b.add_argument("--seed", type=int, help="seed for the bot's random choices")
 
+    e = sub.add_parser("export", help="write a finished room's game record as JSON",
+                       description="Fetch a finished room's game record (the 'record' request) "
+                                   "and write it to standard output as JSON.")
+    e.add_argument("room", help="the room id")
+    e.add_argument("--url", default=DEFAULT_URL, help=f"server address (default {DEFAULT_URL})")
+    e.add_argument("--code", help="the join code of a private room")
+
 
 def run(args: argparse.Namespace) -> int:
     try:
@@ -53,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
             return asyncio.run(_play(args))
         if args.command == "bot":
             return asyncio.run(_bot(args))
+        if args.command == "export":
+            return asyncio.run(_export(args))
     except KeyboardInterrupt:
         return 130
     print(f"unknown command {args.command!r}", file=sys.stderr)
@@ -67,6 +77,28 @@ async def _play(args: argparse.Namespace) -> int:
     token_file = args.token_file or default_token_file(args.url)
     return await play(args.url, name=args.name, token_file=token_file, read=stdin_reader(),
                       write=_write)
+
+
+async def _export(args: argparse.Namespace) -> int:
+    from playhall_client.client import Client
+
+    try:
+        client = await Client.connect(args.url, reconnect=False)
+    except (OSError, TimeoutError, ConnectionLost, ServerError) as exc:
+        print(f"cannot connect to {args.url}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        if args.code is not None:  # a private room shows itself only to those who join it
+            await client.request("join", code=args.code, watch=True)
+        record = await client.record(args.room)
+    except (TimeoutError, OSError, ConnectionLost, ServerError) as exc:
+        print(f"no record of {args.room}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        await client.close()
+    json.dump(record, sys.stdout, ensure_ascii=False, indent=1)
+    sys.stdout.write("\n")
+    return 0
 
 
 async def _bot(args: argparse.Namespace) -> int:

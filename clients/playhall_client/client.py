@@ -565,6 +565,13 @@ class Client:
         self.clock_offset = best[1]
         return self.clock_offset
 
+    async def record(self, room: str) -> dict[str, Any]:
+        """A finished room's game record (PROTOCOL.md, "Game records"); refused before the end
+        (``wrong_status``)."""
+        reply = await self.request("record", room=room)
+        result: dict[str, Any] = reply["record"]
+        return result
+
     async def resign(self, room: str) -> dict[str, Any]:
         """Leave the game being played (the other player wins; in Mantis with three or more
         the seat drops out). Returns the ok reply (with the new version)."""

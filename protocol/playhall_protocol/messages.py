@@ -119,6 +119,7 @@ CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
     "resign": (ROOM,),
     "rename": (Field("name", str, max_len=MAX_NAME),),
     "history": (ROOM, Field("limit", int, False)),
+    "record": (ROOM,),
 }
 
 #: Types the server pushes without a request.

@@ -77,6 +77,7 @@ SPEC: dict[str, dict[str, tuple[tuple[type, ...], bool, int | None]]] = {
     },
     "rematch": {"room": ((str,), True, 64)},
     "resign": {"room": ((str,), True, 64)},
+    "record": {"room": ((str,), True, 64)},
 }
 
 SAMPLE: dict[type, Any] = {str: "x", int: 1, bool: True, dict: {}, list: [1], bytes: b"x"}

@@ -14,9 +14,10 @@ import msgpack
 
 from playhall.counters import Counters
 from playhall.rooms import clocks, table, views
+from playhall.rooms.game_record import build as build_record
 from playhall.rooms.ids import new_room_id
 from playhall.rooms.inbox import Command
-from playhall.rooms.record import WAITING, RoomRecord
+from playhall.rooms.record import FINISHED, WAITING, RoomRecord
 from playhall.rooms.table import RoomError
 from playhall.store.outage import is_store_error
 from playhall_protocol import errors
@@ -200,6 +201,18 @@ async def history(room: Room, command: Command) -> dict[str, Any]:
         if events:
             lines.append({"version": int(entry["v"]), "events": events})
     return {"room": record.id, "version": record.version, "log": lines}
+
+
+async def game_record(room: Room, command: Command) -> dict[str, Any]:
+    """The finished room's game record (refused before the end: it would show hidden facts)."""
+    record = room.record
+    if record.status != FINISHED:
+        raise table.RoomError(
+            errors.WRONG_STATUS, f"the room is {record.status}: its record is shown once the "
+            "game is over",
+        )
+    log = await room.store.timed_log(record.id)
+    return {"room": record.id, "record": build_record(record, room.game.title, log)}
 
 
 async def relist(room: Room, command: Command) -> dict[str, Any]:
@@ -393,6 +406,7 @@ HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]]
     "detach": detach,
     "resnapshot": resnapshot,
     "resign": resign,
+    "record": game_record,
     "_auto": auto,
     "_bot_turn": bot_turn,
     "_relist": relist,

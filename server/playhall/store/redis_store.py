@@ -609,6 +609,16 @@ class Store:
             for _, fields in reversed(entries)
         ]
 
+    async def timed_log(self, room: str) -> list[tuple[float, dict[str, bytes]]]:
+        """The room's whole log, oldest first, each entry with the time Redis stored it (Unix
+        seconds, from the entry's id: its milliseconds)."""
+        entries = await self.redis.xrange(self.log_key(room)) or []
+        return [
+            (int(_text(entry_id or b"0").split("-")[0]) / 1000,
+             {_text(k): _bytes(v) for k, v in (fields or {}).items()})
+            for entry_id, fields in entries
+        ]  # fmt: skip
+
     async def active_rooms(self) -> list[str]:
         return sorted(_text(m) for m in await self.redis.smembers(f"{self.p}active"))
 
