@@ -44,10 +44,18 @@ def test_an_int_stands_for_the_key_of_its_32_big_endian_bytes() -> None:
     }
 
 
-@pytest.mark.parametrize("key", [b"", b"x" * 31, b"x" * 33, "x" * 32])
-def test_a_key_must_be_32_bytes(key: object) -> None:
+@pytest.mark.parametrize("key", [b"", b"x" * 31, b"x" * 33])
+def test_a_key_must_be_32_bytes(key: bytes) -> None:
     with pytest.raises(ValueError, match="32 bytes"):
-        seed_state(key)  # type: ignore[arg-type]
+        seed_state(key)
+    with pytest.raises(ValueError, match="32 bytes"):
+        Rng({"key": key, "label": "game", "counter": 0})
+
+
+def test_a_key_must_be_bytes() -> None:
+    # (The compiled build refuses the type before the function's own check does.)
+    with pytest.raises((TypeError, ValueError)):
+        seed_state("x" * 32)  # type: ignore[arg-type]
 
 
 def test_a_bots_stream_is_its_own_per_version() -> None:

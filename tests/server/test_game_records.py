@@ -53,7 +53,8 @@ async def test_a_finished_rooms_record_is_whole_valid_and_chained(url: str) -> N
     alice = await Client.connect(url, name="alice")
     stranger = await Client.connect(url, name="stranger")
     try:
-        room = await alice.create("mantis", 2, options={"target": 3})
+        # The rules' target (15 with two players): no first move can end the game at once.
+        room = await alice.create("mantis", 2)
         await alice.add_bot(room.room, 1)
         with pytest.raises(ServerError) as refused:
             await stranger.record(room.room)

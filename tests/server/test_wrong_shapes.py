@@ -46,7 +46,7 @@ def base_message(kind: str, room: str, version: int) -> dict[str, Any]:
         "limit": 10,
         "move": {"type": "steal", "target": 1},
     }
-    by_kind: dict[type, Any] = {str: "x", int: 1, bool: True, dict: {}, list: [1]}
+    by_kind: dict[type, Any] = {str: "x", int: 1, bool: True, dict: {}, list: [1], bytes: b"x"}
     fields = {f.name: values.get(f.name, by_kind[f.kinds[0]]) for f in CLIENT_MESSAGES[kind]}
     return {"t": kind, "id": 10**9, **fields}
 
