@@ -126,6 +126,16 @@ async def test_terminal_plays_a_whole_mantis_game_against_a_server_bot(
                     final), final
     assert "Refused" not in out
     assert out.rstrip().endswith("Bye.")
+    # Its "ready" contributed 16 random bytes to the deal: the finished room's record says so.
+    room = re.search(r"Created room (\w+)", out)
+    assert room is not None
+    reader = await Client.connect(url, name="reader")
+    try:
+        record = await reader.record(room.group(1))
+    finally:
+        await reader.close()
+    mine, bots = record["fair"]["contributions"]
+    assert len(bytes.fromhex(mine)) == 16 and bots is None
 
 
 async def test_every_game_starts_and_draws_in_the_terminal(url: str, tmp_path: Path) -> None:  # noqa: F811
