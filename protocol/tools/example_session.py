@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -91,8 +92,9 @@ async def session(url: str) -> list[tuple[str, str, bytes]] | None:
         room = (await alice.ask("create", game="mantis", seats=2, options=OPTIONS))["room"]
         await bob.ask("join", room=room)
         await alice.ask("chat", room=room, text="good luck!")
-        await alice.ask("ready", room=room)
-        await bob.ask("ready", room=room)
+        # Each contributes 16 random bytes to the deal, as the reference clients do.
+        await alice.ask("ready", room=room, entropy=os.urandom(16))
+        await bob.ask("ready", room=room, entropy=os.urandom(16))
         if first_to_act(log, room) != 0:
             return None
         version = latest(log, room)
@@ -153,7 +155,14 @@ def first_to_act(log: list[tuple[str, str, bytes]], room: str) -> int | None:
 
 
 def shown(frame: bytes) -> str:
-    return json.dumps(decode(frame), separators=(",", ":"), ensure_ascii=False)
+    """A frame as JSON; bin values (a ``ready``'s entropy) as the section writes them."""
+
+    def binary(value: object) -> str:
+        assert isinstance(value, bytes)
+        return f"<bin, {len(value)} random bytes>"
+
+    text = json.dumps(decode(frame), separators=(",", ":"), ensure_ascii=False, default=binary)
+    return text.replace('"<bin, ', "<bin, ").replace(' random bytes>"', " random bytes>")
 
 
 async def main(url: str) -> None:
