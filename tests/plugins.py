@@ -80,7 +80,7 @@ MODULES = {
             id = "leaky"
 
             def view(self, state, seat):
-                return {**super().view(state, seat), "seed_hint": state["rng"] % 7}
+                return {**super().view(state, seat), "seed_hint": state["rng"]["label"]}
 
         GAME = Leaky()
     """,

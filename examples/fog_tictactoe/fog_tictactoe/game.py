@@ -30,7 +30,7 @@ from playhall.games.contract import (
     clone,
     game_over_event,
 )
-from playhall.games.rng import Rng, seed_state
+from playhall.games.rng import Rng, RngState, seed_state
 
 BURNT = "burnt"
 LINES = (
@@ -54,7 +54,7 @@ class FogTicTacToe(Game):
 
     # -- step 1: the state --------------------------------------------------------------------
 
-    def setup(self, seats: int, options: Options, seed: int) -> State:
+    def setup(self, seats: int, options: Options, seed: bytes | int) -> State:
         if seats != 2:
             raise Rejected("bad_seats", "Fog Tic-Tac-Toe is for exactly 2 seats")
         rng = Rng(seed_state(seed))
@@ -165,7 +165,9 @@ class FogTicTacToe(Game):
 
     # -- step 5: a bot ------------------------------------------------------------------------
 
-    def bot_move(self, view: View, seat: int, moves: Sequence[Move], seed: int) -> Move:
+    def bot_move(
+        self, view: View, seat: int, moves: Sequence[Move], seed: RngState | int
+    ) -> Move:
         """Win if a move wins, else block the other seat's line, else the centre, else a
         seeded random move; from the seat's view alone (it knows its own mine, not the
         other's)."""
