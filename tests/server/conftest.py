@@ -9,7 +9,6 @@ prefix, so tests never see each other's rooms.
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -21,14 +20,9 @@ from playhall.config import Config
 from playhall.store.embedded import EmbeddedRedis
 
 from .faults import ResetProxy
+from .process import free_port
 
 log.configure("json", os.environ.get("PLAYHALL_TEST_LOG_LEVEL", "error"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="session")

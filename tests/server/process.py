@@ -9,6 +9,7 @@ import json
 import os
 import resource
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,16 @@ from typing import Any
 from websockets.asyncio.client import connect
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+class PortTaken(RuntimeError):
+    """The server's port was bound by something else before the server bound it."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 class ServerProcess:
@@ -65,12 +76,36 @@ class ServerProcess:
             ),
         }
         self.process: subprocess.Popen[bytes] | None = None
+        self._started = False  # a restart keeps its port: clients reconnect to it
 
     @property
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/"
 
-    async def start(self, timeout: float = 20) -> None:
+    async def start(self, timeout: float = 20, keep_port: bool = False) -> None:
+        """Start the server and wait until it accepts a websocket. The port was free when the
+        test chose it, but anything on the machine may bind it before the server does (the
+        ephemeral ports of other tests' connections and listeners): a first start that finds
+        it taken moves to another free port, a restart (or ``keep_port``) never does."""
+        for _ in range(3):
+            try:
+                await self._start(timeout)
+            except PortTaken:
+                if self._started or keep_port:
+                    raise
+                if self.log_path is not None:
+                    self.log_path.write_bytes(b"")  # the log holds only the server that ran
+                self._move_to(free_port())
+                continue
+            self._started = True
+            return
+        raise RuntimeError(f"server did not start: port {self.port} and two others were taken")
+
+    def _move_to(self, port: int) -> None:
+        self.args[self.args.index("--port") + 1] = str(port)
+        self.port = port
+
+    async def _start(self, timeout: float) -> None:
         log = self.log_path.open("ab") if self.log_path is not None else None
         try:
             self.process = subprocess.Popen(
@@ -92,6 +127,9 @@ class ServerProcess:
             except OSError:
                 if self.process.poll() is not None or loop.time() > deadline:
                     err = self.stderr() if self.process.poll() is not None else ""
+                    if "address already in use" in err and f"'127.0.0.1', {self.port})" in err:
+                        taken = f"server did not start: port {self.port} is taken"
+                        raise PortTaken(taken) from None
                     raise RuntimeError(f"server did not start:\n{err[-3000:]}") from None
                 await asyncio.sleep(0.05)  # polling for readiness, not standing in for sync
 

@@ -102,6 +102,7 @@ class WebServer:
         return self.data_dir / "server.log"
 
     async def start(self) -> None:
+        restarting = self.process is not None  # the page reconnects to the same port
         self.process = ServerProcess(
             self.port,
             None,
@@ -111,7 +112,8 @@ class WebServer:
             log_path=self.log_path,
             plugins=self.plugins,
         )
-        await self.process.start()
+        await self.process.start(keep_port=restarting)
+        self.port = self.process.port
 
     def kill(self) -> None:
         """``kill -9`` of the server (its embedded Redis lives on, as it does in production)."""
