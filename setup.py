@@ -94,7 +94,9 @@ COMPILED = {
         "server/playhall/rooms/table.py",
         "server/playhall/rooms/views.py",
         "server/playhall/store/pipe.py",
-        "server/playhall/store/redis_store.py",
+        "server/playhall/store/keys.py",
+        "server/playhall/store/rooms.py",
+        "server/playhall/store/scripts.py",
     ],
 }
 

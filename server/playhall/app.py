@@ -166,7 +166,6 @@ async def start(config: Config) -> Running:
     )
     running = Running(config, server, endpoint, rooms, client, embedded, metrics, metrics_server)
     _tune_gc()
-    listed = await store.index_lobby()
     restored = await rooms.restore_active()
     rooms.start_renewing()
     rooms.start_sweeping()
@@ -186,7 +185,6 @@ async def start(config: Config) -> Running:
         redis=url,
         embedded=embedded is not None,
         restored_rooms=restored,
-        listed_rooms=listed,
         instance=config.instance,
         games=offered,
         metrics=(

@@ -27,11 +27,9 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from types import ModuleType
-from typing import Any
 
 from playhall import games, log
 from playhall.games.contract import Game
-from playhall.rooms import clocks
 
 logger = log.get("playhall.catalog")
 
@@ -174,11 +172,3 @@ def all_games() -> dict[str, Game]:
 
 def get_game(game_id: str) -> Game | None:
     return all_games().get(game_id)
-
-
-def describe(game: Game) -> dict[str, Any]:
-    """What the lobby's ``games`` shows of ``game``: its own options, then the clock's, which
-    every game accepts (``rooms.clocks.OPTIONS``)."""
-    out = game.describe()
-    out["options"] = [*out["options"], *(option.describe() for option in clocks.OPTIONS)]
-    return out

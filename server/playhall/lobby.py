@@ -2,7 +2,7 @@
 clients watching it.
 
 Listing: Redis keeps a summary per listed room and, per game, an index of the listed rooms in
-listing order (rooms/views.lobby_order; see store/redis_store.py). A page reads at most
+listing order (:func:`lobby_order`; see store/lobby.py). A page reads at most
 ``limit + 1`` index entries of each game and ``limit`` summaries, so a request costs the same
 with ten rooms or a hundred thousand; the listing shows rooms of every server process sharing
 that Redis.
@@ -23,9 +23,17 @@ from typing import Any, Protocol
 import msgpack
 
 from playhall.catalog import all_games
-from playhall.rooms.views import lobby_order
 from playhall.store.redis_store import Store
 from playhall_protocol import encode
+
+
+def lobby_order(summary: dict[str, Any]) -> str:
+    """The room's place in the lobby, as a string that sorts as the lobby lists: waiting rooms
+    first, then newest first, then by id. The lobby's index holds these (one sorted set per
+    game, read a page at a time), and a page's cursor is the last one it listed."""
+    rank = "0" if summary["status"] == "waiting" else "1"
+    newest_first = 10**13 - round(summary["created"] * 1000)
+    return f"{rank}{newest_first:013d}:{summary['room']}"
 
 
 class Watcher(Protocol):
@@ -56,7 +64,7 @@ class Lobby:
         first) and ``next``, the cursor of the following page (None after the last)."""
         count = self.page if limit is None else max(1, min(limit, self.page))
         games = list(all_games()) if game is None else [game] if game in all_games() else []
-        blobs, cursor = await self.store.lobby_page(games, after, count)
+        blobs, cursor = await self.store.lobby.lobby_page(games, after, count)
         return {"rooms": [msgpack.unpackb(blob) for blob in blobs], "next": cursor}
 
     def changed(self, room: str, summary: dict[str, Any] | None, game: str) -> None:

@@ -19,7 +19,7 @@ import hmac
 import secrets
 from typing import NamedTuple
 
-from playhall.store.redis_store import Store, StoredPlayer
+from playhall.store.players import PlayerStore, StoredPlayer
 from playhall_protocol import ProtocolError, errors
 
 
@@ -37,7 +37,7 @@ class Identity(NamedTuple):
 
 
 class Players:
-    def __init__(self, store: Store, ttl: int, unused_ttl: int) -> None:
+    def __init__(self, store: PlayerStore, ttl: int, unused_ttl: int) -> None:
         self.store = store
         self.ttl = ttl
         self.unused_ttl = unused_ttl

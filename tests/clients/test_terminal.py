@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from playhall.catalog import all_games, describe, get_game
+from playhall.catalog import all_games, get_game
+from playhall.rooms.views import game_entry
 from playhall_client import Client
 from playhall_client.terminal import (
     RoomScreen,
@@ -95,7 +96,7 @@ async def test_terminal_plays_a_whole_mantis_game_against_a_server_bot(
     assert mantis is not None
     # Enter keeps each option's default: the game's own, then the clock's (every game's); the
     # clock's settings are not asked when there is no clock (their `when`).
-    defaults = [""] * len(asked_at_defaults(describe(mantis)))
+    defaults = [""] * len(asked_at_defaults(game_entry(mantis)))
     console.type("create", "mantis", "2", *defaults, "n")
     task = run_play(console, url, tmp_path / "token")
     await console.expect("Created room")
@@ -481,7 +482,7 @@ async def test_mandala_rooms_are_created_with_the_seats_of_their_mode(
     assert mandala is not None
     # The menu, every default: a two-player Mandala is not asked Master Yoga's settings, and a
     # room without a clock not the clock's.
-    asked = asked_at_defaults(describe(mandala))
+    asked = asked_at_defaults(game_entry(mandala))
     assert [o["name"] for o in asked] == ["mode", "clock"]
     console.type("create", "mandala", *[""] * len(asked), "n")
     await console.expect("Seats: 2.")
@@ -625,7 +626,7 @@ def test_mandala_events_read_as_sentences_with_players_numbered_as_seats() -> No
 
 
 def test_options_that_do_not_apply_are_not_asked_and_durations_read_as_people_type() -> None:
-    mandala = describe(get_game("mandala"))  # type: ignore[arg-type]
+    mandala = game_entry(get_game("mandala"))  # type: ignore[arg-type]
     options = {o["name"]: o for o in mandala["options"]}
     assert not option_applies(options["yoga"], mandala, {})
     assert option_applies(options["yoga"], mandala, {"mode": "solo"})

@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 
 from playhall import catalog
+from playhall.rooms.views import game_entry
 
 GAMES = sorted(catalog.all_games())
 
 
 def described(game_id: str) -> list[dict[str, Any]]:
-    options: list[dict[str, Any]] = catalog.describe(catalog.all_games()[game_id])["options"]
+    options: list[dict[str, Any]] = game_entry(catalog.all_games()[game_id])["options"]
     return options
 
 

@@ -13,11 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from playhall.catalog import all_games, describe
+from playhall.catalog import all_games
 from playhall.games.contract import Rejected
 from playhall.games.rng import int_key
 from playhall.rooms import clocks
 from playhall.rooms.table import RoomError, create, game_options
+from playhall.rooms.views import game_entry
 
 T0 = 1_000_000.0
 
@@ -145,7 +146,7 @@ def test_random_changes_keep_the_clocks_consistent(
 
 def test_every_game_lists_the_clock_options_with_their_defaults() -> None:
     for game in all_games().values():
-        listed = {o["name"]: o for o in describe(game)["options"]}
+        listed = {o["name"]: o for o in game_entry(game)["options"]}
         assert listed["clock"]["default"] == "none"
         assert listed["clock"]["choices"] == ["none", "turn", "fischer"]
         assert listed["on_timeout"]["choices"] == ["bot", "forfeit"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import msgpack
 import pytest
 
 from playhall.games.rng import int_key
@@ -41,14 +40,6 @@ def test_fields_names_every_field_in_order() -> None:
     new = record().evolve(state={"x": 1}, seen={"a": {"m": 1}}, deadline=5.0)
     assert list(new.fields()) == [f.name for f in dataclasses.fields(RoomRecord)]
     assert new.fields() == {f.name: getattr(new, f.name) for f in dataclasses.fields(RoomRecord)}
-
-
-def test_a_record_stored_with_seen_lists_reads_as_maps() -> None:
-    old = record().evolve(seen={"a": {"m": 1, 7: 2}})
-    data = old.fields()
-    data["seats"] = [s.as_dict() for s in old.seats]
-    data["seen"] = {"a": [["m", 1], [7, 2]]}
-    assert RoomRecord.unpack(msgpack.packb(data)) == old
 
 
 def test_seen_remembers_the_last_moves_of_each_player() -> None:

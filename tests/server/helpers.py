@@ -19,7 +19,8 @@ from playhall.net.websocket import WebSocket
 from playhall.rooms.record import RoomRecord
 from playhall.rooms.replay import replay
 from playhall.store.pipe import RedisPipe
-from playhall.store.redis_store import Store, Stored
+from playhall.store.redis_store import Store
+from playhall.store.rooms import Stored
 from playhall_client import Client, RoomMirror, ServerError
 
 from .conftest import server_config
@@ -89,7 +90,7 @@ async def stored_room(redis_url: str, prefix: str, room: str) -> tuple[Stored, R
     client = aioredis.Redis.from_url(redis_url)
     store = Store(client, RedisPipe(redis_url), prefix)
     try:
-        stored = await store.load(room)
+        stored = await store.rooms.load(room)
     finally:
         store.close()
         await client.aclose()

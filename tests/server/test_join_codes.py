@@ -16,9 +16,9 @@ import pytest
 import redis.asyncio as aioredis
 
 from playhall import app
-from playhall.rooms.codes import CODE_ALPHABET, new_code, normalise_code
 from playhall.rooms.ids import new_room_id
 from playhall.store.code_tries import CodeTries
+from playhall.store.codes import CODE_ALPHABET, new_code, normalise_code
 from playhall.store.redis_store import Store
 from playhall_client import Client, ServerError
 
@@ -215,9 +215,11 @@ class StoreCalls:
 
     def __init__(self, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls: list[str] = []
-        for name, _ in inspect.getmembers(Store, inspect.iscoroutinefunction):
-            if not name.startswith("_"):
-                monkeypatch.setattr(store, name, self._recorded(name, getattr(store, name)))
+        for family in (store.rooms, store.lobby, store.players, store.expiry):
+            for name, _ in inspect.getmembers(type(family), inspect.iscoroutinefunction):
+                if not name.startswith("_"):
+                    method = getattr(family, name)
+                    monkeypatch.setattr(family, name, self._recorded(name, method))
 
     def _recorded(
         self, name: str, method: Callable[..., Awaitable[Any]]

@@ -14,11 +14,11 @@ import redis.asyncio as aioredis
 
 from playhall import app
 from playhall.catalog import all_games
-from playhall.lobby import Lobby
+from playhall.lobby import Lobby, lobby_order
 from playhall.rooms.ids import new_room_id
-from playhall.rooms.views import lobby_order
 from playhall.store.pipe import RedisPipe
-from playhall.store.redis_store import Commit, Store
+from playhall.store.redis_store import Store
+from playhall.store.rooms import Commit
 from playhall_client import Client
 from playhall_protocol import decode, encode
 
@@ -38,7 +38,7 @@ def _summary(n: int, game: str, status: str) -> dict[str, Any]:
 async def _list_directly(store: Store, summaries: list[dict[str, Any]]) -> None:
     """List rooms as the commit script does (lease check skipped: test-only empty lease)."""
     await asyncio.gather(*(
-        store.commit(Commit(
+        store.rooms.commit(Commit(
             room=s["room"], lease="", prev_version=-1, version=1, record=b"-",
             log=[b"v", b"1", b"k", b"create"], lobby=msgpack.packb(s), game=s["game"],
             order=lobby_order(s),

@@ -22,7 +22,7 @@ async def players(redis_url: str) -> AsyncIterator[Players]:
     config = server_config(redis_url)
     client = aioredis.Redis.from_url(redis_url)
     store = Store(client, RedisPipe(redis_url), config.key_prefix)
-    yield Players(store, config.player_ttl, config.unused_player_ttl)
+    yield Players(store.players, config.player_ttl, config.unused_player_ttl)
     store.close()
     await client.aclose()
 

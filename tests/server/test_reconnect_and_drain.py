@@ -126,12 +126,12 @@ async def test_commits_survive_redis_losing_its_scripts(url: str, server) -> Non
         await server.redis.script_flush()
         room = server.rooms.rooms[table.room]
         store = server.endpoint.store
-        assert await store.renew({table.room: room.lease}, 10_000) == set()
-        assert await store.renew({table.room: "someone-else|1"}, 10_000) == {table.room}
+        assert await store.rooms.renew({table.room: room.lease}, 10_000) == set()
+        assert await store.rooms.renew({table.room: "someone-else|1"}, 10_000) == {table.room}
         await server.redis.script_flush()
-        await store.release(table.room, room.lease)
+        await store.rooms.release(table.room, room.lease)
         await server.redis.script_flush()
-        token = await store.acquire(table.room, "another-process", 10_000)
+        token = await store.rooms.acquire(table.room, "another-process", 10_000)
         assert token is not None and token.startswith("another-process|")
     finally:
         await table.close()

@@ -111,7 +111,7 @@ async def test_a_loaded_room_is_the_live_one_however_far_its_checkpoint_lags(
         await play(room, viewers, moves)
         played += moves
         live = room.record
-        stored = await setup.store.load(LOAD1)
+        stored = await setup.store.rooms.load(LOAD1)
         assert stored is not None and stored.version == live.version
         assert len(stored.since) == live.version - stored.checkpoint < 8
         await unload(setup.manager, room)
@@ -140,7 +140,7 @@ async def test_a_room_whose_log_does_not_replay_is_refused_and_let_go(
     room, viewers = await started_room(setup.manager, DAMAGED[damage])
     await play(room, viewers, 4)
     await unload(setup.manager, room)
-    key = setup.store.log_key(room.record.id)
+    key = setup.store.keys.log_key(room.record.id)
     if damage == "gap":
         (newest, _), *_ = await setup.redis.xrevrange(key, count=1)
         await setup.redis.xdel(key, newest)
@@ -149,10 +149,10 @@ async def test_a_room_whose_log_does_not_replay_is_refused_and_let_go(
         await setup.redis.xdel(key, newest)
         fields[b"m"] = b"\x81\xa4type\xa4fly"  # {"type": "fly"}: not a Mantis move
         await setup.redis.xadd(key, fields)
-    before = await setup.redis.hgetall(setup.store.room_key(room.record.id))
+    before = await setup.redis.hgetall(setup.store.keys.room_key(room.record.id))
     with pytest.raises(RoomError) as refused:
         await setup.manager.get(room.record.id)
     assert refused.value.code == "store_failed"
     assert room.record.id not in setup.manager.rooms
-    assert await setup.redis.get(setup.store.lease_key(room.record.id)) is None  # let go
-    assert await setup.redis.hgetall(setup.store.room_key(room.record.id)) == before
+    assert await setup.redis.get(setup.store.keys.lease_key(room.record.id)) is None  # let go
+    assert await setup.redis.hgetall(setup.store.keys.room_key(room.record.id)) == before

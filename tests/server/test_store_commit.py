@@ -15,14 +15,9 @@ import redis.asyncio as aioredis
 from redis.exceptions import NoScriptError
 
 from playhall.store.pipe import CommandPipe, RedisPipe
-from playhall.store.redis_store import (
-    RENEW_BATCH,
-    Commit,
-    Fenced,
-    LogGap,
-    Store,
-    VersionConflict,
-)
+from playhall.store.redis_store import Store
+from playhall.store.rooms import Commit, Fenced, LogGap, VersionConflict
+from playhall.store.scripts import RENEW_BATCH
 
 
 @pytest.fixture
@@ -65,16 +60,16 @@ def change(room: str, lease: str, prev: int, record: bytes = b"r") -> Commit:
 
 async def stored(store: Store, room: str) -> tuple[int, bytes] | None:
     """The room's version and its record as last stored."""
-    loaded = await store.load(room)
+    loaded = await store.rooms.load(room)
     return None if loaded is None else (loaded.version, loaded.record)
 
 
 async def opened(store: Store, room: str, *records: bytes) -> str:
     """Take the room's lease as "one" and commit versions 0, 1, ... with these records."""
-    lease = await store.acquire(room, "one", 10_000)
+    lease = await store.rooms.acquire(room, "one", 10_000)
     assert lease is not None
     for version, record in enumerate(records):
-        await store.commit(change(room, lease, version - 1, record))
+        await store.rooms.commit(change(room, lease, version - 1, record))
     return lease
 
 
@@ -82,15 +77,15 @@ async def test_commits_follow_the_lease_they_are_made_under(store: Store) -> Non
     room = "r1"
     first = await opened(store, room, b"v0", b"v1")
     # Another process takes the room over (the first's lease lapsed): the first is fenced out.
-    await store.release(room, first)
-    second = await store.acquire(room, "two", 10_000)
+    await store.rooms.release(room, first)
+    second = await store.rooms.acquire(room, "two", 10_000)
     assert second is not None and second != first
     with pytest.raises(Fenced):
-        await store.commit(change(room, first, 1, b"stale"))
-    await store.commit(change(room, second, 1, b"v2"))
+        await store.rooms.commit(change(room, first, 1, b"stale"))
+    await store.rooms.commit(change(room, second, 1, b"v2"))
     assert await stored(store, room) == (2, b"v2")
     # The log holds one entry per version, the fenced commit none.
-    assert [e["v"] for e in await store.log(room)] == [b"0", b"1", b"2"]
+    assert [e["v"] for e in await store.rooms.log(room)] == [b"0", b"1", b"2"]
 
 
 async def test_a_commit_against_another_version_is_refused_and_changes_nothing(
@@ -100,21 +95,21 @@ async def test_a_commit_against_another_version_is_refused_and_changes_nothing(
     lease = await opened(store, room, b"v0")
     for wrong in (-1, 1, 5):
         with pytest.raises(VersionConflict):
-            await store.commit(change(room, lease, wrong, b"nope"))
+            await store.rooms.commit(change(room, lease, wrong, b"nope"))
     assert await stored(store, room) == (0, b"v0")
-    assert len(await store.log(room)) == 1
+    assert len(await store.rooms.log(room)) == 1
 
 
 async def test_a_commit_without_a_record_keeps_the_last_checkpoint(store: Store) -> None:
     room = "r3"
     # Versions 2 to 4: game steps logged without their record.
     lease = await opened(store, room, b"v0", b"v1", b"", b"", b"")
-    loaded = await store.load(room)
+    loaded = await store.rooms.load(room)
     assert loaded is not None
     assert (loaded.version, loaded.record, loaded.checkpoint) == (4, b"v1", 1)
     assert [e["v"] for e in loaded.since] == [b"2", b"3", b"4"]  # oldest first
-    await store.commit(change(room, lease, 4, b"v5"))
-    loaded = await store.load(room)
+    await store.rooms.commit(change(room, lease, 4, b"v5"))
+    loaded = await store.rooms.load(room)
     assert loaded is not None
     assert (loaded.version, loaded.record, loaded.checkpoint, loaded.since) == (5, b"v5", 5, [])
 
@@ -126,26 +121,12 @@ async def test_a_log_missing_an_entry_since_the_checkpoint_is_refused(
     await opened(store, room, b"v0", b"", b"")
     client = aioredis.Redis.from_url(redis_url)
     try:
-        (first_id, _), _ = await client.xrevrange(store.log_key(room), count=2)
-        await client.xdel(store.log_key(room), first_id)  # version 2's entry, gone
+        (first_id, _), _ = await client.xrevrange(store.keys.log_key(room), count=2)
+        await client.xdel(store.keys.log_key(room), first_id)  # version 2's entry, gone
     finally:
         await client.aclose()
     with pytest.raises(LogGap):
-        await store.load(room)
-
-
-async def test_a_record_stored_before_checkpoints_existed_is_the_current_one(
-    store: Store, redis_url: str
-) -> None:
-    room = "r5"
-    client = aioredis.Redis.from_url(redis_url)
-    try:
-        await client.hset(store.room_key(room), mapping={"v": 7, "d": b"old"})  # no "c"
-    finally:
-        await client.aclose()
-    loaded = await store.load(room)
-    assert loaded is not None
-    assert (loaded.version, loaded.record, loaded.checkpoint, loaded.since) == (7, b"old", 7, [])
+        await store.rooms.load(room)
 
 
 async def test_renewing_leases_extends_those_held_and_names_those_lost(store: Store) -> None:
@@ -153,20 +134,20 @@ async def test_renewing_leases_extends_those_held_and_names_those_lost(store: St
     rooms = [f"lease{i}" for i in range(RENEW_BATCH + 7)]
     tokens: dict[str, str] = {}
     for room in rooms:
-        token = await store.acquire(room, "one", 1_000)
+        token = await store.rooms.acquire(room, "one", 1_000)
         assert token is not None
         tokens[room] = token
     taken_over, expired = rooms[3], rooms[RENEW_BATCH + 2]  # one in each call
     tokens[taken_over] = "someone-else|1"
-    await store.redis.delete(store.lease_key(expired))
-    assert await store.renew(tokens, 60_000) == {taken_over, expired}
+    await store.redis.delete(store.keys.lease_key(expired))
+    assert await store.rooms.renew(tokens, 60_000) == {taken_over, expired}
     # Again, counting the commands (Redis has the script now): one per batch, not one per room.
     counting = CountingPipe(store.pipe)
-    again = Store(store.redis, counting, store.p)
-    assert await again.renew(tokens, 60_000) == {taken_over, expired}
+    again = Store(store.redis, counting, store.keys.p)
+    assert await again.rooms.renew(tokens, 60_000) == {taken_over, expired}
     assert counting.sent == 2
     for room in rooms:
-        ttl = await store.redis.pttl(store.lease_key(room))
+        ttl = await store.redis.pttl(store.keys.lease_key(room))
         if room == expired:
             assert ttl == -2  # not brought back
         elif room == taken_over:
@@ -204,7 +185,7 @@ async def test_every_new_connection_gives_redis_the_scripts_before_any_commit(
         store.pipe.close()  # the connection lost, and Redis restarted without its scripts
         await client.script_flush()
         commits = [change(room, lease, 0, b"v1") for room, lease in zip(rooms, leases, strict=True)]
-        await asyncio.gather(*(store.commit(c) for c in commits))
+        await asyncio.gather(*(store.rooms.commit(c) for c in commits))
         assert await noscript_refusals(client) == before
         assert [await stored(store, room) for room in rooms] == [(1, b"v1")] * len(rooms)
     finally:

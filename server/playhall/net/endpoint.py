@@ -24,7 +24,7 @@ from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response
 
 from playhall import __version__, log
-from playhall.catalog import all_games, describe, plugin_packages
+from playhall.catalog import all_games, plugin_packages
 from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.host_identity import HostTokens
@@ -45,13 +45,14 @@ from playhall.net.web import (
 )
 from playhall.net.websocket import WebSocket, WriteBatch
 from playhall.players import Players
+from playhall.rooms import views
 from playhall.rooms.actor import Room
-from playhall.rooms.codes import normalise_code
 from playhall.rooms.ids import is_room_id
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.mine import my_rooms
 from playhall.rooms.table import RoomError, no_such_room
 from playhall.store.code_tries import CodeTries, Try
+from playhall.store.codes import normalise_code
 from playhall.store.outage import is_store_error
 from playhall.store.redis_store import Store
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, errors
@@ -68,7 +69,7 @@ class Endpoint:
         self.store = store
         self.rooms = rooms
         self.lobby = lobby
-        self.players = Players(store, config.player_ttl, config.unused_player_ttl)
+        self.players = Players(store.players, config.player_ttl, config.unused_player_ttl)
         self.host_tokens = HostTokens.from_config(config)
         self.sessions: set[Session] = set()
         self.draining = False
@@ -83,7 +84,8 @@ class Endpoint:
         self.connections_refused = RefusalLog(logger, "connection_refused")
         self.requests_refused = RefusalLog(logger, "http_refused")
         self.code_tries = CodeTries(
-            store.redis, store.p, config.code_tries, config.code_backoff, config.code_backoff_max
+            store.redis, store.keys.p,
+            config.code_tries, config.code_backoff, config.code_backoff_max,
         )
         # The web client and the games' rules pages, for browsers' plain GETs; a plugin's own
         # renderer and rules page from its package.
@@ -374,7 +376,7 @@ class Endpoint:
         if kind == "ping":
             return {"time": time.time()}
         if kind == "games":
-            return {"games": [describe(g) for g in all_games().values()]}
+            return {"games": [views.game_entry(g) for g in all_games().values()]}
         if kind == "rooms":
             return await self.lobby.rooms(
                 message.get("game"), message.get("after", ""), message.get("limit")
@@ -452,7 +454,7 @@ class Endpoint:
         """Hand a request to its room (found by its join code if it names none)."""
         room_id = args.get("room")
         if room_id is None and "code" in args:
-            room_id = await self.store.room_for_code(args["code"])
+            room_id = await self.store.rooms.room_for_code(args["code"])
             if room_id is None:
                 raise RoomError(errors.BAD_CODE, "no room has that join code")
         if room_id is None:
@@ -475,7 +477,7 @@ class Endpoint:
         held in memory refuses an outsider exactly as a room that does not exist, and without
         the read it would do so sooner than an unknown id is found unknown (an answer's time
         would tell the two apart)."""
-        if not is_room_id(room_id) or not await self.store.room_exists(room_id):
+        if not is_room_id(room_id) or not await self.store.rooms.room_exists(room_id):
             raise no_such_room(room_id)
 
     async def _hello(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
@@ -528,14 +530,14 @@ class Endpoint:
         player = session.player
         cap = self.config.renames_per_minute
         if cap:
-            made, left = await self.store.count_in_window(f"player:{player}:renamed", 60)
+            made, left = await self.store.players.count_in_window(f"player:{player}:renamed", 60)
             if made > cap:
                 raise RoomError(
                     errors.RATE_LIMITED,
                     f"at most {cap} renames a minute; try again in {math.ceil(left)} s",
                     retry_after=round(left, 1),
                 )
-        await self.store.rename_player(player, name)
+        await self.store.players.rename_player(player, name)
         for other in self.sessions:
             if other.player == player:
                 other.name = name
@@ -556,7 +558,8 @@ class Endpoint:
         cap = self.config.new_players_per_minute
         if not cap or not session.address:
             return
-        made, left = await self.store.count_in_window(f"address:{session.address}:players", 60)
+        counter = f"address:{session.address}:players"
+        made, left = await self.store.players.count_in_window(counter, 60)
         if made > cap:
             session.log.warning(
                 "new_players_refused", req=request, address=session.address, count=made

@@ -38,7 +38,8 @@ from playhall.rooms.replay import STEPS, step_entry
 from playhall.rooms.settling import settle_commit
 from playhall.rooms.table import RoomError
 from playhall.store.outage import is_store_error, outcome_unknown
-from playhall.store.redis_store import Commit, Fenced, Store, VersionConflict
+from playhall.store.redis_store import Store
+from playhall.store.rooms import Commit, Fenced, VersionConflict
 from playhall_protocol import errors
 
 if TYPE_CHECKING:
@@ -271,7 +272,7 @@ class Room:
         reply_lost = False
         started = _commit_clock()
         try:
-            await self.store.commit(change)
+            await self.store.rooms.commit(change)
         except Exception as exc:
             if not outcome_unknown(exc):
                 raise
@@ -337,7 +338,7 @@ class Room:
         it from Redis, take it off the lobby, and let the process forget it."""
         record = self.record
         await self.listing.unlist(record, self.lease)
-        await self.store.delete_room(record.id, record.code)
+        await self.store.rooms.delete_room(record.id, record.code)
         self.discarded = True
         self._closed = True
         self._cancel_timers()

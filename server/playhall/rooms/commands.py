@@ -39,13 +39,13 @@ async def join(room: Room, command: Command) -> dict[str, Any]:
         wanted=args.get("seat"), watch=bool(args.get("watch")), code=args.get("code"),
     )
     if new is not record:
-        await room.store.add_player_room(session.player, record.id)
+        await room.store.players.add_player_room(session.player, record.id)
         await room.commit(new, "join", seat, session.player, events=events)
     await _came_back(room, seat, session.player)
     await _named(room, seat, session)
     room.audience.attach(room.record, session, seat)
     room.audience.send_snapshot(room.record, session)
-    lines = [msgpack.unpackb(b) for b in await room.store.chat(record.id)]
+    lines = [msgpack.unpackb(b) for b in await room.store.rooms.chat(record.id)]
     return {"room": record.id, "seat": seat, "version": room.record.version, "chat": lines}
 
 
@@ -112,7 +112,7 @@ async def leave(room: Room, command: Command) -> dict[str, Any]:
     record = room.record
     new, events = table.leave(record, session.player, session.name)
     if new is not record:
-        await room.store.remove_player_room(session.player, record.id)
+        await room.store.players.remove_player_room(session.player, record.id)
         seat = record.seat_of(session.player)
         await room.commit(new, "leave", seat, session.player, events=events)
     room.audience.detach(room.record, session)
@@ -149,7 +149,7 @@ async def chat(room: Room, command: Command) -> dict[str, Any]:
         raise RoomError(errors.NOT_IN_ROOM, "join or watch the room to chat in it")
     text = command.args["text"]
     line = table.chat_line(room.record, session.player, session.name, text, time.time())
-    await room.store.add_chat(room.record.id, msgpack.packb(line))
+    await room.store.rooms.add_chat(room.record.id, msgpack.packb(line))
     room.audience.push_all(line)
     return {}
 
@@ -194,7 +194,7 @@ async def history(room: Room, command: Command) -> dict[str, Any]:
     key = viewing.seat if viewing is not None else record.seat_of(session.player)
     wanted = min(command.args.get("limit", HISTORY), HISTORY)
     lines = []
-    for entry in await room.store.recent_log(record.id, max(1, wanted)):
+    for entry in await room.store.rooms.recent_log(record.id, max(1, wanted)):
         if "e" not in entry:
             continue
         events = views.visible_events(msgpack.unpackb(entry["e"]), key)
@@ -211,7 +211,7 @@ async def game_record(room: Room, command: Command) -> dict[str, Any]:
             errors.WRONG_STATUS, f"the room is {record.status}: its record is shown once the "
             "game is over",
         )
-    log = await room.store.timed_log(record.id)
+    log = await room.store.rooms.timed_log(record.id)
     return {"room": record.id, "record": build_record(record, room.game.title, log)}
 
 
@@ -352,9 +352,9 @@ async def expiry_due(room: Room, record: RoomRecord) -> None:
     ttl = room.expiry_ttl()
     try:
         if ttl is None:
-            await room.store.drop_due(record.id)
+            await room.store.expiry.drop_due(record.id)
         else:
-            await room.store.set_due(record.id, time.time() + ttl)
+            await room.store.expiry.set_due(record.id, time.time() + ttl)
     except Exception as exc:  # the change itself is stored: the next sweep or eviction sets it
         if is_store_error(exc):  # Redis away: part of the outage's story, not a traceback
             room.store.outage.failed(exc, room=record.id, during="expiry index")
@@ -370,15 +370,15 @@ async def expire(room: Room, command: Command) -> dict[str, Any]:
     record = room.record
     ttl = room.expiry_ttl()
     if ttl is None:
-        await room.store.drop_due(record.id)
+        await room.store.expiry.drop_due(record.id)
         return {}
     now = time.time()
     if room.audience.viewers:
-        await room.store.set_due(record.id, now + ttl)
+        await room.store.expiry.set_due(record.id, now + ttl)
         return {}
     alone_since = max(room.active_at, command.args["due"] - ttl)
     if now < alone_since + ttl:
-        await room.store.set_due(record.id, alone_since + ttl)
+        await room.store.expiry.set_due(record.id, alone_since + ttl)
         return {}
     if record.status == WAITING:
         room.log.info("room_closed", version=record.version, alone_s=round(now - alone_since))

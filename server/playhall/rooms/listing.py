@@ -13,7 +13,7 @@ from typing import Any
 
 import msgpack
 
-from playhall.lobby import Lobby
+from playhall.lobby import Lobby, lobby_order
 from playhall.rooms import views
 from playhall.rooms.record import RoomRecord
 from playhall.store.redis_store import Store
@@ -50,7 +50,7 @@ class Listing:
         unlist = summary is None and previous is not None
         listed = previous if unlist else summary
         packed = msgpack.packb(summary) if summary is not None else None
-        return packed, unlist, views.lobby_order(listed) if listed is not None else ""
+        return packed, unlist, lobby_order(listed) if listed is not None else ""
 
     def adopt(self, record: RoomRecord, summary: dict[str, Any] | None) -> None:
         """``summary``, stored with ``record``, is the room's; the lobby's watchers hear of a
@@ -62,12 +62,12 @@ class Listing:
     async def write(self, record: RoomRecord, lease: str, summary: dict[str, Any] | None) -> None:
         """Make the room's listing ``summary`` (None: unlisted), outside a change."""
         entry = summary if summary is not None else views.lobby_summary(record, "")
-        written = await self.store.set_listing(
+        written = await self.store.lobby.set_listing(
             record.id,
             record.game,
             lease,
             msgpack.packb(summary) if summary is not None else None,
-            views.lobby_order(entry),
+            lobby_order(entry),
         )
         if written and summary != self.summary:
             self.lobby.changed(record.id, summary, record.game)

@@ -27,7 +27,8 @@ from playhall.rooms.record import RoomRecord
 from playhall.rooms.replay import replay, step_entry
 from playhall.rooms.table import RoomError, needs_server, no_such_room
 from playhall.store.outage import is_store_error, outcome_unknown
-from playhall.store.redis_store import Commit, LogGap, NoRoom, Store
+from playhall.store.redis_store import Store
+from playhall.store.rooms import Commit, LogGap, NoRoom
 from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
@@ -80,7 +81,7 @@ class RoomManager:
 
     async def _load(self, room_id: str) -> Room:
         try:
-            lease = await self.store.acquire(
+            lease = await self.store.rooms.acquire(
                 room_id, self.config.instance, self.config.lease_ms, existing=True
             )
         except NoRoom:
@@ -88,7 +89,7 @@ class RoomManager:
         if lease is None:
             raise LeaseHeld()
         try:
-            stored = await self.store.load(room_id)
+            stored = await self.store.rooms.load(room_id)
         except LogGap:
             logger.exception("room_log_gap", room=room_id)
             gap = "its stored log has a gap"
@@ -120,7 +121,7 @@ class RoomManager:
 
     async def _let_go(self, room_id: str, lease: str, code: str, reason: str) -> RoomError:
         """Release the lease of a room that cannot be loaded; the error to raise."""
-        await self.store.release(room_id, lease)
+        await self.store.rooms.release(room_id, lease)
         return RoomError(code, reason)
 
     def _adopt(self, record: RoomRecord, lease: str, checkpoint: int | None = None) -> Room:
@@ -170,9 +171,9 @@ class RoomManager:
         # first write, the room (if it was made) is in the creator's "hello" rooms, not an
         # orphan nobody can find. (A set entry for a room that was never made is forgotten
         # the next time the set is read.)
-        await self.store.add_player_room(creator, record.id)
+        await self.store.players.add_player_room(creator, record.id)
         if private:
-            record = replace(record, code=await self.store.claim_code(record.id))
+            record = replace(record, code=await self.store.rooms.claim_code(record.id))
         try:
             room = await self.create(record)
         except Exception as exc:
@@ -183,7 +184,8 @@ class RoomManager:
             if record.code is not None:  # what the create's reply would have said
                 unknown.extra["join_code"] = record.code
             raise unknown from None
-        await self.store.note_created(creator, record.id, finished_with, self.config.player_ttl)
+        ttl = self.config.player_ttl
+        await self.store.players.note_created(creator, record.id, finished_with, ttl)
         return room
 
     async def _room_quota(self, player: str, address: str, waits: bool) -> list[str]:
@@ -197,7 +199,7 @@ class RoomManager:
         than the cap and one."""
         done: list[str] = []
         counted = 0
-        for room_id, blob in (await self.store.created_rooms(player)).items():
+        for room_id, blob in (await self.store.players.created_rooms(player)).items():
             if blob is not None and table.waits_with(RoomRecord.unpack(blob), player):
                 counted += 1
             else:
@@ -216,7 +218,7 @@ class RoomManager:
             ))
         capped = [(counter, cap, whose) for counter, cap, whose in per_minute if cap]
         if capped:
-            full = await self.store.count_under_caps([(c, n) for c, n, _ in capped], 60)
+            full = await self.store.players.count_under_caps([(c, n) for c, n, _ in capped], 60)
             if full is not None:
                 index, left = full
                 _, cap, whose = capped[index]
@@ -232,9 +234,10 @@ class RoomManager:
         ``address``: under the same caps as a ``create``, and counted as theirs."""
         finished_with = await self._room_quota(maker, address, table.waits_with(record, maker))
         if record.private:
-            record = replace(record, code=await self.store.claim_code(record.id))
+            record = replace(record, code=await self.store.rooms.claim_code(record.id))
         await self._create_stored(record)
-        await self.store.note_created(maker, record.id, finished_with, self.config.player_ttl)
+        ttl = self.config.player_ttl
+        await self.store.players.note_created(maker, record.id, finished_with, ttl)
 
     async def create(self, record: RoomRecord) -> Room:
         """Store a new room (version 1) and start its actor."""
@@ -242,7 +245,8 @@ class RoomManager:
         return await self.get(record.id)
 
     async def _create_stored(self, record: RoomRecord) -> None:
-        lease = await self.store.acquire(record.id, self.config.instance, self.config.lease_ms)
+        config = self.config
+        lease = await self.store.rooms.acquire(record.id, config.instance, config.lease_ms)
         if lease is None:  # pragma: no cover - a fresh random id nobody can hold
             raise RoomError(errors.STORE_FAILED, "could not take the new room's lease")
         first = record.evolve()
@@ -252,11 +256,11 @@ class RoomManager:
         # room (if it was made) is still in their "hello" rooms, never an orphan.
         for seat in first.seats:
             if seat.player is not None:
-                await self.store.add_player_room(seat.player, record.id)
+                await self.store.players.add_player_room(seat.player, record.id)
         # In the lobby from its first write, if it lists (people sit in a public room).
         summary = views.lobby_entry(first, game.title)
         lobby, _, order = Listing(game.title, self.store, self.lobby).commit_fields(summary)
-        await self.store.commit(
+        await self.store.rooms.commit(
             Commit(
                 room=record.id,
                 lease=lease,
@@ -273,7 +277,7 @@ class RoomManager:
         )
         ttl = table.expiry_ttl(first, self.config.waiting_ttl, self.config.abandoned_ttl)
         if ttl is not None:
-            await self.store.set_due(record.id, time.time() + ttl)
+            await self.store.expiry.set_due(record.id, time.time() + ttl)
         self._adopt(first, lease).listing.adopt(first, summary)
 
     def evict(self, room: Room) -> None:
@@ -289,11 +293,11 @@ class RoomManager:
         with contextlib.suppress(Exception):
             await room.listing.unlist(room.record, room.lease)
         with contextlib.suppress(Exception):
-            await self.store.release(room.record.id, room.lease)
+            await self.store.rooms.release(room.record.id, room.lease)
             ttl = room.expiry_ttl()
             if ttl is not None and room.active_at and not room.discarded:
                 # Left alone since then: the expiry check comes a whole ttl after that.
-                await self.store.set_due(room.record.id, room.active_at + ttl)
+                await self.store.expiry.set_due(room.record.id, room.active_at + ttl)
         logger.info("room_evicted", room=room.record.id, version=room.record.version)
         # A room let go while people watch it, or while it has timers or bots to run, was not
         # idle: its lease was lost. Take it back (unless this process is shutting down).
@@ -347,7 +351,7 @@ class RoomManager:
         time, or sooner when a lease that kept a room from us runs out sooner."""
         wait = self.config.lease_ms / 3000
         try:
-            active = await self.store.active_rooms()
+            active = await self.store.rooms.active_rooms()
         except Exception as exc:
             if not is_store_error(exc):
                 raise
@@ -363,7 +367,7 @@ class RoomManager:
                 try:
                     await self.get(room_id)
                 except LeaseHeld:
-                    ttl_ms = await self.store.lease_ttl(room_id)
+                    ttl_ms = await self.store.rooms.lease_ttl(room_id)
                     wait = min(wait, max(ttl_ms, 0) / 1000 + 0.02)
                     raise
             except LeaseHeld as exc:
@@ -397,7 +401,7 @@ class RoomManager:
         while True:
             await asyncio.sleep(interval)
             try:
-                lost = await self.store.renew(
+                lost = await self.store.rooms.renew(
                     {rid: room.lease for rid, room in self.rooms.items()}, self.config.lease_ms
                 )
             except Exception as exc:
@@ -434,14 +438,14 @@ class RoomManager:
                     logger.exception("expiry_sweep_failed")
 
     async def _sweep(self) -> None:
-        """Hand each room due for its expiry check (``Store.due``) to its actor, loading it if
+        """Hand each room due for its expiry check (``ExpiryStore.due``) to its actor, loading it if
         need be (``rooms.commands.expire`` decides)."""
-        for room_id, when in await self.store.due(time.time(), 200):
+        for room_id, when in await self.store.expiry.due(time.time(), 200):
             try:
                 room = await self.get(room_id)
             except RoomError as exc:
                 if exc.code == errors.NO_SUCH_ROOM:  # gone already (e.g. by hand)
-                    await self.store.drop_due(room_id)
+                    await self.store.expiry.drop_due(room_id)
                 continue  # another process holds it: that one checks it
             room.post_expiry(when)
 

@@ -18,7 +18,7 @@ from playhall.rooms import views
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import FINISHED, RoomRecord
 from playhall.rooms.replay import replay
-from playhall.store.redis_store import LogGap
+from playhall.store.rooms import LogGap
 
 logger = log.get("playhall.rooms")
 
@@ -29,7 +29,7 @@ MOST: Final = 50
 async def my_rooms(manager: RoomManager, player: str) -> list[dict[str, Any]]:
     """``player``'s rooms: unfinished ones first, then newest first, at most :data:`MOST`."""
     records = []
-    for room_id in await manager.store.player_rooms(player):
+    for room_id in await manager.store.players.player_rooms(player):
         record = await _current(manager, room_id)
         if record is not None:
             records.append(record)
@@ -49,7 +49,7 @@ async def _current(manager: RoomManager, room_id: str) -> RoomRecord | None:
         return held.record
     for _ in range(2):  # a commit between the two reads of ``load`` shows as a gap: once more
         try:
-            stored = await manager.store.load(room_id)
+            stored = await manager.store.rooms.load(room_id)
         except LogGap:
             continue
         if stored is None:

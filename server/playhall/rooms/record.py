@@ -238,9 +238,4 @@ class RoomRecord:
         data["contributions"] = tuple(data.get("contributions", ()))
         if "seed" in data:  # a record stored before rooms had secrets: its seed names a key
             data["secret"] = data.pop("seed").to_bytes(32, "big")
-        # Seen moves are read as maps, or as [[move id, version], ...] lists.
-        data["seen"] = {
-            player: dict(map(tuple, moves)) if isinstance(moves, list) else moves
-            for player, moves in data.get("seen", {}).items()
-        }
         return cls(**data)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 from playhall.rooms.table import RoomError
 from playhall.store.outage import is_store_error
-from playhall.store.redis_store import Fenced, VersionConflict
+from playhall.store.rooms import Fenced, VersionConflict
 from playhall_protocol import errors
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ async def _read(room: Room) -> tuple[int | None, str | None]:
     for fresh in (False, True):
         try:
             return await asyncio.wait_for(
-                room.store.version_and_lease(room.record.id, fresh), SETTLE_TIMEOUT / 2
+                room.store.rooms.version_and_lease(room.record.id, fresh), SETTLE_TIMEOUT / 2
             )
         except Exception as exc:
             if not (is_store_error(exc) or isinstance(exc, TimeoutError)):

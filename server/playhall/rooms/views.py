@@ -1,5 +1,6 @@
 """What each viewer of a room sees: the room view (room facts + the engine's view for that
-seat + that seat's legal moves), the events it may see, and the lobby's summary of a room.
+seat + that seat's legal moves), the events it may see, and what the lobby shows of a room
+and of a game.
 
 Pure functions of a record (and of the room's :class:`ViewMemo`, which only lets views share
 parts); the audience decides when to compute them and for whom.
@@ -205,10 +206,9 @@ def my_summary(record: RoomRecord, game: Game, player: str) -> dict[str, Any]:
     }
 
 
-def lobby_order(summary: dict[str, Any]) -> str:
-    """The room's place in the lobby, as a string that sorts as the lobby lists: waiting rooms
-    first, then newest first, then by id. The lobby's index holds these (one sorted set per
-    game, read a page at a time), and a page's cursor is the last one it listed."""
-    rank = "0" if summary["status"] == "waiting" else "1"
-    newest_first = 10**13 - round(summary["created"] * 1000)
-    return f"{rank}{newest_first:013d}:{summary['room']}"
+def game_entry(game: Game) -> dict[str, Any]:
+    """What the lobby's ``games`` shows of ``game``: its own options, then the clock's, which
+    every game accepts (``rooms.clocks.OPTIONS``)."""
+    out = game.describe()
+    out["options"] = [*out["options"], *(option.describe() for option in clocks.OPTIONS)]
+    return out

@@ -38,8 +38,7 @@ def new_code() -> str:
 def normalise_code(typed: str) -> str:
     """The code a person meant by ``typed``: upper case, spaces and dashes dropped, grouped
     as codes are shown. Text that cannot be a code comes back upper-cased without spaces or
-    dashes (it then matches no code; six hex digits are the codes of rooms made before codes
-    had this form)."""
+    dashes (it then matches no code)."""
     symbols = "".join(typed.split()).replace("-", "").upper()
     if len(symbols) == CODE_LENGTH and _SYMBOLS.issuperset(symbols):
         return _grouped(symbols)

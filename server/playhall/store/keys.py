@@ -1,0 +1,105 @@
+"""Where Playhall keeps what in Redis: every key's name, in one place.
+
+Keys (``p`` is the configured prefix, ``ph:`` by default), by family and the module that
+writes them:
+
+=============================  ==========================================================
+rooms (``store/rooms.py``)
+``p room:<id>``                hash: ``v`` = version, ``d`` = the room record (msgpack) as it
+                               was at version ``c`` (its last checkpoint)
+``p room:<id>:log``            stream: one entry per version (kind, seat, player, move, ...)
+``p room:<id>:chat``           list: the last chat lines (msgpack), newest last
+``p lease:<id>``               "<owner>|<fence>" with a TTL: which process owns the room
+``p fence:<id>``               counter: each lease acquisition gets a higher fence
+``p code:<code>``              room id of a private room's join code
+``p active``                   set: rooms that need a server without any client (timers, bots)
+lobby (``store/lobby.py``)
+``p lobby``                    hash: room id -> lobby summary (msgpack) of public rooms
+``p lobby:<game>``             sorted set: the game's listed rooms in listing order (members
+                               ``lobby.lobby_order``, all scored 0, read by lex range)
+players (``store/players.py``)
+``p player:<pid>``             hash: ``name``, ``th`` (sha256 of the token secret), ``n`` (set
+                               while the player has not sat, created or chatted)
+``p player:<pid>:rooms``       set: rooms the player has a seat in
+``p player:<pid>:made``        set: waiting rooms the player created (at most a few: pruned
+                               and checked against ``waiting_rooms`` at every create)
+``p player:<pid>:created``     counter of the player's creations this minute (expires)
+``p address:<a>:created``      counter of the rooms created from client address ``a`` this
+                               minute (expires)
+``p address:<a>:players``      counter of the players registered from ``a`` this minute
+                               (expires)
+join-code tries (``store/code_tries.py``)
+``p tries:player:<pid>``,      join-code tries of a player and of an address (hashes, kept
+``p tries:address:<a>``        by ``store.code_tries``, expire)
+expiry (``store/expiry.py``)
+``p expiry``                   sorted set: room id -> when (Unix time) to check whether the
+                               unfinished room has been left alone long enough to go
+=============================  ==========================================================
+
+A finished room's record, log, chat, fence counter and join code expire ``finished_ttl`` seconds
+after its last change (a chat line said later gives the list the record's expiry); a player
+and their room set ``player_ttl`` seconds after their last hello (a set made later takes the
+record's expiry; the set forgets rooms that have expired whenever it is read), a player who
+has not sat, created a room or chatted ``unused_player_ttl`` seconds after their last hello.
+Nothing is written for a room that does not exist. An unfinished room is in ``expiry``: a
+waiting room nobody views for ``waiting_ttl`` is deleted (``RoomStore.delete``), a game nobody
+plays or views for ``abandoned_ttl`` is ended, and then expires as a finished room.
+"""
+
+from __future__ import annotations
+
+
+class Keys:
+    """The names of Playhall's keys under one prefix."""
+
+    __slots__ = ("p", "lobby", "active", "expiry")
+
+    def __init__(self, prefix: str) -> None:
+        self.p = prefix
+        self.lobby = f"{prefix}lobby"
+        self.active = f"{prefix}active"
+        self.expiry = f"{prefix}expiry"
+
+    def room_key(self, room: str) -> str:
+        return f"{self.p}room:{room}"
+
+    def log_key(self, room: str) -> str:
+        return f"{self.p}room:{room}:log"
+
+    def chat_key(self, room: str) -> str:
+        return f"{self.p}room:{room}:chat"
+
+    def lease_key(self, room: str) -> str:
+        return f"{self.p}lease:{room}"
+
+    def fence_key(self, room: str) -> str:
+        return f"{self.p}fence:{room}"
+
+    def code_key(self, code: str) -> str:
+        return f"{self.p}code:{code}"
+
+    def lobby_index_key(self, game: str) -> str:
+        return f"{self.p}lobby:{game}"
+
+    def player_key(self, player: str) -> str:
+        return f"{self.p}player:{player}"
+
+    def player_rooms_key(self, player: str) -> str:
+        return f"{self.p}player:{player}:rooms"
+
+    def player_made_key(self, player: str) -> str:
+        return f"{self.p}player:{player}:made"
+
+    def counter_key(self, counter: str) -> str:
+        """A windowed counter, ``counter`` naming it under the prefix (e.g.
+        ``address:<a>:players``)."""
+        return f"{self.p}{counter}"
+
+
+def as_bytes(value: bytes | str) -> bytes:
+    """redis-py types replies as bytes-or-str; this client never decodes, so they are bytes."""
+    return value if isinstance(value, bytes) else value.encode()
+
+
+def as_text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

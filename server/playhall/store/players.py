@@ -1,0 +1,161 @@
+"""Players in Redis: their records, the rooms each holds a seat in, the rooms each created, and
+the windowed counters that cap what one player or one client address may do a minute. Every
+counter is a key in Redis, so every server process sharing it counts the same events."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import redis.asyncio as aioredis
+
+from playhall.store import scripts
+from playhall.store.keys import Keys, as_text
+from playhall.store.pipe import CommandPipe
+
+
+class StoredPlayer(NamedTuple):
+    name: str
+    token_hash: str
+    #: Whether the player has sat down, created a room or chatted.
+    used: bool
+
+
+class PlayerStore:
+    def __init__(
+        self, client: aioredis.Redis, pipe: CommandPipe, keys: Keys, player_ttl: int = 0
+    ) -> None:
+        self.redis = client
+        self.pipe = pipe
+        self.keys = keys
+        #: Seconds a player is kept after their last hello (0: forever): for their room set.
+        self.player_ttl = player_ttl
+
+    # -- the player's record -----------------------------------------------------------------
+
+    async def create_player(self, player: str, name: str, token_hash: str, ttl: int) -> None:
+        """Store a new player, marked unused (``n``) and kept ``ttl`` seconds (0: forever),
+        in one transaction: a record is never left without its expiry."""
+        key = self.keys.player_key(player)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(key, mapping={"name": name, "th": token_hash, "n": 1})
+        if ttl > 0:
+            pipe.expire(key, ttl)
+        await pipe.execute()
+
+    async def player_used(self, player: str, ttl: int) -> None:
+        """The player sat down, created a room or chatted: no longer unused, kept ``ttl``
+        seconds from now (0: forever)."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hdel(self.keys.player_key(player), "n")
+        for key in (self.keys.player_key(player), self.keys.player_rooms_key(player)):
+            if ttl > 0:  # the room set too: see hello
+                pipe.expire(key, ttl)
+            else:
+                pipe.persist(key)
+        await pipe.execute()
+
+    async def touch_player(self, player: str, ttl: int) -> None:
+        """Keep a player (and their room list) for ``ttl`` more seconds; 0: forever."""
+        if ttl > 0:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.expire(self.keys.player_key(player), ttl)
+            pipe.expire(self.keys.player_rooms_key(player), ttl)
+            await pipe.execute()
+
+    async def player(self, player: str) -> StoredPlayer | None:
+        name, token_hash, unused = await self.redis.hmget(
+            self.keys.player_key(player), ["name", "th", "n"]
+        )
+        if name is None or token_hash is None:
+            return None
+        return StoredPlayer(as_text(name), as_text(token_hash), unused is None)
+
+    async def rename_player(self, player: str, name: str) -> None:
+        await self.redis.hset(self.keys.player_key(player), "name", name)
+
+    # -- the rooms a player sits in ----------------------------------------------------------
+    # A player joining or leaving is on the path of every game (a rematch joins a new room and
+    # leaves the old one), so it goes on the command pipe: a plain command there costs a tenth
+    # of one through redis-py's client.
+
+    async def add_player_room(self, player: str, room: str) -> None:
+        """Add to the player's room set, which expires with the player's record."""
+        keys = [self.keys.player_rooms_key(player), self.keys.player_key(player)]
+        args = [room, str(self.player_ttl * 1000)]
+        await scripts.call(self.pipe, scripts.ADD_PLAYER_ROOM, keys, args)
+
+    async def remove_player_room(self, player: str, room: str) -> None:
+        key = self.keys.player_rooms_key(player).encode()
+        await self.pipe.call(b"SREM", key, room.encode())
+
+    async def player_rooms(self, player: str) -> list[str]:
+        """The rooms the player holds a seat in; rooms that have expired are forgotten here."""
+        key = self.keys.player_rooms_key(player)
+        rooms = sorted(as_text(m) for m in await self.redis.smembers(key))
+        if not rooms:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for room in rooms:
+            pipe.exists(self.keys.room_key(room))
+        alive = await pipe.execute()
+        gone = [room for room, exists in zip(rooms, alive, strict=True) if not exists]
+        if gone:
+            await self.redis.srem(key, *gone)
+        return [room for room, exists in zip(rooms, alive, strict=True) if exists]
+
+    # -- the rooms a player created, and the caps --------------------------------------------
+
+    async def count_in_window(self, counter: str, window: int) -> tuple[int, float]:
+        """Count one event under ``counter`` (a key under the prefix, e.g.
+        ``player:<id>:created``): how many in its current ``window`` seconds, and the seconds
+        left of that window. The counter is one key that expires with its window, so it is
+        shared by every server process and costs nothing once quiet."""
+        key = self.keys.counter_key(counter)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.set(key, 0, ex=window, nx=True)
+        pipe.incr(key)
+        pipe.pttl(key)
+        _, count, left_ms = await pipe.execute()
+        return int(count), max(0, int(left_ms)) / 1000
+
+    async def count_under_caps(
+        self, counters: list[tuple[str, int]], window: int
+    ) -> tuple[int, float] | None:
+        """Count one event under each ``(counter, cap)`` (as :meth:`count_in_window` does),
+        all or none: if a counter already holds ``cap`` events in its current ``window``
+        seconds, none is counted and the answer is that counter's place in ``counters`` and
+        the seconds left of its window; else None. Atomic, so concurrent events of several
+        server processes never count past a cap, and a refused event uses up nothing."""
+        keys = [self.keys.counter_key(counter) for counter, _ in counters]
+        args = [str(window * 1000), *(str(cap) for _, cap in counters)]
+        full, left_ms = await scripts.call(self.pipe, scripts.COUNT_UNDER_CAPS, keys, args)
+        if not full:
+            return None
+        return int(full) - 1, max(0, int(left_ms)) / 1000
+
+    async def created_rooms(self, player: str) -> dict[str, bytes | None]:
+        """The rooms ``player`` created and noted with :meth:`note_created`: id -> the stored
+        record (None once the room is gone)."""
+        key = self.keys.player_made_key(player)
+        rooms = sorted(as_text(m) for m in await self.redis.smembers(key))
+        if not rooms:
+            return {}
+        pipe = self.redis.pipeline(transaction=False)
+        for room in rooms:
+            pipe.hget(self.keys.room_key(room), "d")
+        blobs = await pipe.execute()
+        return {room: blob for room, blob in zip(rooms, blobs, strict=True)}
+
+    async def note_created(
+        self, player: str, room: str, forget: list[str], ttl: int
+    ) -> None:
+        """Add ``room`` to the rooms ``player`` created, ``forget`` others (they no longer
+        count), keep the set ``ttl`` seconds (0: forever)."""
+        key = self.keys.player_made_key(player)
+        pipe = self.redis.pipeline(transaction=True)
+        if forget:
+            pipe.srem(key, *forget)
+        pipe.sadd(key, room)
+        if ttl > 0:
+            pipe.expire(key, ttl)
+        await pipe.execute()
