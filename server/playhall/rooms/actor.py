@@ -8,6 +8,15 @@ atomically, fenced by the room's lease), and only then replies and hands it to t
 (:mod:`playhall.rooms.audience`), which sends it to the viewers. A crash at any instant
 therefore loses nothing a client was told about.
 
+The commit protocol is all here, in one place: :meth:`Room.commit` stores a change and adopts
+it; a change whose reply from Redis was lost is settled (:meth:`Room._settle`) before anything
+else is answered; a status change resets the room's expiry date. The handlers meet the room
+through the contract :class:`playhall.rooms.commands.Room`, and this module is the only one
+that imports them: nothing imports back. (Folded here rather than split into a committer
+object: the protocol works on the actor's own state, the record, lease, checkpoint and
+listing, so a committer would need them handed over on every move, and a move would pay a
+call and a coroutine more for it.)
+
 Two ways in: :meth:`Room.submit` from outside (a full inbox refuses with ``overloaded``, which
 the client may retry; :meth:`Room.ask` is submit and wait for the answer), and ``_post`` for the
 room's own timers and bots, which a full inbox delays a little instead of dropping. A step the
@@ -22,28 +31,25 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from playhall import log
 from playhall.config import Config
 from playhall.counters import Counters
 from playhall.games.contract import Event, Game
+from playhall.lobby import Lobby
 from playhall.rooms import table
 from playhall.rooms.audience import Audience, Viewer
-from playhall.rooms.commands import HANDLERS, expiry_due, hide_from_outsiders
+from playhall.rooms.commands import HANDLERS, hide_from_outsiders
 from playhall.rooms.inbox import Command, Done, Inbox, settle
 from playhall.rooms.listing import Listing
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
 from playhall.rooms.replay import STEPS, step_entry
-from playhall.rooms.settling import settle_commit
 from playhall.rooms.table import RoomError
 from playhall.store.outage import is_store_error, outcome_unknown
 from playhall.store.redis_store import Store
 from playhall.store.rooms import Commit, Fenced, VersionConflict
 from playhall_protocol import errors
-
-if TYPE_CHECKING:
-    from playhall.lobby import Lobby
 
 logger = log.get("playhall.room")
 
@@ -97,7 +103,7 @@ class Room:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         #: A change whose commit reply was lost, not yet known to be stored or not, and what
-        #: adopts it if it was (rooms/settling.py).
+        #: adopts it if it was (see :meth:`_settle`).
         self.unsettled: tuple[RoomRecord, Callable[[], None]] | None = None
         self.log = logger.bind(room=record.id, game=record.game)
         self._debug = log.debug_enabled()
@@ -152,7 +158,7 @@ class Room:
             handler = HANDLERS[command.kind]
             try:
                 if self.unsettled is not None:
-                    await settle_commit(self)
+                    await self._settle()
                 if self.record.private:
                     hide_from_outsiders(self, command)
                 result = await handler(self, command)
@@ -283,7 +289,7 @@ class Room:
                 new,
                 lambda: self._adopt(new, kind, seat, player, events, checkpoint, summary),
             )
-            await settle_commit(self)
+            await self._settle()
             if self.record is not new:
                 raise RoomError(errors.STORE_FAILED, "the change was not made")
         else:
@@ -291,7 +297,7 @@ class Room:
             self._adopt(new, kind, seat, player, events, checkpoint, summary)
         if new.status != old.status:
             self.counters.game_changed(new.game, new.status)
-            await expiry_due(self, new)
+            await self._expiry_due(new)
 
     def _adopt(
         self, new: RoomRecord, kind: str, seat: int | None, player: str | None,
@@ -313,6 +319,64 @@ class Room:
         if presence_changed:  # a seat taken, left or given to a bot, the game started or ended;
             self.audience.push_presence(new)  # viewers coming and going push it themselves
         self.schedule()
+
+    async def _settle(self) -> None:
+        """Resolve :attr:`unsettled`, a commit whose reply was lost: the connection to Redis
+        dropped after the commit script was sent (or the command's deadline passed), so the
+        change may or may not be in Redis, and the room answers nothing from memory until Redis
+        says which (docs/operations.md, "Faults: what clients see"). Redis's version of the
+        room is the new one (stored: adopt and broadcast it, as if the reply had come) or still
+        the old one (not stored); this process's lease token still being there proves nobody
+        else wrote the room meanwhile. Raises :class:`RoomError` (``store_failed``, outcome
+        unknown) while Redis cannot be asked, :class:`Fenced` if the lease is gone,
+        :class:`VersionConflict` if the room holds yet another version."""
+        assert self.unsettled is not None
+        new, adopt = self.unsettled
+        version, token = await self._stored_version()
+        self.unsettled = None
+        if token != self.lease:
+            raise Fenced(f"lease now {token!r}")
+        if version == new.version:
+            self.log.info("commit_settled", version=version, stored=True)
+            adopt()
+        elif version != self.record.version:
+            raise VersionConflict(f"VERSION {version}")
+        else:
+            self.log.info("commit_settled", version=version, stored=False)
+
+    async def _stored_version(self) -> tuple[int | None, str | None]:
+        """Redis's version of the room and its lease token, asked once more on a fresh
+        connection if the first read fails: the fault that lost the commit's reply often reset
+        the pool's connections too, while Redis itself answers at once. Raises
+        :class:`RoomError` (``store_failed``, outcome unknown) if the second read fails too."""
+        failed: BaseException | None = None
+        for fresh in (False, True):
+            try:
+                return await asyncio.wait_for(
+                    self.store.rooms.version_and_lease(self.record.id, fresh), SETTLE_TIMEOUT / 2
+                )
+            except Exception as exc:
+                if not (is_store_error(exc) or isinstance(exc, TimeoutError)):
+                    raise
+                failed = exc
+        assert failed is not None
+        self.store.outage.failed(failed, room=self.record.id, during="settling a commit")
+        raise RoomError(errors.STORE_FAILED, OUTCOME_UNKNOWN)
+
+    async def _expiry_due(self, record: RoomRecord) -> None:
+        """``record``'s status changed: check the room for expiry a whole ``ttl`` from now (or
+        never, once finished: its keys expire by themselves)."""
+        ttl = self.expiry_ttl()
+        try:
+            if ttl is None:
+                await self.store.expiry.drop_due(record.id)
+            else:
+                await self.store.expiry.set_due(record.id, time.time() + ttl)
+        except Exception as exc:  # the change itself is stored: the next sweep or eviction sets it
+            if is_store_error(exc):  # Redis away: part of the outage's story, not a traceback
+                self.store.outage.failed(exc, room=record.id, during="expiry index")
+            else:
+                self.log.exception("expiry_due_failed", version=record.version)
 
     # -- the lobby's listing ----------------------------------------------------------------------
 
@@ -423,6 +487,17 @@ class Room:
 #: The clock a commit is timed by, bound once: compiled, ``time.perf_counter`` would be looked up
 #: on the module at every call.
 _commit_clock: Final = time.perf_counter
+
+#: The answer while Redis cannot be asked whether a change whose reply was lost was stored.
+OUTCOME_UNKNOWN: Final = (
+    "Redis did not answer whether the change was stored; retry the same request (a move's"
+    " mid makes that safe)"
+)
+
+#: Seconds the room waits for Redis to say whether a change was stored, before it answers
+#: that the outcome is unknown (the room's other commands wait behind it): half for the first
+#: read, half for the read again on a fresh connection.
+SETTLE_TIMEOUT: Final = 2.0
 
 #: Commands the room posts to itself (no client waits for them): tried again after a store
 #: failure (``Room._retry_later``).

@@ -2,29 +2,68 @@
 calls, one command at a time. Each asks the table's rules (:mod:`playhall.rooms.table`) for the
 change, makes the store's side changes that go with it (a player's list of rooms, a join code,
 a chat line), has the actor commit it, and answers: what the client's ``ok`` reply carries.
+
+A handler sees its room through :class:`Room`, the contract named here; the actor is the one
+that meets it. The actor imports this module, and this module imports nothing of the actor.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final, Protocol
 
 import msgpack
 
 from playhall.counters import Counters
+from playhall.games.contract import Event, Game
 from playhall.rooms import clocks, table, views
+from playhall.rooms.audience import Audience, Viewer
 from playhall.rooms.game_record import build as build_record
 from playhall.rooms.ids import new_room_id
 from playhall.rooms.inbox import Command
+from playhall.rooms.listing import Listing
 from playhall.rooms.record import FINISHED, WAITING, RoomRecord
 from playhall.rooms.table import RoomError
-from playhall.store.outage import is_store_error
+from playhall.store.redis_store import Store
 from playhall_protocol import errors
 
-if TYPE_CHECKING:
-    from playhall.rooms.actor import Room
-    from playhall.rooms.audience import Viewer
+
+class Room(Protocol):
+    """What a handler may use of its room (:class:`playhall.rooms.actor.Room` is the one):
+    the record and the game it plays, the store for the side changes, the audience, the
+    listing, and the actor's commit and timers. A handler changes the record only through
+    :meth:`commit`."""
+
+    record: RoomRecord
+    game: Game
+    store: Store
+    audience: Audience
+    listing: Listing
+    lease: str
+    log: Any
+    #: The process's metrics, counted as the room's changes happen.
+    counters: Counters
+    #: When the room was last seen changed or its last viewer left (see ``expire``).
+    active_at: float
+    #: Stores a new room made by a rematch (asked by a player from a client address, under
+    #: their caps) and starts its actor.
+    create_room: Callable[[RoomRecord, str, str], Awaitable[None]]
+
+    async def commit(
+        self, new: RoomRecord, kind: str, seat: int | None = None, player: str | None = None,
+        move: Any = None, events: list[Event] | None = None, mid: Any = None,
+    ) -> None: ...
+
+    def schedule(self) -> None: ...
+
+    def arm_clock(self, to_act: Sequence[int] | None = None) -> None: ...
+
+    def away_due(self, record: RoomRecord) -> dict[int, float]: ...
+
+    def expiry_ttl(self) -> float | None: ...
+
+    async def discard(self) -> None: ...
 
 
 # -- people at the table ------------------------------------------------------------------------
@@ -344,22 +383,6 @@ async def auto(room: Room, command: Command) -> dict[str, Any]:
     elif record.deadline is not None:
         room.schedule()  # woken early (clock adjustments): wait again
     return {}
-
-
-async def expiry_due(room: Room, record: RoomRecord) -> None:
-    """``record``'s status changed: check the room for expiry a whole ``ttl`` from now (or
-    never, once finished: its keys expire by themselves)."""
-    ttl = room.expiry_ttl()
-    try:
-        if ttl is None:
-            await room.store.expiry.drop_due(record.id)
-        else:
-            await room.store.expiry.set_due(record.id, time.time() + ttl)
-    except Exception as exc:  # the change itself is stored: the next sweep or eviction sets it
-        if is_store_error(exc):  # Redis away: part of the outage's story, not a traceback
-            room.store.outage.failed(exc, room=record.id, during="expiry index")
-        else:
-            room.log.exception("expiry_due_failed", version=record.version)
 
 
 async def expire(room: Room, command: Command) -> dict[str, Any]:
