@@ -25,6 +25,7 @@ from playhall.lobby import Lobby
 from playhall.net.descriptors import DescriptorWatch
 from playhall.net.endpoint import Endpoint
 from playhall.net.metrics import Metrics
+from playhall.rooms.keeper import Keeper
 from playhall.rooms.manager import RoomManager
 from playhall.store.embedded import EmbeddedRedis
 from playhall.store.pipe import RedisPipe
@@ -40,6 +41,7 @@ class Running:
     server: asyncio.Server
     endpoint: Endpoint
     rooms: RoomManager
+    keeper: Keeper
     redis: aioredis.Redis
     embedded: EmbeddedRedis | None
     metrics: Metrics
@@ -68,6 +70,7 @@ class Running:
         for task in (self.sweeper, self.supervisor, self.descriptors):
             if task is not None:
                 task.cancel()
+        self.keeper.stop()
         try:
             await asyncio.wait_for(self.rooms.close(), self.config.drain_timeout)
         except TimeoutError:
@@ -164,11 +167,13 @@ async def start(config: Config) -> Running:
     server = await asyncio.get_running_loop().create_server(
         endpoint.websocket, config.host, config.port, backlog=1024
     )
-    running = Running(config, server, endpoint, rooms, client, embedded, metrics, metrics_server)
+    keeper = Keeper(rooms)
+    running = Running(
+        config, server, endpoint, rooms, keeper, client, embedded, metrics, metrics_server
+    )
     _tune_gc()
-    restored = await rooms.restore_active()
-    rooms.start_renewing()
-    rooms.start_sweeping()
+    restored = await keeper.restore_active()
+    keeper.start()
     running.sweeper = asyncio.create_task(endpoint.sweep_slow())
     watch = DescriptorWatch()
     running.restore_handler = watch.install(asyncio.get_running_loop())

@@ -1,0 +1,166 @@
+"""The background work that keeps a process's rooms served, apart from any client: renewing the
+leases of the rooms it holds (letting go of those it lost), the restore pass (loading every room
+that needs a server, timers or bots, and has none), and the expiry sweeper (handing rooms due
+for their expiry check to their actors). Each is a loop of its own over the room manager
+(:class:`playhall.rooms.manager.RoomManager`), which it drives only through its public
+methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from playhall import log
+from playhall.rooms.manager import LeaseHeld, RoomManager
+from playhall.rooms.table import RoomError
+from playhall.store.outage import is_store_error
+from playhall_protocol import errors
+
+logger = log.get("playhall.rooms")
+
+
+class Keeper:
+    def __init__(self, rooms: RoomManager) -> None:
+        self.rooms = rooms
+        self.store = rooms.store
+        self.config = rooms.config
+        self._tasks: list[asyncio.Task[None]] = []
+        #: Rooms of the active set whose loading failed (logged once each).
+        self._restore_failed: set[str] = set()
+
+    def start(self) -> None:
+        """Start the three loops (after :meth:`restore_active`, at start)."""
+        self._tasks = [
+            asyncio.create_task(self._renew_forever()),
+            asyncio.create_task(self._restore_forever()),
+            asyncio.create_task(self._sweep_forever()),
+        ]
+
+    def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+
+    # -- leases --------------------------------------------------------------------------------
+
+    async def _renew_forever(self) -> None:
+        interval = self.config.lease_ms / 3000
+        while True:
+            await asyncio.sleep(interval)
+            held = self.rooms.rooms
+            try:
+                lost = await self.store.rooms.renew(
+                    {rid: room.lease for rid, room in held.items()}, self.config.lease_ms
+                )
+            except Exception as exc:
+                if is_store_error(exc):
+                    self.store.outage.failed(exc, during="lease renewal")
+                else:
+                    logger.exception("lease_renew_failed")
+                continue
+            for room_id in lost:
+                room = held.get(room_id)
+                if room is not None:
+                    logger.warning("lease_lost", room=room_id)
+                    self.rooms.evict(room)
+
+    # -- restoring rooms that need a server ------------------------------------------------------
+
+    async def restore_active(self) -> int:
+        """Load every room that needs a server even with no client (timers, bots to move) and
+        is held by no other live process; the number loaded. Rooms whose lease another
+        process still holds (perhaps a dead one, until its lease runs out) are left to
+        :meth:`_restore_forever`."""
+        count, _ = await self._restore_pass()
+        return count
+
+    async def _restore_forever(self) -> None:
+        """Keep loading the rooms that need a server and have none: those a dead process held,
+        as soon as its lease runs out, and any that lost their lease here while nobody was
+        attached (a Redis outage longer than the lease)."""
+        while not self.rooms.closing:
+            try:
+                _, wait = await self._restore_pass()
+            except Exception:  # a bug: logged, and the next pass tries again
+                logger.exception("restore_pass_failed")
+                wait = self.config.lease_ms / 3000
+            await asyncio.sleep(wait)
+
+    async def _restore_pass(self) -> tuple[int, float]:
+        """Try once every room of the active set this process does not hold; the number
+        loaded, and the seconds until the next pass is worth making: a third of the lease
+        time, or sooner when a lease that kept a room from us runs out sooner."""
+        wait = self.config.lease_ms / 3000
+        try:
+            active = await self.store.rooms.active_rooms()
+        except Exception as exc:
+            if not is_store_error(exc):
+                raise
+            self.store.outage.failed(exc, during="restore")
+            return 0, wait
+        count = 0
+        for room_id in active:
+            if self.rooms.closing:
+                break
+            if self.rooms.holds(room_id):
+                continue
+            try:
+                try:
+                    await self.rooms.get(room_id)
+                except LeaseHeld:
+                    ttl_ms = await self.store.rooms.lease_ttl(room_id)
+                    wait = min(wait, max(ttl_ms, 0) / 1000 + 0.02)
+                    raise
+            except LeaseHeld as exc:
+                self._note_restore_failed(room_id, exc.code, exc.reason)
+                continue
+            except RoomError as exc:
+                self._note_restore_failed(room_id, exc.code, exc.reason)
+                continue
+            except Exception as exc:
+                if not is_store_error(exc):
+                    raise
+                self.store.outage.failed(exc, during="restore", room=room_id)
+                break
+            self._restore_failed.discard(room_id)
+            count += 1
+        return count, wait
+
+    def _note_restore_failed(self, room_id: str, code: str, reason: str) -> None:
+        """Log a room of the active set that could not be loaded, the first time only (it is
+        tried again every pass)."""
+        if room_id not in self._restore_failed:
+            self._restore_failed.add(room_id)
+            logger.warning("room_restore_failed", room=room_id, code=code, reason=reason)
+
+    # -- expiry --------------------------------------------------------------------------------
+
+    async def _sweep_forever(self) -> None:
+        """Sweep (:meth:`_sweep`) every so often, for the life of the process: Redis failing
+        a sweep (away, stalled, a connection reset) counts in the outage log, a bug is logged,
+        and either way the next sweep comes as usual (the rooms still due wait for it)."""
+        ttls = [t for t in (self.config.waiting_ttl, self.config.abandoned_ttl) if t > 0]
+        if not ttls:
+            return
+        interval = min(30.0, max(0.05, min(ttls) / 2))
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self._sweep()
+            except Exception as exc:
+                if is_store_error(exc):
+                    self.store.outage.failed(exc, during="expiry sweep")
+                else:
+                    logger.exception("expiry_sweep_failed")
+
+    async def _sweep(self) -> None:
+        """Hand each room due for its expiry check (``ExpiryStore.due``) to its actor, loading
+        it if need be (``rooms.commands.expire`` decides)."""
+        for room_id, when in await self.store.expiry.due(time.time(), 200):
+            try:
+                room = await self.rooms.get(room_id)
+            except RoomError as exc:
+                if exc.code == errors.NO_SUCH_ROOM:  # gone already (e.g. by hand)
+                    await self.store.expiry.drop_due(room_id)
+                continue  # another process holds it: that one checks it
+            room.post_expiry(when)
