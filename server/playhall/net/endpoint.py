@@ -24,6 +24,7 @@ from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response
 
 from playhall import __version__, log
+from playhall.caps import Caps
 from playhall.catalog import all_games, plugin_packages
 from playhall.config import Config
 from playhall.games.contract import Rejected
@@ -71,6 +72,7 @@ class Endpoint:
         self.lobby = lobby
         self.players = Players(store.players, config.player_ttl, config.unused_player_ttl)
         self.host_tokens = HostTokens.from_config(config)
+        self.caps = Caps(store.players, config)
         self.sessions: set[Session] = set()
         self.draining = False
         self._ids = itertools.count(1)
@@ -497,7 +499,7 @@ class Endpoint:
             who = await self.players.arrive(member.player, member.name or name)
         else:
             if message.get("token") is None:
-                await self._count_new_player(session, message["id"])
+                await self.caps.new_player(session.address, session.log, message["id"])
             who = await self.players.identify(message.get("token"), name)
         session.player, session.name, session.protocol = who.player, who.name, max(common)
         session.used = who.used
@@ -528,15 +530,7 @@ class Endpoint:
         if not name:
             raise ProtocolError(errors.BAD_MESSAGE, "a name needs a character other than a space")
         player = session.player
-        cap = self.config.renames_per_minute
-        if cap:
-            made, left = await self.store.players.count_in_window(f"player:{player}:renamed", 60)
-            if made > cap:
-                raise RoomError(
-                    errors.RATE_LIMITED,
-                    f"at most {cap} renames a minute; try again in {math.ceil(left)} s",
-                    retry_after=round(left, 1),
-                )
+        await self.caps.rename(player)
         await self.store.players.rename_player(player, name)
         for other in self.sessions:
             if other.player == player:
@@ -550,26 +544,6 @@ class Endpoint:
                 continue
             renamed.append(room.record.id)
         return {"name": name, "rooms": sorted(renamed)}
-
-    async def _count_new_player(self, session: Session, request: int) -> None:
-        """Refuse a new player past ``new_players_per_minute`` from the session's address: a
-        new player is a record in Redis for ``unused_player_ttl``, and a fresh set of
-        per-player caps, for the price of one frame."""
-        cap = self.config.new_players_per_minute
-        if not cap or not session.address:
-            return
-        counter = f"address:{session.address}:players"
-        made, left = await self.store.players.count_in_window(counter, 60)
-        if made > cap:
-            session.log.warning(
-                "new_players_refused", req=request, address=session.address, count=made
-            )
-            raise RoomError(
-                errors.RATE_LIMITED,
-                f"at most {cap} new players a minute from one address; say hello with your "
-                f"token, or try again in {math.ceil(left)} s",
-                retry_after=round(left, 1),
-            )
 
     async def _note_use(self, session: Session, kind: str, result: dict[str, Any]) -> None:
         """The player is used once they first sit down, create a room or chat (see

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import time
 from dataclasses import replace
 from typing import Any
 
 from playhall import log
+from playhall.caps import Caps
 from playhall.catalog import get_game
 from playhall.config import Config
 from playhall.counters import Counters
@@ -56,6 +56,7 @@ class RoomManager:
         self.store = store
         self.config = config
         self.lobby = lobby
+        self.caps = Caps(store.players, config)
         self.rooms: dict[str, Room] = {}
         self._loading: dict[str, asyncio.Task[Room]] = {}
         self._stopping: set[asyncio.Task[None]] = set()
@@ -161,7 +162,7 @@ class RoomManager:
             game, options, seats, creator, private=private, room_id=new_room_id(),
             secret=table.new_secret(), created=time.time(), sitting=sitting,
         )
-        finished_with = await self._room_quota(
+        finished_with = await self.caps.room_quota(
             creator, address, table.waits_with(record, creator)
         )
         # Listed for its creator before it exists: if Redis then loses the reply to the room's
@@ -185,51 +186,12 @@ class RoomManager:
         await self.store.players.note_created(creator, record.id, finished_with, ttl)
         return room
 
-    async def _room_quota(self, player: str, address: str, waits: bool) -> list[str]:
-        """Refuse a new room made by ``player`` (a ``create``, a ``rematch``) past their caps
-        (``waiting_rooms``: rooms they made still waiting with them seated, if the new room is
-        one more, ``waits``; ``rooms_per_minute``) or past those of the client ``address``
-        (``address_rooms_per_minute``: a new player costs nothing, so the player's caps alone
-        do not bound what one client makes); else count it, and answer the rooms they made
-        that no longer count (started, left, gone), to be forgotten. A refused room counts
-        against no cap. Costs at most ``waiting_rooms`` record reads: the set never holds more
-        than the cap and one."""
-        done: list[str] = []
-        counted = 0
-        for room_id, blob in (await self.store.players.created_rooms(player)).items():
-            if blob is not None and table.waits_with(RoomRecord.unpack(blob), player):
-                counted += 1
-            else:
-                done.append(room_id)
-        cap = self.config.waiting_rooms
-        if waits and cap and counted >= cap:
-            raise RoomError(
-                errors.TOO_MANY_ROOMS,
-                f"you sit in {counted} waiting rooms you created; start or leave one first",
-            )
-        per_minute = [(f"player:{player}:created", self.config.rooms_per_minute, "")]
-        if address:
-            per_minute.append((
-                f"address:{address}:created", self.config.address_rooms_per_minute,
-                " from one address",
-            ))
-        capped = [(counter, cap, whose) for counter, cap, whose in per_minute if cap]
-        if capped:
-            full = await self.store.players.count_under_caps([(c, n) for c, n, _ in capped], 60)
-            if full is not None:
-                index, left = full
-                _, cap, whose = capped[index]
-                raise RoomError(
-                    errors.TOO_MANY_ROOMS,
-                    f"at most {cap} new rooms a minute{whose}; try again in {math.ceil(left)} s",
-                    retry_after=round(left, 1),
-                )
-        return done
-
     async def _make_room(self, record: RoomRecord, maker: str, address: str) -> None:
         """Store a room a room's command made (a rematch), asked by ``maker`` from the client
         ``address``: under the same caps as a ``create``, and counted as theirs."""
-        finished_with = await self._room_quota(maker, address, table.waits_with(record, maker))
+        finished_with = await self.caps.room_quota(
+            maker, address, table.waits_with(record, maker)
+        )
         if record.private:
             record = replace(record, code=await self.store.rooms.claim_code(record.id))
         await self._create_stored(record)
