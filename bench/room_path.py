@@ -29,8 +29,10 @@ import redis.asyncio as aioredis  # noqa: E402
 from playhall import log  # noqa: E402
 from playhall.catalog import get_game  # noqa: E402
 from playhall.config import Config  # noqa: E402
+from playhall.counters import Counters  # noqa: E402
 from playhall.games.rng import int_key  # noqa: E402
 from playhall.lobby import Lobby  # noqa: E402
+from playhall.net.replies import ReplyRouter  # noqa: E402
 from playhall.rooms.actor import Room  # noqa: E402
 from playhall.rooms.record import RoomRecord, Seat  # noqa: E402
 from playhall.store.pipe import encode_command  # noqa: E402
@@ -100,6 +102,7 @@ async def run(moves: int, profiler: cProfile.Profile | None) -> float:
             config=config,
             lobby=Lobby(store),
             lease="lease",
+            replies=ReplyRouter(Counters()),  # unused: every command here is asked
             create_room=create,
             on_idle=lambda r: None,
         )

@@ -21,10 +21,12 @@ import redis.asyncio as aioredis
 from playhall import eventloop, log
 from playhall.catalog import all_games
 from playhall.config import Config, parse_listen
+from playhall.counters import Counters
 from playhall.lobby import Lobby
 from playhall.net.descriptors import DescriptorWatch
 from playhall.net.endpoint import Endpoint
 from playhall.net.metrics import Metrics
+from playhall.net.replies import ReplyRouter
 from playhall.rooms.keeper import Keeper
 from playhall.rooms.manager import RoomManager
 from playhall.store.embedded import EmbeddedRedis
@@ -158,8 +160,10 @@ async def start(config: Config) -> Running:
         config.player_ttl,
     )
     lobby = Lobby(store, config.lobby_page, config.lobby_interval)
-    rooms = RoomManager(store, config, lobby)
-    endpoint = Endpoint(config, store, rooms, lobby)
+    counters = Counters()  # what this process counts, shared by its rooms and its endpoint
+    replies = ReplyRouter(counters)
+    rooms = RoomManager(store, config, lobby, replies, counters)
+    endpoint = Endpoint(config, store, rooms, lobby, replies)
     metrics = Metrics(endpoint, config.metrics_token)
     if metrics.on_game_port():
         endpoint.metrics = metrics.answer

@@ -250,21 +250,31 @@ async def test_moves_do_not_touch_the_lobby(url: str) -> None:
         await watcher.close()
 
 
-async def test_a_failing_reply_callback_leaves_the_room_serving(url: str, server) -> None:  # type: ignore[no-untyped-def]
-    from playhall.rooms.table import RoomError
+async def test_a_failing_reply_router_leaves_the_room_serving(url: str, server) -> None:  # type: ignore[no-untyped-def]
+    from playhall.rooms.handle import ReplyTo
+
+    class Broken:
+        delivered = 0
+
+        def deliver(
+            self, to: object, kind: str, room: str, result: object, error: object
+        ) -> None:
+            Broken.delivered += 1
+            raise RuntimeError("a bug in the router")
 
     alice = await Client.connect(url, name="alice")
+    room, working = None, None
     try:
         mirror = await alice.create("mantis", 2)
         room = server.rooms.rooms[mirror.room]
-
-        def broken(result: object, error: RoomError | None) -> None:
-            raise RuntimeError("a bug in whoever waits")
-
+        working, room.replies = room.replies, Broken()
         session = next(s for s in server.endpoint.sessions if s.player == alice.player)
-        room.submit("chat", session, {"text": "first"}, None, broken)
-        # The room's task survived the callback: the next command is handled as usual.
+        room.submit("chat", session, {"text": "first"}, ReplyTo(session.id, 10**6))
+        # The room's task survived the router's failure: the next command is handled as usual.
         await asyncio.wait_for(alice.chat(mirror.room, "second"), 10)
+        assert Broken.delivered == 1
         assert room._task is not None and not room._task.done()
     finally:
+        if room is not None and working is not None:
+            room.replies = working
         await alice.close()

@@ -14,8 +14,10 @@ import pytest
 import redis.asyncio as aioredis
 
 from playhall.catalog import get_game
+from playhall.counters import Counters
 from playhall.games.rng import int_key
 from playhall.lobby import Lobby
+from playhall.net.replies import ReplyRouter
 from playhall.rooms.actor import Room
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import RoomRecord, Seat
@@ -58,7 +60,7 @@ async def setup(redis_url: str) -> AsyncIterator[Setup]:
     config = server_config(redis_url, checkpoint_every=8)
     client = aioredis.Redis.from_url(redis_url)
     store = Store(client, RedisPipe(redis_url), config.key_prefix)
-    manager = RoomManager(store, config, Lobby(store))
+    manager = RoomManager(store, config, Lobby(store), ReplyRouter(Counters()))
     yield Setup(manager, store, client)
     await manager.close()
     store.close()

@@ -1,12 +1,19 @@
 """The websocket endpoint: takes each connection's requests (decoded and checked once, as they
 arrive: :class:`playhall.net.session.Request`) and dispatches them to the lobby, the player
-registry or a room actor. Every request gets exactly one reply; bad input gets an ``error``
-reply with a code and a reason and changes nothing.
+registry or a room. Every request gets exactly one reply; bad input gets an ``error`` reply
+with a code and a reason and changes nothing.
+
+A room is reached only through its handle (:class:`playhall.rooms.handle.RoomHandle`, handed
+out by the room manager): ``ask`` for a request the connection's task waits on, ``submit`` for
+a move, whose answer comes back later by address, (connection id, request id), through the
+reply router (``net/replies.py``), not through a callback.
 
 Requests of one connection are handled in order, one at a time: replies come back in request
-order and a flooding client slows only itself. A move for a room this process holds is handed
-to the room from the callback that read it; any other request goes through the connection's
-task.
+order and a flooding client slows only itself. A move for a room that takes requests at once
+(``RoomManager.ready``: one this process holds) is handed to it from the callback that read it
+(``Session.message_received`` calls :meth:`Endpoint._fast_move`); any other request goes
+through the connection's task. Either way the move then waits in the room's inbox
+(``rooms/inbox.py``) for the room's task.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from playhall.net.metrics import PATH as METRICS_PATH
 from playhall.net.metrics import close_reason
 from playhall.net.ratelimit import AddressBuckets
 from playhall.net.refusals import RefusalLog
+from playhall.net.replies import ReplyRouter, refuse
 from playhall.net.rules import load_pages, plugin_pages
 from playhall.net.session import Request, Session, error_frame, ok_frame
 from playhall.net.web import (
@@ -47,7 +55,7 @@ from playhall.net.web import (
 from playhall.net.websocket import WebSocket, WriteBatch
 from playhall.players import Players
 from playhall.rooms import views
-from playhall.rooms.actor import Room
+from playhall.rooms.handle import ReplyTo, RoomHandle
 from playhall.rooms.ids import is_room_id
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.mine import my_rooms
@@ -65,11 +73,14 @@ TOO_MANY_CONNECTIONS = "too many connections from your address\n"
 
 
 class Endpoint:
-    def __init__(self, config: Config, store: Store, rooms: RoomManager, lobby: Lobby) -> None:
+    def __init__(
+        self, config: Config, store: Store, rooms: RoomManager, lobby: Lobby, replies: ReplyRouter
+    ) -> None:
         self.config = config
         self.store = store
         self.rooms = rooms
         self.lobby = lobby
+        self.replies = replies
         self.players = Players(store.players, config.player_ttl, config.unused_player_ttl)
         self.host_tokens = HostTokens.from_config(config)
         self.caps = Caps(store.players, config)
@@ -208,10 +219,10 @@ class Endpoint:
     def _opened(self, ws: WebSocket) -> Session:
         session = Session(ws, self.config, self._resnapshot, self._fast_move, self.counters)
         session.address = ws.client_address
-        session.log = logger.bind(
-            conn=next(self._ids), peer=ws.remote_address, address=session.address
-        )
+        session.id = next(self._ids)
+        session.log = logger.bind(conn=session.id, peer=ws.remote_address, address=session.address)
         self.sessions.add(session)
+        self.replies.add(session)
         task = asyncio.get_running_loop().create_task(self._serve(session))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -233,9 +244,10 @@ class Endpoint:
                 clog.warning("flooding_closed", player=session.player)
             self.counters.connection_closed(close_reason(session.ws))
             self.sessions.discard(session)
+            self.replies.remove(session)  # nothing is in flight now: next_request saw to it
             self.lobby.unwatch(session)
             for room_id in list(session.rooms):
-                room = self.rooms.rooms.get(room_id)
+                room = self.rooms.ready(room_id)
                 if room is not None:
                     try:
                         await room.ask("detach", session, {})
@@ -302,7 +314,7 @@ class Endpoint:
             return False
         if request.message["room"] not in session.rooms:  # looked up first (_look_up)
             return False
-        room = self.rooms.rooms.get(request.message["room"])
+        room = self.rooms.ready(request.message["room"])
         if room is None or self.draining:
             return False
         self._submit_move(session, room, request)
@@ -315,36 +327,21 @@ class Endpoint:
         room_id = request.message["room"]
         if room_id not in session.rooms:
             await self._look_up(room_id)
-        room = await self.rooms.get(room_id)
+        room = await self.rooms.handle(room_id)
         self._submit_move(session, room, request)
 
-    def _submit_move(self, session: Session, room: Room, request: Request) -> None:
+    def _submit_move(self, session: Session, room: RoomHandle, request: Request) -> None:
         """The one way a move reaches its room, already decoded and checked: the room answers
-        it when it is stored (or refused), and until then the connection's next request waits
-        (``in_flight``)."""
+        it when it is stored (or refused), through the reply router, and until then the
+        connection's next request waits (``in_flight``)."""
         rid = request.rid
         assert rid is not None
         message = request.message
-
-        def done(result: dict[str, Any] | None, error: RoomError | None) -> None:
-            try:
-                if error is None:
-                    session.reply(ok_frame(rid, result or {}))
-                    self.counters.moves_ok += 1
-                else:
-                    self._refused(session, rid, error, message)
-            except Exception:  # the request still gets its one answer
-                session.log.exception("reply_failed", req=rid, player=session.player)
-                session.reply(error_frame(rid, errors.INTERNAL, "internal error"))
-                self.counters.request("move", errors.INTERNAL)
-            finally:
-                session.answered()
-
         session.in_flight = True
         try:
             # The message itself as the command's arguments: the move's handler reads its
             # fields by name, so "t" and "id" are left in rather than copied out on every move.
-            room.submit("move", session, message, rid, done)
+            room.submit("move", session, message, ReplyTo(session.id, rid))
         except RoomError as exc:
             session.in_flight = False
             self._refused(session, rid, exc, message)
@@ -356,17 +353,8 @@ class Endpoint:
         exc: ProtocolError | RoomError | Rejected,
         message: Any,
     ) -> None:
-        extra = exc.extra if isinstance(exc, RoomError) else {}
-        session.reply(error_frame(rid, exc.code, exc.reason, **extra))
         self.counters.request(_request_type(message), exc.code)
-        session.log.info(
-            "refused",
-            code=exc.code,
-            reason=exc.reason,
-            req=rid,
-            player=session.player,
-            room=message.get("room") if isinstance(message, dict) else None,
-        )
+        refuse(session, rid, exc, message.get("room") if isinstance(message, dict) else None)
 
     # -- everything else -----------------------------------------------------------------------
 
@@ -463,7 +451,7 @@ class Endpoint:
             raise ProtocolError(errors.BAD_MESSAGE, f'{kind!r} needs "room" (or "code")')
         if room_id not in session.rooms:
             await self._look_up(room_id)
-        room = await self.rooms.get(room_id)
+        room = await self.rooms.handle(room_id)
         result = await room.ask(kind, session, args, request)
         if kind in ("join", "sync"):
             session.rooms.add(room_id)
@@ -536,13 +524,12 @@ class Endpoint:
             if other.player == player:
                 other.name = name
         renamed = []
-        seated = [r for r in self.rooms.rooms.values() if r.record.seat_of(player) is not None]
-        for room in seated:
+        for room in self.rooms.seated(player):
             try:
                 await room.ask("rename", session, {"name": name})
             except RoomError:  # closing, or busy: it shows the name at their next sync
                 continue
-            renamed.append(room.record.id)
+            renamed.append(room.id)
         return {"name": name, "rooms": sorted(renamed)}
 
     async def _note_use(self, session: Session, kind: str, result: dict[str, Any]) -> None:
@@ -556,7 +543,7 @@ class Endpoint:
 
     async def _create(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
         sit = bool(message.get("sit", True))
-        room = await self.rooms.open(
+        room, code = await self.rooms.open(
             message["game"],
             message.get("options") or {},
             message["seats"],
@@ -566,7 +553,6 @@ class Endpoint:
             address=session.address,
             request=message["id"],
         )
-        code = room.record.code
         # The creator already sits in seat 0 (if they asked to): this join only views the room.
         args: dict[str, Any] = {"code": code}
         if sit:
@@ -574,16 +560,16 @@ class Endpoint:
         else:
             args["watch"] = True
         joined = await room.ask("join", session, args, message["id"])
-        session.rooms.add(room.record.id)
+        session.rooms.add(room.id)
         return {
-            "room": room.record.id, "code": code, "seat": joined["seat"],
+            "room": room.id, "code": code, "seat": joined["seat"],
             "version": joined["version"],
         }
 
     # -- outbox drained after overflow ---------------------------------------------------------
 
     def _resnapshot(self, session: Session, room_id: str) -> None:
-        room = self.rooms.rooms.get(room_id)
+        room = self.rooms.ready(room_id)
         if room is None:
             session.clear_stale(room_id)
             return

@@ -80,6 +80,9 @@ class Session:
         self.ws = ws
         self.config = config
         self.counters = counters if counters is not None else Counters()
+        #: The connection's id in this process (set by the endpoint): replies are addressed
+        #: to it (see ``replies``).
+        self.id = 0
         self.player = ""
         self.name = ""
         self.protocol = 0

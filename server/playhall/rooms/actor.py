@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from functools import partial
 from typing import Any, Final
 
 from playhall import log
@@ -41,7 +40,8 @@ from playhall.lobby import Lobby
 from playhall.rooms import table
 from playhall.rooms.audience import Audience, Viewer
 from playhall.rooms.commands import HANDLERS, hide_from_outsiders
-from playhall.rooms.inbox import Command, Done, Inbox, settle
+from playhall.rooms.handle import Replies, ReplyTo
+from playhall.rooms.inbox import Command, Inbox
 from playhall.rooms.listing import Listing
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
 from playhall.rooms.replay import STEPS, step_entry
@@ -64,6 +64,7 @@ class Room:
         config: Config,
         lobby: Lobby,
         lease: str,
+        replies: Replies,
         create_room: Callable[[RoomRecord, str, str], Awaitable[None]],
         on_idle: Callable[[Room], None],
         checkpoint: int | None = None,
@@ -80,6 +81,8 @@ class Room:
         self.config = config
         self.lobby = lobby
         self.lease = lease
+        #: Where the answers to requests go (``rooms.handle``).
+        self.replies = replies
         self.create_room = create_room
         self._on_idle = on_idle
         self.inbox: Inbox[Command] = Inbox(config.room_inbox)
@@ -122,26 +125,36 @@ class Room:
             self.inbox.put(Command("_stop", None, {}), force=True)
             await self._task
         for command in self.inbox.take_all():
-            command.finish(None, RoomError(errors.DRAINING, "the room is closing"))
+            refusal = RoomError(errors.DRAINING, "the room is closing")
+            command.finish(self.replies, self.record.id, None, refusal)
+
+    @property
+    def id(self) -> str:
+        return self.record.id
 
     def submit(
         self, kind: str, session: Viewer | None, args: dict[str, Any],
-        request: int | None = None, done: Done | None = None,
+        reply_to: ReplyTo | None = None,
     ) -> None:
-        """Queue a command whose outcome goes to ``done``; raises :class:`RoomError` at once
-        when the room cannot take it (closing, or its inbox is full)."""
-        if self._closed:
-            raise RoomError(errors.DRAINING, "the room is closing; reconnect to resume")
-        if not self.inbox.put(Command(kind, session, args, request, done)):
-            raise RoomError(errors.OVERLOADED, "the room is busy; retry shortly")
+        """Queue a command whose answer goes to ``reply_to`` (``rooms.handle``); raises
+        :class:`RoomError` at once when the room cannot take it (closing, or its inbox is
+        full)."""
+        request = None if reply_to is None else reply_to.request
+        self._queue(Command(kind, session, args, request, reply_to))
 
     async def ask(
         self, kind: str, session: Viewer | None, args: dict[str, Any], request: int | None = None
     ) -> dict[str, Any]:
-        """:meth:`submit`, and wait for the answer; raises :class:`RoomError` when refused."""
+        """Queue a command and wait for the answer; raises :class:`RoomError` when refused."""
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.submit(kind, session, args, request, partial(settle, future))
+        self._queue(Command(kind, session, args, request, None, future))
         return await future
+
+    def _queue(self, command: Command) -> None:
+        if self._closed:
+            raise RoomError(errors.DRAINING, "the room is closing; reconnect to resume")
+        if not self.inbox.put(command):
+            raise RoomError(errors.OVERLOADED, "the room is busy; retry shortly")
 
     def _post(self, kind: str, args: dict[str, Any] | None = None) -> None:
         """Queue an internal command; a full inbox is retried shortly, never dropped."""
@@ -163,7 +176,7 @@ class Room:
                     hide_from_outsiders(self, command)
                 result = await handler(self, command)
             except RoomError as refusal:  # (named apart: docs/operations.md, "The compiled build")
-                command.finish(None, refusal)
+                command.finish(self.replies, self.record.id, None, refusal)
                 if refusal.code == errors.STORE_FAILED:
                     self._retry_later(command)
                 continue
@@ -180,7 +193,7 @@ class Room:
             except Exception as exc:
                 self._failed(command, exc)
                 continue
-            command.finish(result)
+            command.finish(self.replies, self.record.id, result)
             if command.kind in _SELF_DRIVEN and self.unsettled is None:
                 self._retries = 0
             if command.kind in _COMINGS_AND_GOINGS:
@@ -195,19 +208,21 @@ class Room:
         its traceback). Either way the change was not made."""
         if is_store_error(exc):
             self.store.outage.failed(exc, room=self.record.id, command=command.kind)
-            command.finish(None, RoomError(errors.STORE_FAILED, "the change was not made"))
+            refusal = RoomError(errors.STORE_FAILED, "the change was not made")
+            command.finish(self.replies, self.record.id, None, refusal)
             self._retry_later(command)
             return
         player = getattr(command.session, "player", None)
         self.log.exception(
             "room_command_failed", command=command.kind, player=player, req=command.request
         )
-        command.finish(None, RoomError(errors.INTERNAL, "the change was not made"))
+        refusal = RoomError(errors.INTERNAL, "the change was not made")
+        command.finish(self.replies, self.record.id, None, refusal)
 
     def _let_go(self, command: Command, reason: str) -> None:
         """Refuse ``command`` and close the room: this process may no longer serve it from
         memory. The manager loads it again from Redis if anyone watches or it has work."""
-        command.finish(None, RoomError(errors.STORE_FAILED, reason))
+        command.finish(self.replies, self.record.id, None, RoomError(errors.STORE_FAILED, reason))
         self._closed = True
         self._on_idle(self)
 
@@ -220,7 +235,7 @@ class Room:
         The backoff doubles from an eighth of its cap to the cap (a second, less with a short
         lease), and starts again once one of the room's own steps goes through; the failures
         themselves are counted in the store's outage log (``Outage``), not logged one by one."""
-        if command.done is None and command.kind in _SELF_DRIVEN:
+        if command.session is None and command.kind in _SELF_DRIVEN:
             self._to_retry[command.kind] = command.args
         if self.unsettled is not None:
             self._to_retry.setdefault("_settle", {})

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from playhall import log
 from playhall.rooms.audience import Viewer
+from playhall.rooms.handle import Replies, ReplyTo
 from playhall.rooms.table import RoomError
 
 logger = log.get("playhall.room")
@@ -62,15 +62,13 @@ class Inbox(Generic[T]):
         return items
 
 
-#: Told how a command ended: its result, or the error that refused it.
-Done = Callable[[dict[str, Any] | None, RoomError | None], None]
-
-
 class Command:
-    """One change asked of a room. (A plain class, not a dataclass: one is made per move; see
-    docs/operations.md, "The compiled build".)"""
+    """One change asked of a room, and where its answer goes: to a request's address
+    (``reply_to``, through the room's reply router), to a waiting task (``waiter``), or
+    nowhere (the room's own commands). (A plain class, not a dataclass: one is made per move;
+    see docs/operations.md, "The compiled build".)"""
 
-    __slots__ = ("kind", "session", "args", "request", "done")
+    __slots__ = ("kind", "session", "args", "request", "reply_to", "waiter")
 
     def __init__(
         self,
@@ -78,35 +76,37 @@ class Command:
         session: Viewer | None,
         args: dict[str, Any],
         request: int | None = None,
-        done: Done | None = None,
+        reply_to: ReplyTo | None = None,
+        waiter: asyncio.Future[dict[str, Any]] | None = None,
     ) -> None:
         self.kind = kind
         self.session = session
         self.args = args
-        self.request = request
-        #: Told the outcome, in the actor's own pass of the loop (so a reply leaves with the
-        #: updates it caused); None for internal commands, which nobody waits for.
-        self.done = done
+        self.request = request  # the asking request's id, for the log
+        #: Answered in the actor's own pass of the loop (so a reply leaves with the updates it
+        #: caused), once: both are cleared when the command is answered.
+        self.reply_to = reply_to
+        self.waiter = waiter
 
-    def finish(self, result: dict[str, Any] | None, error: RoomError | None = None) -> None:
-        if self.done is not None:
-            done, self.done = self.done, None
-            try:
-                done(result, error)
-            except Exception:  # the waiter's bug must not take the room's task down with it
-                logger.exception("reply_failed", command=self.kind, req=self.request)
+    def finish(
+        self, replies: Replies, room: str, result: dict[str, Any] | None,
+        error: RoomError | None = None,
+    ) -> None:
+        """Answer the command (once): through ``replies`` to its address, or to its waiter."""
+        to, waiter = self.reply_to, self.waiter
+        self.reply_to = self.waiter = None
+        try:
+            if to is not None:
+                replies.deliver(to, self.kind, room, result, error)
+            elif waiter is not None and not waiter.done():
+                if error is not None:
+                    waiter.set_exception(error)
+                else:
+                    waiter.set_result(result or {})
+        except Exception:  # the router's bug must not take the room's task down with it
+            logger.exception("reply_failed", command=self.kind, req=self.request)
 
     def viewer(self) -> Viewer:
         """The session that asked (every command from outside has one)."""
         assert self.session is not None
         return self.session
-
-
-def settle(future: asyncio.Future[dict[str, Any]], result: Any, error: RoomError | None) -> None:
-    """A command's outcome into ``future`` (a :data:`Done` once the future is bound)."""
-    if future.done():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result or {})

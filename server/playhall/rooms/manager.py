@@ -23,6 +23,7 @@ from playhall.counters import Counters
 from playhall.lobby import Lobby
 from playhall.rooms import table, views
 from playhall.rooms.actor import Room
+from playhall.rooms.handle import Replies, RoomHandle
 from playhall.rooms.ids import is_room_id, new_room_id
 from playhall.rooms.listing import Listing
 from playhall.rooms.record import RoomRecord
@@ -52,19 +53,41 @@ class LeaseHeld(RoomError):
 
 
 class RoomManager:
-    def __init__(self, store: Store, config: Config, lobby: Lobby) -> None:
+    def __init__(
+        self, store: Store, config: Config, lobby: Lobby, replies: Replies,
+        counters: Counters | None = None,
+    ) -> None:
         self.store = store
         self.config = config
         self.lobby = lobby
+        #: Where the rooms' answers to requests go (``rooms.handle``).
+        self.replies = replies
         self.caps = Caps(store.players, config)
         self.rooms: dict[str, Room] = {}
         self._loading: dict[str, asyncio.Task[Room]] = {}
         self._stopping: set[asyncio.Task[None]] = set()
         self.closing = False
         #: What this process counts (playhall.counters), shared by its rooms and its endpoint.
-        self.counters = Counters()
+        self.counters = counters if counters is not None else Counters()
+
+    def ready(self, room_id: str) -> RoomHandle | None:
+        """The handle of a room that takes a request at once, with no wait: one this process
+        holds; None otherwise (then :meth:`handle`)."""
+        return self.rooms.get(room_id)
+
+    def seated(self, player: str) -> list[RoomHandle]:
+        """The handles of the rooms this process holds in which ``player`` has a seat."""
+        return [r for r in self.rooms.values() if r.record.seat_of(player) is not None]
+
+    async def handle(self, room_id: str) -> RoomHandle:
+        """The handle the network talks to ``room_id`` through: the room's actor, loaded
+        here first if need be. Raises :class:`RoomError`: no such room, or
+        :class:`LeaseHeld` when another process holds it (where a handle that forwards to
+        that process belongs, ``rooms.handle``)."""
+        return await self.get(room_id)
 
     async def get(self, room_id: str) -> Room:
+        """The room's actor in this process, loaded from Redis (its lease taken) if need be."""
         room = self.rooms.get(room_id)
         if room is not None:
             return room
@@ -132,6 +155,7 @@ class RoomManager:
             config=self.config,
             lobby=self.lobby,
             lease=lease,
+            replies=self.replies,
             create_room=self._make_room,
             on_idle=self.evict,
             checkpoint=checkpoint,
@@ -152,12 +176,12 @@ class RoomManager:
         sitting: str | None = None,
         address: str = "",
         request: int | None = None,
-    ) -> Room:
+    ) -> tuple[RoomHandle, str | None]:
         """A new room of ``game`` (refused by the table's rules if the game, its options or the
         seat count are wrong, and past the creator's caps and those of the client ``address``
         it connects from), stored with its creator in seat 0 under the name ``sitting`` (None:
-        they only watch), its actor started; a private one with its join code. ``request``:
-        the creating request's id, for the log."""
+        they only watch), its actor started: its handle, and its join code if it is private.
+        ``request``: the creating request's id, for the log."""
         record = table.create(
             game, options, seats, creator, private=private, room_id=new_room_id(),
             secret=table.new_secret(), created=time.time(), sitting=sitting,
@@ -184,7 +208,7 @@ class RoomManager:
             raise unknown from None
         ttl = self.config.player_ttl
         await self.store.players.note_created(creator, record.id, finished_with, ttl)
-        return room
+        return room, record.code
 
     async def _make_room(self, record: RoomRecord, maker: str, address: str) -> None:
         """Store a room a room's command made (a rematch), asked by ``maker`` from the client

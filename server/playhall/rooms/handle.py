@@ -1,0 +1,68 @@
+"""How the network reaches a room, and how a room's answer finds its way back.
+
+:class:`RoomHandle` is all the endpoint (``playhall.net.endpoint``) knows of a room: ``submit``
+a command whose answer goes to a reply address, or ``ask`` and wait for the answer. Its local
+form is the room's actor (:class:`playhall.rooms.actor.Room`) in this process; a remote form
+for a room another process holds will have the same interface and publish the command to
+that process, and the room manager (``RoomManager.handle``, ``RoomManager.ready``) is where
+the one or the other is handed out.
+
+A reply is addressed, not called back: :class:`ReplyTo` names the connection and the request
+(plain data, which can cross a process boundary), and the room hands its answer to the
+:class:`Replies` router it was given (``playhall.net.replies.ReplyRouter``), which finds the
+connection and sends the ``ok`` or ``error`` frame.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from playhall.rooms.audience import Viewer
+from playhall.rooms.table import RoomError
+
+
+class ReplyTo:
+    """Where a command's answer goes: the connection (its id in this process) and the request
+    id the answer carries. (A plain class, not a dataclass: one is made per move; see
+    docs/operations.md, "The compiled build".)"""
+
+    __slots__ = ("connection", "request")
+
+    def __init__(self, connection: int, request: int) -> None:
+        self.connection = connection
+        self.request = request
+
+
+class Replies(Protocol):
+    """Delivers a room's answers by address (implemented by
+    :class:`playhall.net.replies.ReplyRouter`)."""
+
+    def deliver(
+        self, to: ReplyTo, kind: str, room: str, result: dict[str, Any] | None,
+        error: RoomError | None,
+    ) -> None:
+        """Answer request ``to`` (of type ``kind``) with ``result``, or with ``error`` if the
+        room refused it (``room``: the room that answers, for the log)."""
+        ...
+
+
+class RoomHandle(Protocol):
+    """One room, as the network talks to it."""
+
+    @property
+    def id(self) -> str: ...
+
+    def submit(
+        self, kind: str, viewer: Viewer | None, args: dict[str, Any],
+        reply_to: ReplyTo | None = None,
+    ) -> None:
+        """Queue a command whose answer goes to ``reply_to``; raises :class:`RoomError` at once
+        when the room cannot take it (closing, or busy)."""
+        ...
+
+    async def ask(
+        self, kind: str, viewer: Viewer | None, args: dict[str, Any], request: int | None = None
+    ) -> dict[str, Any]:
+        """Queue a command and wait for its answer; raises :class:`RoomError` when refused
+        (``request``: the asking request's id, for the log)."""
+        ...
