@@ -42,7 +42,7 @@ and their room set ``player_ttl`` seconds after their last hello (a set made lat
 record's expiry; the set forgets rooms that have expired whenever it is read), a player who
 has not sat, created a room or chatted ``unused_player_ttl`` seconds after their last hello.
 Nothing is written for a room that does not exist. An unfinished room is in ``expiry``: a
-waiting room nobody views for ``waiting_ttl`` is deleted (``RoomStore.delete``), a game nobody
+waiting room nobody views for ``waiting_ttl`` is deleted (``RoomStore.delete_room``), a game nobody
 plays or views for ``abandoned_ttl`` is ended, and then expires as a finished room.
 """
 
