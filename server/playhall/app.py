@@ -50,6 +50,7 @@ class Running:
     #: The metrics listener (``metrics_listen``), if there is one.
     metrics_server: asyncio.Server | None = None
     sweeper: asyncio.Task[None] | None = None
+    counter: asyncio.Task[None] | None = None
     supervisor: asyncio.Task[None] | None = None
     #: Watches for the process running out of file descriptors (playhall.net.descriptors).
     descriptors: asyncio.Task[None] | None = None
@@ -69,7 +70,7 @@ class Running:
     async def drain(self) -> None:
         logger.info("draining", rooms=len(self.rooms.rooms), sessions=len(self.endpoint.sessions))
         self.endpoint.draining = True
-        for task in (self.sweeper, self.supervisor, self.descriptors):
+        for task in (self.sweeper, self.counter, self.supervisor, self.descriptors):
             if task is not None:
                 task.cancel()
         self.keeper.stop()
@@ -182,6 +183,7 @@ async def start(config: Config) -> Running:
     watch = DescriptorWatch()
     running.restore_handler = watch.install(asyncio.get_running_loop())
     running.descriptors = asyncio.create_task(watch.watch())
+    running.counter = asyncio.create_task(endpoint.keep_counted())
     if embedded is not None:
         running.supervisor = asyncio.create_task(supervise(embedded, endpoint))
     logger.info(

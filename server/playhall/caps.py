@@ -1,9 +1,18 @@
 """The per-player and per-address caps on what costs the server something to keep: rooms
 made a minute (by ``create`` or ``rematch``, per player and per client address), waiting rooms
-a player made and sits in, renames a minute, and new players registered a minute from one
-address. Each is counted in Redis (windowed counters, or the player's set of created rooms), so
-every server process sharing it allows together exactly what one would. (Join-code tries are
-counted in ``store/code_tries.py``; connections per address in ``net/admission.py``.)
+a player made and sits in, renames a minute, new players registered a minute from one
+address, and the connections one address holds at once. Each is counted in Redis
+(windowed counters, the player's set of created rooms, the address's set of connections),
+so every server process sharing it allows together exactly what one would.
+
+Connections are counted twice: by the process that holds them, from the moment each is accepted
+(HTTP 429, ``net/admission.py``: what guards the process's file descriptors, and needs no round
+trip), and on every process together, at ``hello`` (:meth:`Caps.connection`), before which a
+connection can do nothing. A process renews its connections' count every third of ``lease_ms``
+(``Endpoint.keep_counted``), so those of a process that died lapse within ``lease_ms``.
+Join-code tries are counted in Redis too, by ``store/code_tries.py``. What stays per process:
+the plain HTTP requests an address may make a second (``http_rate``, ``net/ratelimit.py``),
+answered before any round trip to Redis.
 """
 
 from __future__ import annotations
@@ -78,6 +87,22 @@ class Caps:
                 f"at most {cap} renames a minute; try again in {math.ceil(left)} s",
                 retry_after=round(left, 1),
             )
+
+    async def connection(self, address: str, member: str) -> bool:
+        """Count connection ``member`` (``"<instance>:<connection id>"``) against ``address``
+        on every process together; refuse it past ``connections_per_address``. False: not
+        counted (no cap, or no address)."""
+        cap = self.config.connections_per_address
+        if not cap or not address:
+            return False
+        if await self.store.admit_connection(address, member, cap, self.config.lease_ms):
+            return True
+        raise RoomError(
+            errors.RATE_LIMITED,
+            f"at most {cap} connections at once from one address, on every server together; "
+            "close one, then say hello again",
+            retry_after=round(self.config.lease_ms / 3000, 1),
+        )
 
     async def new_player(self, address: str, log: Any, request: int) -> None:
         """Refuse a new player past ``new_players_per_minute`` from ``address``: a new player

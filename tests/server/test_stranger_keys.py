@@ -86,6 +86,9 @@ async def test_unused_players_expire_within_hours(redis_url: str) -> None:
         # The address's new-player counter lives out its minute; each player, a few hours.
         counter = ttls.pop(f"{config.key_prefix}address:127.0.0.1:players")
         assert 0 < counter <= 60
+        # The address's open connections, counted while they are renewed.
+        connections = ttls.pop(f"{config.key_prefix}address:127.0.0.1:conns")
+        assert 0 < connections <= config.lease_ms / 1000
         assert len(ttls) == 50
         assert all(0 < ttl <= 3 * 3600 for ttl in ttls.values()), ttls
         # The first to sit down (here by creating a room) is kept for player_ttl.

@@ -91,6 +91,7 @@ class Endpoint:
         self.counters = rooms.counters  # what the process counts (playhall.counters)
         # Every connection's frames of a loop pass, one callback.
         self._writes = WriteBatch(self.counters)
+        self._releases: set[asyncio.Future[Any]] = set()  # see _uncount
         self.admission = Admission(config.connections_per_address, config.forwarded_header)
         self.http_rate = AddressBuckets(config.http_rate, config.http_burst)
         # Refusals a client can repeat at will are logged once per address and window.
@@ -217,7 +218,10 @@ class Endpoint:
         return ws
 
     def _opened(self, ws: WebSocket) -> Session:
-        session = Session(ws, self.config, self._resnapshot, self._fast_move, self.counters)
+        session = Session(
+            ws, self.config, self._resnapshot, self._fast_move, self.counters,
+            on_closed=self._uncount,
+        )
         session.address = ws.client_address
         session.id = next(self._ids)
         session.log = logger.bind(conn=session.id, peer=ws.remote_address, address=session.address)
@@ -471,6 +475,7 @@ class Endpoint:
             raise no_such_room(room_id)
 
     async def _hello(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
+        rid = message["id"]
         offered = message["protocol"]
         offered = [offered] if isinstance(offered, int) else offered
         common = [v for v in SUPPORTED_VERSIONS if v in offered]
@@ -479,6 +484,16 @@ class Endpoint:
                 errors.UNSUPPORTED_VERSION,
                 f"this server speaks protocol versions {list(SUPPORTED_VERSIONS)}",
             )
+        if not session.counted:
+            try:
+                counted = await self.caps.connection(session.address, self._member(session))
+            except RoomError:
+                peer = session.ws.remote_address
+                self.connections_refused.refused(session.address, peer=peer, at="hello")
+                raise
+            session.counted = counted
+            if counted and session.gone:  # closed while it was being counted
+                self._uncount(session)
         name = message.get("name") or ""
         if "host_token" in message:
             if "token" in message:
@@ -487,7 +502,7 @@ class Endpoint:
             who = await self.players.arrive(member.player, member.name or name)
         else:
             if message.get("token") is None:
-                await self.caps.new_player(session.address, session.log, message["id"])
+                await self.caps.new_player(session.address, session.log, rid)
             who = await self.players.identify(message.get("token"), name)
         session.player, session.name, session.protocol = who.player, who.name, max(common)
         session.used = who.used
@@ -583,6 +598,47 @@ class Endpoint:
         task = asyncio.get_running_loop().create_task(ask())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    # -- connections counted on every process together (playhall.caps) -------------------------
+
+    def _member(self, session: Session) -> str:
+        return f"{self.config.instance}:{session.id}"
+
+    def _uncount(self, session: Session) -> None:
+        """The connection closed: stop counting it against its address (queued at once, so a
+        connection made after it is counted after it has gone)."""
+        if not session.counted:
+            return
+        session.counted = False
+        release = self.store.players.release_connection(session.address, self._member(session))
+        pending = asyncio.ensure_future(release)
+        self._releases.add(pending)
+        pending.add_done_callback(self._released)
+
+    def _released(self, release: asyncio.Future[Any]) -> None:
+        self._releases.discard(release)
+        if not release.cancelled():
+            release.exception()  # if Redis was away: the count lapses within lease_ms
+
+    async def keep_counted(self) -> None:
+        """Renew the count of this process's connections every third of ``lease_ms``: a count
+        not renewed for ``lease_ms`` lapses (that of a process that died)."""
+        ttl = self.config.lease_ms
+        while True:
+            await asyncio.sleep(ttl / 3000)
+            held: dict[str, list[str]] = {}
+            for session in self.sessions:
+                if session.counted:
+                    held.setdefault(session.address, []).append(self._member(session))
+            if not held:
+                continue
+            try:
+                await asyncio.gather(*self.store.players.renew_connections(held, ttl))
+            except Exception as exc:
+                if not is_store_error(exc):
+                    logger.exception("connection_renew_failed")
+                else:
+                    self.store.outage.failed(exc, during="connection renewal")
 
     # -- slow connections ----------------------------------------------------------------------
 

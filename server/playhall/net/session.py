@@ -76,6 +76,7 @@ class Session:
         on_drained: Callable[[Session, str], None],
         fast_path: FastPath | None = None,
         counters: Counters | None = None,
+        on_closed: Callable[[Session], None] | None = None,
     ) -> None:
         self.ws = ws
         self.config = config
@@ -90,6 +91,9 @@ class Session:
         self.used = False
         #: The client address this connection counts against (see net/admission.py).
         self.address = ""
+        #: Whether the connection is counted against its address on every process together
+        #: (since its hello; see ``playhall.caps``).
+        self.counted = False
         self.rooms: set[str] = set()
         self.bucket = TokenBucket(config.rate, config.burst)
         self.frames_dropped = 0
@@ -107,6 +111,7 @@ class Session:
         self._outbox: deque[bytes] = deque()
         self._stale: set[str] = set()
         self._on_drained = on_drained
+        self._on_closed = on_closed
         self._idle = asyncio.Event()  # set whenever the outbox is empty
         self._idle.set()
 
@@ -159,6 +164,13 @@ class Session:
     def closed(self) -> None:
         self._gone = True
         self._wake()
+        if self._on_closed is not None:
+            self._on_closed(self)
+
+    @property
+    def gone(self) -> bool:
+        """The connection is closed (its task may still be finishing its last request)."""
+        return self._gone
 
     def paused(self) -> None:
         self.blocked_since = time.monotonic()

@@ -28,6 +28,8 @@ players (``store/players.py``)
                                minute (expires)
 ``p address:<a>:players``      counter of the players registered from ``a`` this minute
                                (expires)
+``p address:<a>:conns``        sorted set: the greeted connections from ``a`` on every process
+                               ("<instance>:<connection id>" -> when it lapses unless renewed)
 join-code tries (``store/code_tries.py``)
 ``p tries:player:<pid>``,      join-code tries of a player and of an address (hashes, kept
 ``p tries:address:<a>``        by ``store.code_tries``, expire)
@@ -89,6 +91,9 @@ class Keys:
 
     def player_made_key(self, player: str) -> str:
         return f"{self.p}player:{player}:made"
+
+    def connections_key(self, address: str) -> str:
+        return f"{self.p}address:{address}:conns"
 
     def counter_key(self, counter: str) -> str:
         """A windowed counter, ``counter`` naming it under the prefix (e.g.

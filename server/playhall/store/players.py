@@ -4,7 +4,9 @@ counter is a key in Redis, so every server process sharing it counts the same ev
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import time
+from collections.abc import Awaitable
+from typing import Any, NamedTuple
 
 import redis.asyncio as aioredis
 
@@ -102,6 +104,39 @@ class PlayerStore:
         if gone:
             await self.redis.srem(key, *gone)
         return [room for room, exists in zip(rooms, alive, strict=True) if exists]
+
+    # -- connections per client address -----------------------------------------------------
+    # Counted on the command pipe: while it is connected, a connection's release and the
+    # renewals are queued as they are called, in that order, so a renewal never brings back a
+    # connection released before it (across a reconnection, one may: it lapses in ttl_ms).
+
+    async def admit_connection(self, address: str, member: str, cap: int, ttl_ms: int) -> bool:
+        """Count connection ``member`` against ``address`` if the address holds fewer than
+        ``cap`` connections on every process together (False: it holds that many). The count
+        lapses ``ttl_ms`` after the last renewal (:meth:`renew_connections`)."""
+        keys = [self.keys.connections_key(address)]
+        args = [member, str(int(time.time() * 1000)), str(ttl_ms), str(cap)]
+        return bool(await scripts.call(self.pipe, scripts.ADMIT, keys, args))
+
+    def renew_connections(self, held: dict[str, list[str]], ttl_ms: int) -> list[Awaitable[Any]]:
+        """Keep the connections ``held`` (address -> members) counted ``ttl_ms`` more, each
+        address two commands in one write; their replies, to await."""
+        lapses = str(int(time.time() * 1000) + ttl_ms).encode()
+        ttl = str(ttl_ms).encode()
+        calls = []
+        for address, members in held.items():
+            key = self.keys.connections_key(address).encode()
+            words = [b"ZADD", key]
+            for member in members:
+                words += [lapses, member.encode()]
+            calls.append(self.pipe.call(*words))
+            calls.append(self.pipe.call(b"PEXPIRE", key, ttl))
+        return calls
+
+    def release_connection(self, address: str, member: str) -> Awaitable[Any]:
+        """Stop counting ``member`` against ``address``; its reply, to await."""
+        key = self.keys.connections_key(address).encode()
+        return self.pipe.call(b"ZREM", key, member.encode())
 
     # -- the rooms a player created, and the caps --------------------------------------------
 

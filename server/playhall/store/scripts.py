@@ -165,6 +165,22 @@ end
 return {0, 0}
 """
 
+# A connection counted against its client address, if the address holds fewer than the cap on
+# every process together. KEYS: the address's connection set (member: "<instance>:<connection
+# id>", score: when it lapses unless renewed, ms). ARGV: the member, now (ms), the time to
+# live (ms), the cap. Members that lapsed (a process that died) are dropped first; a member
+# already there is renewed, not counted twice. Returns 1 if counted, 0 if over the cap.
+_ADMIT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
+if not redis.call('ZSCORE', KEYS[1], ARGV[1])
+    and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+
 
 @dataclass(frozen=True)
 class Script:
@@ -196,6 +212,7 @@ LIST: Final = Script.of(_LIST)
 ADD_PLAYER_ROOM: Final = Script.of(_ADD_PLAYER_ROOM)
 ADD_CHAT: Final = Script.of(_ADD_CHAT)
 COUNT_UNDER_CAPS: Final = Script.of(_COUNT_UNDER_CAPS)
+ADMIT: Final = Script.of(_ADMIT)
 
 #: ``SCRIPT LOAD`` of each script, the first commands of every connection of the pipe: a
 #: server that starts (or reconnects to a restarted Redis) with hundreds of rooms to commit
@@ -211,6 +228,7 @@ SCRIPT_LOADS: Final = [
         ADD_PLAYER_ROOM,
         ADD_CHAT,
         COUNT_UNDER_CAPS,
+        ADMIT,
     )
 ]
 
