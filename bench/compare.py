@@ -49,9 +49,10 @@ def log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def prepare(sha: str, work: Path) -> dict[str, Any]:
-    """The commit's clone (the pure build, speedups built in place) and compiled copy, and the
-    counts read from its source."""
+def build(sha: str, work: Path) -> dict[str, Path]:
+    """The commit's two builds in ``work``, made if not there yet: ``pure`` (its clone, with the
+    C speedups built in place, as the README's install has them) and ``compiled`` (a copy made
+    by the commit's own bench/compiled_tree.sh). Each tree runs its own bench/moves.py."""
     side = work / sha[:12]
     source, compiled = side / "source", side / "compiled"
     env = {k: v for k, v in os.environ.items() if k != "PLAYHALL_COMPILE"}
@@ -59,11 +60,6 @@ def prepare(sha: str, work: Path) -> dict[str, Any]:
         log(f"{sha[:9]}: clone")
         git("clone", "-q", "--shared", "--no-checkout", str(ROOT), str(source))
         git("checkout", "-q", "--detach", sha, cwd=source)
-    c_files = git("ls-files", "*.c", cwd=source).split()
-    c_lines = sum((source / f).read_bytes().count(b"\n") for f in c_files)
-    found = subprocess.run(["duplicates", "--repo", str(source), "--most", "200",
-                            "--seconds", "120"], capture_output=True, text=True).stdout
-    pairs = re.findall(r"^D\d+ (\S+?\.py):(\d+)-(\d+) ~ \S+?\.py:\d+-\d+", found, re.M)
     if not (side / "built").exists():  # none yet, or a build that did not finish
         shutil.rmtree(compiled, ignore_errors=True)
         log(f"{sha[:9]}: compiled build")
@@ -73,7 +69,19 @@ def prepare(sha: str, work: Path) -> dict[str, Any]:
         subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
                        cwd=source, check=True, env=env, capture_output=True)
         (side / "built").touch()
-    return {"sha": sha, "trees": {"compiled": compiled, "pure": source}, "c_lines": c_lines,
+    return {"compiled": compiled, "pure": source}
+
+
+def prepare(sha: str, work: Path) -> dict[str, Any]:
+    """The commit's two builds (``build``) and the counts read from its source."""
+    trees = build(sha, work)
+    source = trees["pure"]
+    c_files = git("ls-files", "*.c", cwd=source).split()
+    c_lines = sum((source / f).read_bytes().count(b"\n") for f in c_files)
+    found = subprocess.run(["duplicates", "--repo", str(source), "--most", "200",
+                            "--seconds", "120"], capture_output=True, text=True).stdout
+    pairs = re.findall(r"^D\d+ (\S+?\.py):(\d+)-(\d+) ~ \S+?\.py:\d+-\d+", found, re.M)
+    return {"sha": sha, "trees": trees, "c_lines": c_lines,
             "dup_pairs": len(pairs), "dup_lines": sum(int(b) - int(a) + 1 for _, a, b in pairs),
             "duplicates": found.splitlines()[0] if found else "", "runs": [], "counted": {}}
 
