@@ -257,11 +257,13 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
     # The per-connection rate limit is lifted: at R = 1 one client moves well over a thousand
     # times a second, and a rate-limited move would stall its room (this measures throughput).
     # So are the per-address caps (connections, new players, rooms): every client of the run
-    # connects from this host.
+    # connects from this host. And the rooms a player may create a minute: a pair plays a
+    # rematch (a new room) per finished game, at R = 1 several a second.
     cmd = [sys.executable, "-m", "playhall.cli", "serve", "--port", str(port), "--redis-url",
            redis.url, "--bot-delay", "0", "--log-level", "warning", "--log-format", "json",
            "--rate", "100000", "--burst", "100000", "--connections-per-address", "0",
            "--new-players-per-minute", "0", "--address-rooms-per-minute", "0",
+           "--rooms-per-minute", "0",
            # The metrics listener on a free port: runs of two trees may share the machine.
            "--metrics-listen", "127.0.0.1:0"]
     counted = os.environ.get("BENCH_CALLGRIND")
