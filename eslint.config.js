@@ -1,5 +1,5 @@
 // ESLint for Playhall's JavaScript: the web client (clients/playhall_web/static), its node
-// tests (tests/js) and the example bot (examples/bots). As strict in kind as ruff is for the Python: the recommended rules (errors a
+// tests (tests/js), the example bot (examples/bots) and the peers' benchmark (bench/peers). As strict in kind as ruff is for the Python: the recommended rules (errors a
 // run would hit), the bug-prone patterns on top (bugbear's role), and modern syntax only
 // (pyupgrade's). Layout is Prettier's job (.prettierrc.json), so no rule here is about format.
 import js from "@eslint/js";
@@ -72,7 +72,7 @@ export default [
     languageOptions: { globals: globals["shared-node-browser"] },
   },
   {
-    files: ["tests/js/**/*.mjs", "examples/**/*.mjs", "eslint.config.js"],
+    files: ["tests/js/**/*.mjs", "examples/**/*.mjs", "eslint.config.js", "bench/peers/*.js"],
     languageOptions: { globals: globals.node },
   },
 ];

@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CHECKED = ("docs", "README.md", "server", "protocol", "clients", "bench")
 SESSION = re.compile(r"\bsessions?[ \t_-]*\d", re.IGNORECASE)
-NOT_SOURCE = {"__pycache__", "build", ".mypy_cache", ".ruff_cache"}
+NOT_SOURCE = {"__pycache__", "build", ".mypy_cache", ".ruff_cache", "node_modules"}
 
 
 def checked_files() -> list[Path]:
