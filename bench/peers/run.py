@@ -21,13 +21,16 @@ turn; their state is kept in the server's memory and stored nowhere. The peers' 
 pinned (package.json and package-lock.json beside this file) and installed by ``npm ci`` on the
 first run; load.js is their load generator. Each run starts its own server: for every round,
 for every R, the systems in turn (A B C D, A B C D, ...), so the machine's slow spells are
-spread over all of them. Reported per system and R: moves/s (the median of the rounds, every
-round in brackets), p50 and p99 from sending a move to receiving the update it caused, the
-server's CPU per move (user + system from /proc over the measured window, per move), its RSS at
-the window's end, and the load generator's CPU (in cores: it shares the other core with Redis
-for Playhall, so it must stay under one for the numbers to be the server's). The median run's
-latency and RSS are shown. Progress goes to stderr, every run's numbers to ``--json``. Not part
-of the test command.
+spread over all of them.
+
+Reported per system and R: moves/s (the median of the rounds, every round in brackets), p50
+and p99 from sending a move to receiving the update it caused, the server's CPU per move (user
++ system from /proc over the measured window, per move), how busy its core was (that CPU over
+the window's wall time: under 1, something else held the server back, the machine's other work
+or the load side), its RSS at the window's end, and the load generator's CPU in cores (for
+Playhall it shares the other core with Redis, so together they must stay under one for the
+numbers to be the server's). Latency and RSS are the median run's. Progress goes to stderr,
+every run's numbers to ``--json``. Not part of the test command.
 """
 
 from __future__ import annotations
@@ -139,8 +142,8 @@ def run(system: str, trees: dict[str, Path], rooms: int, seconds: float,
 
 
 def table(runs: list[dict[str, Any]], systems: list[str], rooms: list[int]) -> str:
-    out = ["| system | R | moves/s (median; runs) | p50 | p99 | server CPU per move | RSS "
-           "| load CPU |", "|---|---|---|---|---|---|---|---|"]
+    out = ["| system | R | moves/s (median; runs) | p50 | p99 | server CPU per move | server's "
+           "core busy | RSS | load CPU |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rooms:
         for system in systems:
             mine = sorted((x for x in runs if x["system"] == system and x["rooms"] == r),
@@ -151,7 +154,7 @@ def table(runs: list[dict[str, Any]], systems: list[str], rooms: list[int]) -> s
             cpu = f"{mid['cpu_us_per_move']:.0f} µs" if mid["cpu_us_per_move"] else "—"
             out.append(
                 f"| {system} | {r} | {cell([float(x['moves_per_s']) for x in mine])} | "
-                f"{mid['p50_ms']} ms | {mid['p99_ms']} ms | {cpu} | "
+                f"{mid['p50_ms']} ms | {mid['p99_ms']} ms | {cpu} | {mid['server_cpu']} | "
                 f"{mid['server_rss_mb']:.0f} MB | {mid['load_cpu']} |")
     return "\n".join(out)
 
