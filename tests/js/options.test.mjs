@@ -10,6 +10,7 @@ import {
   clockPreset,
   formatDuration,
   optionsText,
+  seatsText,
 } from "../../clients/playhall_web/static/app/options.js";
 
 // As the server's `games` describes them (server/playhall/rooms/clocks.py and the games' engines).
@@ -117,4 +118,9 @@ test("the presets are recognised from the options, a clock's unused settings asi
 test("without the game's description: names and values as they are", () => {
   assert.equal(optionsText({ target: 15 }, undefined), "target: 15");
   assert.equal(optionsText(undefined, MANTIS), "");
+});
+
+test("a game's seat counts read as a range, or one number when it takes one", () => {
+  assert.equal(seatsText({ min_seats: 2, max_seats: 6 }), "2–6");
+  assert.equal(seatsText({ min_seats: 2, max_seats: 2 }), "2");
 });

@@ -3,7 +3,7 @@
 // the choices made), the clock as a preset (blitz, rapid, a day per move) or set by hand, the
 // seat count the options allow, and private or not.
 import { h } from "./ui.js";
-import { applies, CLOCK_OPTIONS, CLOCK_PRESETS, clockPreset, valueText } from "./options.js";
+import { applies, CLOCK_OPTIONS, CLOCK_PRESETS, clockPreset, seatsText, valueText } from "./options.js";
 import { rulesLink } from "./links.js";
 
 /** Seat range for a game given the chosen options. seats_by_option names the ranges of some
@@ -217,7 +217,7 @@ function createForm(app, formState, redraw) {
           h("option", {
             value: g.id,
             selected: g.id === game.id,
-            text: `${g.title} (${g.min_seats}–${g.max_seats})`,
+            text: `${g.title} (${seatsText(g)})`,
           }),
         ),
       ),

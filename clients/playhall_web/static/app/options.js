@@ -115,3 +115,8 @@ export function optionsText(options, game) {
   }
   return parts.join(" · ");
 }
+
+/** A game's seat counts as people read them: "2–6", or "2" when it takes one count. */
+export function seatsText(game) {
+  return game.min_seats === game.max_seats ? `${game.min_seats}` : `${game.min_seats}–${game.max_seats}`;
+}
