@@ -71,6 +71,16 @@ class Console:
             except TimeoutError:
                 raise AssertionError(f"none of {needles} in output:\n{self.text[-3000:]}") from None
 
+    async def expect_all(self, *needles: str) -> None:
+        """Wait until every one of ``needles`` is written after the last match, in any order
+        (what one request's reply and the pushes it causes print may come either way round)."""
+        start = end = self.pos
+        for needle in needles:
+            self.pos = start
+            await self.expect(needle)
+            end = max(end, self.pos)
+        self.pos = end
+
 
 def run_play(console: Console, url: str, token_file: Path,  # noqa: F811
              name: str = "alice") -> asyncio.Task[int]:
@@ -216,9 +226,9 @@ async def test_join_by_code_ready_start_and_refusals(url: str, tmp_path: Path) -
         console.type("frobnicate")
         await console.expect("Unknown command 'frobnicate'")
         console.type("name  Gwen ")                 # a rename shows on the seat at once
-        await console.expect("seat 2 is now called Gwen")
-        await console.expect("2  Gwen (you)")
-        await console.expect("You are now called Gwen.")
+        await console.expect_all(
+            "seat 2 is now called Gwen", "2  Gwen (you)", "You are now called Gwen."
+        )
         await mirror.wait(lambda m: m.view["seats"][1]["name"] == "Gwen")
         await host.ready(mirror.room)
         console.type("ready")

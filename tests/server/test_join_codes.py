@@ -219,7 +219,13 @@ class StoreCalls:
             for name, _ in inspect.getmembers(type(family), inspect.iscoroutinefunction):
                 if not name.startswith("_"):
                     method = getattr(family, name)
-                    monkeypatch.setattr(family, name, self._recorded(name, method))
+                    try:
+                        monkeypatch.setattr(family, name, self._recorded(name, method))
+                    except AttributeError:  # a class compiled by mypyc has read-only methods
+                        pytest.skip(
+                            "the compiled build's store classes cannot be patched; the pure "
+                            "build's run of the suite (the README's test command) checks this"
+                        )
 
     def _recorded(
         self, name: str, method: Callable[..., Awaitable[Any]]
