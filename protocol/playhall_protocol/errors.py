@@ -19,6 +19,7 @@ NO_SUCH_GAME = "no_such_game"
 BAD_OPTION = "bad_option"
 BAD_SEATS = "bad_seats"
 NO_SUCH_ROOM = "no_such_room"
+NO_SUCH_PLAYER = "no_such_player"  # profile of a player id nobody has
 TOO_MANY_ROOMS = "too_many_rooms"  # create past the player's room caps
 BAD_CODE = "bad_code"  # no room has this join code
 TOO_MANY_TRIES = "too_many_tries"  # too many wrong join codes: wait retry_after seconds

@@ -96,6 +96,7 @@ CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
         Field("options", dict, False),
         Field("private", bool, False),
         Field("sit", bool, False),
+        Field("rated", bool, False),
     ),
     "join": (
         Field("room", str, False, MAX_KEY),
@@ -120,6 +121,17 @@ CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
     "rename": (Field("name", str, max_len=MAX_NAME),),
     "history": (ROOM, Field("limit", int, False)),
     "record": (ROOM,),
+    "games_played": (
+        Field("player", str, False, MAX_KEY),
+        Field("limit", int, False),
+        Field("after", str, False, MAX_KEY),
+    ),
+    "profile": (Field("player", str, False, MAX_KEY),),
+    "leaderboard": (
+        Field("game", str, max_len=MAX_KEY),
+        Field("limit", int, False),
+        Field("after", str, False, MAX_KEY),
+    ),
 }
 
 #: Types the server pushes without a request.

@@ -74,6 +74,7 @@ class Running:
             if task is not None:
                 task.cancel()
         self.keeper.stop()
+        await self.endpoint.results.stop()
         try:
             await asyncio.wait_for(self.rooms.close(), self.config.drain_timeout)
         except TimeoutError:
@@ -179,6 +180,7 @@ async def start(config: Config) -> Running:
     _tune_gc()
     restored = await keeper.restore_active()
     keeper.start()
+    endpoint.results.start()
     running.sweeper = asyncio.create_task(endpoint.sweep_slow())
     watch = DescriptorWatch()
     running.restore_handler = watch.install(asyncio.get_running_loop())

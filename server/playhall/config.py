@@ -247,6 +247,24 @@ class Config:
         "seconds a player who has not yet sat down, created a room or chatted is kept after "
         "their last hello; 0: forever",
     )
+    history_ttl: int = setting(
+        180 * 24 * 3600,
+        "seconds a finished game is kept in its players' histories (and their counts and "
+        "ratings after their last game); 0: forever",
+    )
+    results_delay: float = setting(
+        0.0,
+        "seconds after a game ends before its results (history, counts, ratings) are written; "
+        "0: at once (a process that dies first leaves them to the next one's sweep)",
+    )
+    rating_provisional_sigma: float = setting(
+        6.0, "a rating is provisional (left off leaderboards) while its sigma is above this"
+    )
+    rating_sigma_per_day: float = setting(
+        0.25,
+        "how fast a rating's sigma grows without rated games: sqrt(sigma^2 + this^2 * days), "
+        "at most a new player's",
+    )
     drain_timeout: float = setting(
         10.0, "seconds SIGTERM waits for rooms to finish the commands they hold"
     )

@@ -45,6 +45,7 @@ SPEC: dict[str, dict[str, tuple[tuple[type, ...], bool, int | None]]] = {
         "options": ((dict,), False, None),
         "private": ((bool,), False, None),
         "sit": ((bool,), False, None),
+        "rated": ((bool,), False, None),
     },
     "join": {
         "room": ((str,), False, 64),
@@ -78,6 +79,17 @@ SPEC: dict[str, dict[str, tuple[tuple[type, ...], bool, int | None]]] = {
     "rematch": {"room": ((str,), True, 64)},
     "resign": {"room": ((str,), True, 64)},
     "record": {"room": ((str,), True, 64)},
+    "games_played": {
+        "player": ((str,), False, 64),
+        "limit": ((int,), False, None),
+        "after": ((str,), False, 64),
+    },
+    "profile": {"player": ((str,), False, 64)},
+    "leaderboard": {
+        "game": ((str,), True, 64),
+        "limit": ((int,), False, None),
+        "after": ((str,), False, 64),
+    },
 }
 
 SAMPLE: dict[type, Any] = {str: "x", int: 1, bool: True, dict: {}, list: [1], bytes: b"x"}

@@ -54,6 +54,7 @@ from playhall.net.web import (
 )
 from playhall.net.websocket import WebSocket, WriteBatch
 from playhall.players import Players
+from playhall.results import results_of, results_request
 from playhall.rooms import views
 from playhall.rooms.handle import ReplyTo, RoomHandle
 from playhall.rooms.ids import is_room_id
@@ -82,6 +83,7 @@ class Endpoint:
         self.lobby = lobby
         self.replies = replies
         self.players = Players(store.players, config.player_ttl, config.unused_player_ttl)
+        self.results = results_of(store, config)
         self.host_tokens = HostTokens.from_config(config)
         self.caps = Caps(store.players, config)
         self.sessions: set[Session] = set()
@@ -383,6 +385,8 @@ class Endpoint:
             return {}
         if kind == "my_rooms":
             return {"rooms": await my_rooms(self.rooms, session.player)}
+        if kind in ("games_played", "profile", "leaderboard"):
+            return await results_request(self.results, session.player, kind, message)
         if self.draining:
             raise RoomError(errors.DRAINING, "the server is restarting; reconnect shortly")
         if kind == "rename":
@@ -567,6 +571,7 @@ class Endpoint:
             sitting=session.name if sit else None,
             address=session.address,
             request=message["id"],
+            rated=message.get("rated"),
         )
         # The creator already sits in seat 0 (if they asked to): this join only views the room.
         args: dict[str, Any] = {"code": code}

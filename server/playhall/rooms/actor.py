@@ -37,6 +37,7 @@ from playhall.config import Config
 from playhall.counters import Counters
 from playhall.games.contract import Event, Game
 from playhall.lobby import Lobby
+from playhall.results import results_of
 from playhall.rooms import table
 from playhall.rooms.audience import Audience, Viewer
 from playhall.rooms.commands import HANDLERS, hide_from_outsiders
@@ -290,6 +291,9 @@ class Room:
             game=new.game,
             order=order,
         )
+        ends = new.status == FINISHED and old.status != FINISHED
+        if ends:  # noted first: a process that dies after the commit leaves it to the next
+            await results_of(self.store, self.config).expect(old, new)
         reply_lost = False
         started = _commit_clock()
         try:
@@ -313,6 +317,8 @@ class Room:
         if new.status != old.status:
             self.counters.game_changed(new.game, new.status)
             await self._expiry_due(new)
+        if ends:
+            results_of(self.store, self.config).ended(new)
 
     def _adopt(
         self, new: RoomRecord, kind: str, seat: int | None, player: str | None,

@@ -84,6 +84,8 @@ class RoomRecord:
     #: Per seat, the entropy its player gave with ``ready`` (None: none, or not ready). Fixed
     #: when the game starts: with the secret it makes the key the game draws from.
     contributions: tuple[bytes | None, ...] = ()
+    #: Whether the game counts for its players' ratings (playhall.ratings says when it can).
+    rated: bool = False
 
     def __init__(
         self,
@@ -106,6 +108,7 @@ class RoomRecord:
         seen: dict[str, dict[Any, int]] | None = None,
         clocks: dict[str, Any] | None = None,
         contributions: tuple[bytes | None, ...] = (),
+        rated: bool = False,
     ) -> None:
         """The fields in order, as the dataclass would take them (see docs/operations.md, "The
         compiled build", for why it is written out)."""
@@ -128,6 +131,7 @@ class RoomRecord:
         object.__setattr__(self, "seen", {} if seen is None else seen)
         object.__setattr__(self, "clocks", clocks)
         object.__setattr__(self, "contributions", contributions)
+        object.__setattr__(self, "rated", rated)
 
     def evolve(self, **changes: Any) -> RoomRecord:
         """A new record with ``changes`` and the version moved on by one."""
@@ -171,6 +175,7 @@ class RoomRecord:
             self.seen if seen is None else seen,
             clocks,
             self.contributions,
+            self.rated,
         )
 
     def fields(self) -> dict[str, Any]:
@@ -195,6 +200,7 @@ class RoomRecord:
             "seen": self.seen,
             "clocks": self.clocks,
             "contributions": self.contributions,
+            "rated": self.rated,
         }
 
     def seat_of(self, player: str) -> int | None:

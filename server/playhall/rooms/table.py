@@ -80,12 +80,13 @@ def create(
     secret: bytes,
     created: float,
     sitting: str | None = None,
+    rated: bool | None = None,
 ) -> RoomRecord:
     """A new room of ``seats`` seats (version 0: storing it makes version 1): empty, or with
     its creator in seat 0 under the name ``sitting``, in the same first write, so a room that
     was made at all was made with its creator seated (a one-seat room then starts at once, at
     ``created``). A private room's join code is the store's to hand out; it is set on the
-    record afterwards."""
+    record afterwards. ``rated`` None: a public room is rated, a private one not."""
     game = get_game(game_id)
     if game is None:
         raise RoomError(errors.NO_SUCH_GAME, f'no game {game_id!r}; see "games"')
@@ -107,6 +108,7 @@ def create(
         creator=creator,
         private=private,
         created=created,
+        rated=not private if rated is None else rated,
     )
     return _set_up(record, game, created) if seats == len(first) else record
 
@@ -561,6 +563,7 @@ def rematch(
         private=record.private,
         rematch_of=record.id,
         created=created,
+        rated=record.rated,
     )
     if len(seats) == 1:
         new_room = _set_up(new_room, game, created)
