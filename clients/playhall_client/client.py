@@ -440,13 +440,16 @@ class Client:
         options: dict[str, Any] | None = None,
         private: bool = False,
         sit: bool = True,
+        rated: bool | None = None,
     ) -> RoomMirror:
-        """Make a room (and sit in seat 0 unless ``sit`` is false). When Redis did not say
-        whether it was made, the client finds out (:meth:`_find_created`)."""
+        """Make a room (and sit in seat 0 unless ``sit`` is false); ``rated`` None leaves it to
+        the server (public rooms rated, private ones not). When Redis did not say whether it
+        was made, the client finds out (:meth:`_find_created`)."""
+        extra: dict[str, Any] = {} if rated is None else {"rated": rated}
         try:
             reply = await self.request(
                 "create", game=game, seats=seats, options=options or {}, private=private,
-                sit=sit,
+                sit=sit, **extra,
             )
         except ServerError as refused:
             reply = await self._find_created(refused, sit)
@@ -540,6 +543,24 @@ class Client:
             fields["limit"] = limit
         return list((await self.request("history", **fields))["log"])
 
+    async def games_played(
+        self, player: str | None = None, *, limit: int | None = None, after: str | None = None
+    ) -> dict[str, Any]:
+        """A page of a player's finished games (this player's if ``player`` is None), newest
+        first: ``games`` and ``next`` (pass it as ``after``; absent after the last page)."""
+        fields = _given(player=player, limit=limit, after=after)
+        return await self.request("games_played", **fields)
+
+    async def profile(self, player: str | None = None) -> dict[str, Any]:
+        """A player's name, ratings and counts per game and recent games (``profile``)."""
+        return await self.request("profile", **_given(player=player))
+
+    async def leaderboard(
+        self, game: str, *, limit: int | None = None, after: str | None = None
+    ) -> dict[str, Any]:
+        """A page of ``game``'s leaderboard, best first: ``players`` and ``next``."""
+        return await self.request("leaderboard", game=game, **_given(limit=limit, after=after))
+
     async def rename(self, name: str) -> str:
         """Go by ``name`` from now on, in every room where this player sits (the name in use
         is returned: ``name`` trimmed). Later hellos say it too."""
@@ -590,3 +611,8 @@ class Client:
             mid=mid or secrets.token_hex(6),
             move=move,
         )
+
+
+def _given(**fields: Any) -> dict[str, Any]:
+    """The fields that have a value (a request leaves the others out)."""
+    return {name: value for name, value in fields.items() if value is not None}
