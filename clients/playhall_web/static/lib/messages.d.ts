@@ -93,7 +93,15 @@ export interface Requests {
   "lobby.watch": { fields: { game?: string }; reply: RoomsPage };
   "lobby.unwatch": { fields: Record<string, never>; reply: Record<string, never> };
   create: {
-    fields: { game: string; seats: number; options?: WireMap; private?: boolean; sit?: boolean };
+    fields: {
+      game: string;
+      seats: number;
+      options?: WireMap;
+      private?: boolean;
+      sit?: boolean;
+      /** Default: true for a public room, false for a private one. */
+      rated?: boolean;
+    };
     reply: { room: string; code: string | null; seat: number | null; version: Int };
   };
   join: {
@@ -115,6 +123,59 @@ export interface Requests {
   };
   rematch: { fields: { room: string }; reply: { room: string } };
   resign: { fields: { room: string }; reply: { room: string; version: Int } };
+  games_played: {
+    fields: { player?: string; limit?: number; after?: string };
+    reply: { games: PlayedGame[]; next?: string };
+  };
+  profile: { fields: { player?: string }; reply: Profile };
+  leaderboard: {
+    fields: { game: string; limit?: number; after?: string };
+    reply: { game: string; players: LeaderboardEntry[]; next?: string };
+  };
+}
+
+/** A finished game as a player's history keeps it (`games_played`, a profile's `recent`). */
+export interface PlayedGame {
+  room: string;
+  game: string;
+  /** When it ended, Unix seconds. */
+  at: Float;
+  seats: {
+    player: string | null;
+    name: string | null;
+    bot: boolean;
+    /** A stand-in was playing this seat when the game ended. */
+    stand_in?: boolean;
+    /** In a rated game: the shown rating before and after it. */
+    rating?: [number, number];
+  }[];
+  outcome: Outcome | null;
+  rated: boolean;
+  private: boolean;
+}
+
+/** A player's rating in one game. */
+export interface Rating {
+  /** round(60 * mu): 1500 to start. */
+  rating: number;
+  mu: Float;
+  /** The uncertainty now (it grows without rated games). */
+  sigma: Float;
+  games: number;
+  provisional: boolean;
+}
+
+export interface Profile {
+  player: string;
+  name: string;
+  /** Game id -> games won, lost, drawn, and the rating once there is a rated game. */
+  games: { [game: string]: { w: number; l: number; d: number; rating?: Rating } };
+  recent: PlayedGame[];
+}
+
+export interface LeaderboardEntry extends Rating {
+  player: string;
+  name: string;
 }
 
 export type RequestType = keyof Requests;
