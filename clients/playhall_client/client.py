@@ -502,6 +502,35 @@ class Client:
         await mirror.wait(lambda m: m.version >= reply["version"])
         return mirror
 
+    async def seek(
+        self,
+        game: str,
+        seats: tuple[int, int],
+        *,
+        options: dict[str, Any] | None = None,
+        rating: tuple[int, int] | None = None,
+        bots_after: int | None = None,
+    ) -> RoomMirror:
+        """Quick play: a seat at the best open public table of ``game`` with ``options`` and
+        a seat count in ``seats`` (and, with ``rating``, players rated in that range), or a
+        new table; seated and ready. With ``bots_after`` the table's empty seats go to bots
+        that many seconds after it opened. Asking again returns the same seat until the game
+        starts."""
+        fields = _given(options=options, bots_after=bots_after)
+        if rating is not None:
+            fields["rating"] = list(rating)
+        reply = await self.request("seek", game=game, seats=list(seats), **fields)
+        mirror = self._mirror(reply["room"])
+        await mirror.wait(lambda m: m.version >= reply["version"])
+        return mirror
+
+    async def cancel_seek(self) -> str | None:
+        """Give up the seat a seek holds at a table that has not started; the room, if any."""
+        room = (await self.request("cancel_seek")).get("room")
+        if room is not None:
+            self.rooms.pop(room, None)
+        return room
+
     async def leave(self, room: str) -> None:
         await self.request("leave", room=room)
         self.rooms.pop(room, None)

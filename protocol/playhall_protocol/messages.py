@@ -127,6 +127,14 @@ CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
         Field("after", str, False, MAX_KEY),
     ),
     "profile": (Field("player", str, False, MAX_KEY),),
+    "seek": (
+        Field("game", str, max_len=MAX_KEY),
+        Field("seats", list, max_len=2, items=int),
+        Field("options", dict, False),
+        Field("rating", list, False, 2, items=int),
+        Field("bots_after", int, False),
+    ),
+    "cancel_seek": (),
     "leaderboard": (
         Field("game", str, max_len=MAX_KEY),
         Field("limit", int, False),

@@ -75,6 +75,7 @@ class Running:
                 task.cancel()
         self.keeper.stop()
         await self.endpoint.results.stop()
+        self.endpoint.matchmaker.stop()
         try:
             await asyncio.wait_for(self.rooms.close(), self.config.drain_timeout)
         except TimeoutError:
@@ -181,6 +182,7 @@ async def start(config: Config) -> Running:
     restored = await keeper.restore_active()
     keeper.start()
     endpoint.results.start()
+    endpoint.matchmaker.start()
     running.sweeper = asyncio.create_task(endpoint.sweep_slow())
     watch = DescriptorWatch()
     running.restore_handler = watch.install(asyncio.get_running_loop())

@@ -85,6 +85,14 @@ SPEC: dict[str, dict[str, tuple[tuple[type, ...], bool, int | None]]] = {
         "after": ((str,), False, 64),
     },
     "profile": {"player": ((str,), False, 64)},
+    "seek": {
+        "game": ((str,), True, 64),
+        "seats": ((list,), True, 2),
+        "options": ((dict,), False, None),
+        "rating": ((list,), False, 2),
+        "bots_after": ((int,), False, None),
+    },
+    "cancel_seek": {},
     "leaderboard": {
         "game": ((str,), True, 64),
         "limit": ((int,), False, None),

@@ -37,6 +37,7 @@ from playhall.config import Config
 from playhall.games.contract import Rejected
 from playhall.host_identity import HostTokens
 from playhall.lobby import Lobby
+from playhall.matchmaking import Matchmaker
 from playhall.net.admission import Admission
 from playhall.net.metrics import PATH as METRICS_PATH
 from playhall.net.metrics import close_reason
@@ -84,6 +85,7 @@ class Endpoint:
         self.replies = replies
         self.players = Players(store.players, config.player_ttl, config.unused_player_ttl)
         self.results = results_of(store, config)
+        self.matchmaker = Matchmaker(store, config, rooms)
         self.host_tokens = HostTokens.from_config(config)
         self.caps = Caps(store.players, config)
         self.sessions: set[Session] = set()
@@ -393,6 +395,8 @@ class Endpoint:
             return await self._rename(session, message["name"])
         if kind == "create":
             result = await self._create(session, message)
+        elif kind in ("seek", "cancel_seek"):
+            result = await self._seek(session, kind, message)
         else:
             result = await self._room_command(session, kind, message)
         await self._note_use(session, kind, result)
@@ -465,6 +469,7 @@ class Endpoint:
             session.rooms.add(room_id)
         elif kind == "leave":
             session.rooms.discard(room_id)
+            await self.matchmaker.left(session.player, room_id)
         return result
 
     async def _look_up(self, room_id: str) -> None:
@@ -560,6 +565,24 @@ class Endpoint:
             await self.players.used(session.player)
             session.used = True
 
+    async def _seek(
+        self, session: Session, kind: str, message: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Quick play (playhall.matchmaking), as the session's own ``create``, ``join``,
+        ``ready`` and ``leave``."""
+        rid = message["id"]
+
+        async def ask(what: str, args: dict[str, Any]) -> dict[str, Any]:
+            return await self._to_room(session, what, args, rid)
+
+        if kind == "cancel_seek":
+            return await self.matchmaker.cancel(session.player, ask)
+
+        async def create(fields: dict[str, Any]) -> dict[str, Any]:
+            return await self._create(session, {**fields, "id": rid})
+
+        return await self.matchmaker.seek(session.player, message, create, ask)
+
     async def _create(self, session: Session, message: dict[str, Any]) -> dict[str, Any]:
         sit = bool(message.get("sit", True))
         room, code = await self.rooms.open(
@@ -572,6 +595,7 @@ class Endpoint:
             address=session.address,
             request=message["id"],
             rated=message.get("rated"),
+            room_id=message.get("room_id"),  # (never from the wire: quick play's own id)
         )
         # The creator already sits in seat 0 (if they asked to): this join only views the room.
         args: dict[str, Any] = {"code": code}

@@ -414,6 +414,29 @@ async def expire(room: Room, command: Command) -> dict[str, Any]:
 
 
 #: What each kind of command does.
+async def quick_start(room: Room, command: Command) -> dict[str, Any]:
+    """A quick-play table starts (playhall.matchmaking asks): once its wait is over, its empty
+    seats going to the server's bots (``bots``, the default); or once every seat is taken,
+    even if someone's "ready" was reset by a player who left (its players asked for any table
+    that fits: a changed table needs no second "ready"). Each bot is its own change, as a
+    ``bot`` request would make it. Nothing if it started already or nobody is seated any more
+    (a table of bots alone is not a game anyone asked for)."""
+    record = room.record
+    if record.status != WAITING or not any(s.player and not s.bot for s in record.seats):
+        return {"status": record.status}
+    if not command.args.get("bots", True) and not all(s.taken for s in record.seats):
+        return {"status": record.status}
+    creator = record.creator
+    for seat in range(len(record.seats)):
+        if not room.record.seats[seat].taken:
+            new, events = table.add_bot(room.record, room.game, creator, seat)
+            await room.commit(new, "bot", seat, creator, events=events)
+    if room.record.status == WAITING:  # a seated player was not ready: start all the same
+        new, events = table.start(room.record, room.game, creator)
+        await room.commit(new, "start", None, creator, events=events)
+    return {"status": room.record.status}
+
+
 HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]] = {
     "join": join,
     "sync": sync,
@@ -436,4 +459,5 @@ HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]]
     "_settle": settle,
     "_clock": clock,
     "_expire": expire,
+    "_quick_start": quick_start,
 }

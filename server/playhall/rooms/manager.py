@@ -177,6 +177,7 @@ class RoomManager:
         address: str = "",
         request: int | None = None,
         rated: bool | None = None,
+        room_id: str | None = None,
     ) -> tuple[RoomHandle, str | None]:
         """A new room of ``game`` (refused by the table's rules if the game, its options or the
         seat count are wrong, and past the creator's caps and those of the client ``address``
@@ -184,7 +185,7 @@ class RoomManager:
         they only watch), its actor started: its handle, and its join code if it is private.
         ``request``: the creating request's id, for the log."""
         record = table.create(
-            game, options, seats, creator, private=private, room_id=new_room_id(),
+            game, options, seats, creator, private=private, room_id=room_id or new_room_id(),
             secret=table.new_secret(), created=time.time(), sitting=sitting, rated=rated,
         )
         finished_with = await self.caps.room_quota(
