@@ -128,6 +128,27 @@ export interface Requests {
     reply: { games: PlayedGame[]; next?: string };
   };
   profile: { fields: { player?: string }; reply: Profile };
+  seek: {
+    fields: {
+      game: string;
+      /** [fewest, most] seats accepted. */
+      seats: [number, number];
+      options?: WireMap;
+      /** [lowest, highest] rating of the table's opener accepted. */
+      rating?: [number, number];
+      /** Seconds after which a table this seek opens gets bots; also: bots accepted. */
+      bots_after?: number;
+    };
+    reply: {
+      room: string;
+      seat: number | null;
+      version: Int;
+      chat?: ChatLine[];
+      seats: number;
+      opened: boolean;
+    };
+  };
+  cancel_seek: { fields: Record<string, never>; reply: { room: string | null } };
   leaderboard: {
     fields: { game: string; limit?: number; after?: string };
     reply: { game: string; players: LeaderboardEntry[]; next?: string };
