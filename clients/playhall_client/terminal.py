@@ -32,6 +32,7 @@ from urllib.parse import urlparse
 
 from playhall_client import render
 from playhall_client.client import Client, ConnectionLost, RoomMirror, ServerError
+from playhall_client.standings import leaderboard_lines, profile_lines
 
 ReadLine = Callable[[], Awaitable[str | None]]
 Write = Callable[[str], None]
@@ -48,6 +49,10 @@ Main menu:
   4) join     join a room by room id or join code   (or: join ID-OR-CODE);
               watch ROOM-ID to watch without a seat
   5) mine     rejoin one of my rooms
+     play     quick play: a seat at a table about to start
+              (play GAME [SEATS or MIN-MAX] [bots=SECONDS])
+     me       my ratings, wins, losses and recent games   (or: profile PLAYER-ID)
+     top      a game's leaderboard   (top GAME)
   6) quit"""
 
 ROOM_HELP = """\
@@ -321,6 +326,17 @@ class Terminal:
                 mirror = await self.rejoin()
                 if mirror is not None:
                     await self.in_room(mirror)
+            elif choice == "play":
+                mirror = await self.quick_play(rest)
+                if mirror is not None:
+                    await self.in_room(mirror)
+            elif choice in ("me", "profile"):
+                found = await self.client.profile(rest[0] if rest else None)
+                self.write("\n".join(profile_lines(found, self.title)))
+            elif choice == "top":
+                game = rest[0] if rest else await self.ask("Which game (id)?")
+                board = await self.client.leaderboard(game, limit=20)
+                self.write("\n".join(leaderboard_lines(board, self.title)))
             elif choice in ("6", "q", "quit", "exit"):
                 raise Quit
             elif choice in ("?", "help"):
@@ -483,6 +499,40 @@ class Terminal:
         if note:
             self.write(note)
         return await self._create(game["id"], seats, options, private)
+
+    async def quick_play(self, words: list[str]) -> RoomMirror | None:
+        """``play GAME [N or MIN-MAX] [bots=SECONDS]``: a seat at an open table of the game with
+        a seat count in the range (any the game allows by default), or a new one; with bots,
+        its empty seats go to the server's bots that long after it opened."""
+        games = {g["id"]: g for g in await self._games()}
+        game = games.get(words[0]) if words else None
+        if game is None:
+            self.write("Usage: play GAME [SEATS or MIN-MAX] [bots=SECONDS]; games: "
+                       + ", ".join(games) + ".")
+            return None
+        low, high = game["min_seats"], game["max_seats"]
+        bots: int | None = None
+        for word in words[1:]:
+            if word.startswith("bots="):
+                wait = word[5:]  # seconds, or a duration as people type it (1m, 90s)
+                try:
+                    bots = int(wait) if wait.isdigit() else parse_duration(wait) // 1000
+                except ValueError as exc:
+                    self.write(f"Invalid bots wait: {exc}.")
+                    return None
+            elif re.fullmatch(r"\d+(-\d+)?", word):
+                first, _, last = word.partition("-")
+                low, high = int(first), int(last or first)
+            else:
+                self.write(f"Not understood: {word!r} (a seat count such as 3 or 3-5, or bots=30).")
+                return None
+        self.write(f"Looking for a {game['title']} table with {low}-{high} seats…")
+        mirror = await self.client.seek(game["id"], (low, high), bots_after=bots)
+        self._remember(mirror.room)
+        seats = len(mirror.view["seats"])
+        self.write(f"Seated at room {mirror.room} ({seats} seats); the game starts when it is "
+                   "full" + (", or with bots after the wait." if bots is not None else "."))
+        return mirror
 
     async def _create(self, game: str, seats: int, options: dict[str, Any],
                       private: bool) -> RoomMirror:

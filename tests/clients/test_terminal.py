@@ -652,3 +652,37 @@ def test_options_that_do_not_apply_are_not_asked_and_durations_read_as_people_ty
         except ValueError:
             continue
         raise AssertionError(f"{bad!r} was read as a duration")
+
+
+async def test_play_seats_two_terminals_at_one_table_and_me_shows_the_result(
+        url: str, tmp_path: Path) -> None:  # noqa: F811
+    first, second = Console(), Console()
+    first.type("play mantis 2")
+    one = run_play(first, url, tmp_path / "token1", name="ann")
+    await first.expect("Seated at room")
+    room = re.search(r"Seated at room (\w+) \(2 seats\)", first.text)
+    assert room, first.text
+    second.type("play mantis 2-3")
+    two = run_play(second, url, tmp_path / "token2", name="bob")
+    await second.expect(f"Seated at room {room.group(1)} (2 seats)")
+    for console in (first, second):
+        await console.expect("the game starts")
+    first.type("resign")
+    await first.expect("*** Game over")
+    await second.expect("*** Game over")
+    first.type("leave")
+    await first.expect("Main menu")
+    first.type("me")
+    await first.expect("ann (player")
+    await first.expect("Mantis: 0 won, 1 lost, 0 drawn · rating")
+    await first.expect("Recent games:")
+    await first.expect("Mantis vs bob: lost (resignation)")
+    first.type("top mantis")
+    await first.expect("Mantis leaderboard:")
+    await first.expect("No established ratings yet.")  # one game each: both provisional
+    first.type("play nosuchgame")
+    await first.expect("Usage: play GAME")
+    first.type("quit")
+    second.type("leave", "quit")
+    assert await asyncio.wait_for(one, TIMEOUT) == 0
+    assert await asyncio.wait_for(two, TIMEOUT) == 0
