@@ -1,9 +1,10 @@
 // The lobby: your name, your games (the server's `my_rooms`: the game, the other players, the
-// status and whose turn it is, private rooms included), joining by code, creating a room with
-// the game's own options and seat counts, and the live room list (lobby.watch), filterable by
-// game.
+// status and whose turn it is, private rooms included), joining by code, "Play now" (quick
+// play), creating a room with the game's own options and seat counts, and the live room list
+// (lobby.watch), filterable by game.
 import { h } from "./ui.js";
 import { drawCreateForm } from "./create.js";
+import { drawPlayNow } from "./quickplay.js";
 import { optionsText } from "./options.js";
 
 /** How often the lobby asks for your games again while it is shown. */
@@ -77,6 +78,8 @@ export function showLobby(app, root) {
   const listEl = h("ul", { class: "room-list", "data-testid": "room-list", "aria-live": "polite" });
   const formEl = h("div");
   const resumeEl = h("div");
+  const playNowEl = h("div");
+  const playNowState = {};
 
   const drawList = () => {
     const rooms = conn.lobbyList().filter((r) => !filter || r.game === filter);
@@ -195,6 +198,7 @@ export function showLobby(app, root) {
         ),
       ),
       resumeEl,
+      playNowEl,
       h(
         "div",
         { class: "lobby-cols" },
@@ -210,6 +214,7 @@ export function showLobby(app, root) {
     ),
   );
   drawForm();
+  drawPlayNow(playNowEl, app, playNowState);
   loadMine();
   const onLobby = () => drawList();
   conn.on("lobby", onLobby);
