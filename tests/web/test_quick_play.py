@@ -1,5 +1,6 @@
 """"Play now" in the browser: two players, each in a browser context of their own, press it in
-the lobby and are seated at one table, whose game starts once both are there."""
+the lobby and are seated at one table, whose game starts once both are there; after it, the
+lobby's standings show each their record."""
 
 from __future__ import annotations
 
@@ -38,3 +39,20 @@ async def test_play_now_seats_two_browsers_at_one_table(new_page: NewPage, tmp_p
     assert (view_a["you"], view_b["you"]) == (0, 1)
     await seat(bob, 0).get_by_text("alice").wait_for()
     await screenshot(bob, "play-now-playing", tmp_path)
+
+    # Bob resigns: back in the lobby each sees their record, and the leaderboard has nobody
+    # established yet (one game is provisional).
+    await bob.get_by_role("button", name="Resign…").click()
+    await bob.get_by_role("button", name="Yes, resign").click()
+    for page in (alice, bob):
+        await wait_status(page, ("finished",))
+        await page.get_by_role("button", name="Leave room").click()
+        await page.locator('[data-testid="lobby"]').wait_for()
+    record = alice.locator('[data-testid="profile"]')
+    await record.get_by_text("1 won · 0 lost · 0 drawn").wait_for()
+    await record.get_by_text("vs bob").wait_for()
+    await bob.locator('[data-testid="profile"]').get_by_text("0 won · 1 lost").wait_for()
+    board = alice.locator('[data-testid="leaderboard"]')
+    await board.get_by_text("no established ratings yet").wait_for()
+    await alice.locator('[data-testid="standings"]').scroll_into_view_if_needed()
+    await screenshot(alice, "standings", tmp_path)

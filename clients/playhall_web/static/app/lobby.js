@@ -1,10 +1,11 @@
 // The lobby: your name, your games (the server's `my_rooms`: the game, the other players, the
 // status and whose turn it is, private rooms included), joining by code, "Play now" (quick
-// play), creating a room with the game's own options and seat counts, and the live room list
-// (lobby.watch), filterable by game.
+// play), creating a room with the game's own options and seat counts, the live room list
+// (lobby.watch), filterable by game, and the standings (a leaderboard and a player's record).
 import { h } from "./ui.js";
 import { drawCreateForm } from "./create.js";
 import { drawPlayNow } from "./quickplay.js";
+import { drawStandings } from "./standings.js";
 import { optionsText } from "./options.js";
 
 /** How often the lobby asks for your games again while it is shown. */
@@ -80,6 +81,8 @@ export function showLobby(app, root) {
   const resumeEl = h("div");
   const playNowEl = h("div");
   const playNowState = {};
+  const standingsEl = h("div");
+  const standingsState = {};
 
   const drawList = () => {
     const rooms = conn.lobbyList().filter((r) => !filter || r.game === filter);
@@ -211,10 +214,12 @@ export function showLobby(app, root) {
           listEl,
         ),
       ),
+      standingsEl,
     ),
   );
   drawForm();
   drawPlayNow(playNowEl, app, playNowState);
+  drawStandings(standingsEl, app, standingsState);
   loadMine();
   const onLobby = () => drawList();
   conn.on("lobby", onLobby);
