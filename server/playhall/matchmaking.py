@@ -29,7 +29,7 @@ from playhall.rooms.ids import new_room_id
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import WAITING
 from playhall.rooms.table import RoomError
-from playhall.store.outage import is_store_error
+from playhall.store.outage import is_store_error, sweep_forever
 from playhall.store.redis_store import Store
 from playhall.store.results import ResultsStore
 from playhall.store.seeks import SeekStore
@@ -196,7 +196,9 @@ class Matchmaker:
     # -- tables whose wait is over ----------------------------------------------------------------
 
     def start(self) -> None:
-        self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+        self._sweeper = asyncio.get_running_loop().create_task(
+            sweep_forever(self.sweep, SWEEP_EVERY, self.store.outage, "quick play sweep", logger)
+        )
 
     def stop(self) -> None:
         if self._sweeper is not None:
@@ -224,16 +226,6 @@ class Matchmaker:
             await self._if_started(room)
         return len(due)
 
-    async def _sweep_forever(self) -> None:
-        while True:
-            try:
-                await self.sweep()
-            except Exception as exc:
-                if is_store_error(exc):
-                    self.store.outage.failed(exc, during="quick play sweep")
-                else:
-                    logger.exception("quick_play_sweep_failed")
-            await asyncio.sleep(SWEEP_EVERY)
 
 
 def _pair(message: dict[str, Any], name: str) -> tuple[int | None, int | None]:

@@ -21,7 +21,7 @@ from typing import Any, Final
 from playhall import log, ratings
 from playhall.config import Config
 from playhall.rooms.record import FINISHED, RoomRecord
-from playhall.store.outage import is_store_error
+from playhall.store.outage import is_store_error, sweep_forever
 from playhall.store.redis_store import Store
 from playhall.store.results import RatingMoved, ResultsStore
 from playhall_protocol import ProtocolError, errors
@@ -135,7 +135,9 @@ class Results:
     # -- the sweep -------------------------------------------------------------------------------
 
     def start(self) -> None:
-        self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+        self._sweeper = asyncio.get_running_loop().create_task(
+            sweep_forever(self.sweep, SWEEP_EVERY, self.store.outage, "results sweep", logger)
+        )
 
     async def stop(self) -> None:
         for task in [*self._tasks, *([self._sweeper] if self._sweeper else [])]:
@@ -155,16 +157,6 @@ class Results:
                 logger.exception("results_failed", room=room)
         return len(due)
 
-    async def _sweep_forever(self) -> None:
-        while True:
-            try:
-                await self.sweep()
-            except Exception as exc:
-                if is_store_error(exc):
-                    self.store.outage.failed(exc, during="results sweep")
-                else:
-                    logger.exception("results_sweep_failed")
-            await asyncio.sleep(SWEEP_EVERY)
 
     # -- the requests ----------------------------------------------------------------------------
 

@@ -85,6 +85,12 @@ async def test_a_rated_game_goes_into_both_histories_and_ratings_once(
     assert again["games"] == won["games"]
     assert len((await winner.games_played())["games"]) == 1
 
+    # A rename changes the name only: the record belongs to the player id (the token).
+    await winner.rename("Winnie")
+    renamed = await winner.profile()
+    assert renamed["name"] == "Winnie" and renamed["games"] == won["games"]
+    assert renamed["recent"][0]["seats"][0]["name"] == "p0"  # as it was when they played
+
 
 async def test_private_and_bot_games_are_kept_but_not_rated(running: app.Running) -> None:
     url = f"ws://127.0.0.1:{running.port}/"

@@ -10,8 +10,10 @@ the duration) at the first answer after.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import Final
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
@@ -95,3 +97,21 @@ class Outage:
             )
             self.since = None
             self.failures = 0
+
+
+async def sweep_forever(
+    sweep: Callable[[], Awaitable[Any]], every: float, outage: Outage, what: str, log: Any
+) -> None:
+    """Run ``sweep`` every ``every`` seconds for the life of the process: Redis failing a pass
+    (away, stalled, a connection reset) counts in the outage log (``during`` ``what``), a bug
+    is logged (``<what>_failed``, spaces as underscores), and either way the next pass comes as
+    usual (whatever is still due waits for it)."""
+    while True:
+        try:
+            await sweep()
+        except Exception as exc:
+            if is_store_error(exc):
+                outage.failed(exc, during=what)
+            else:
+                log.exception(what.replace(" ", "_") + "_failed")
+        await asyncio.sleep(every)
