@@ -57,8 +57,8 @@ class Matchmaker:
         self.store = store
         self.config = config
         self.rooms = rooms
-        self.db = SeekStore(store.redis, store.keys.p)
-        self.ratings = ResultsStore(store.redis, store.keys.p)
+        self.db = SeekStore(store.redis, store.keys)
+        self.ratings = ResultsStore(store.redis, store.keys)
         self._sweeper: asyncio.Task[None] | None = None
 
     @property

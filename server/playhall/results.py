@@ -46,7 +46,7 @@ class Results:
     def __init__(self, store: Store, config: Config) -> None:
         self.store = store
         self.config = config
-        self.db = ResultsStore(store.redis, store.keys.p)
+        self.db = ResultsStore(store.redis, store.keys)
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
 

@@ -36,6 +36,19 @@ join-code tries (``store/code_tries.py``)
 expiry (``store/expiry.py``)
 ``p expiry``                   sorted set: room id -> when (Unix time) to check whether the
                                unfinished room has been left alone long enough to go
+results (``store/results.py``)
+``p game:<room>``              a finished game as the players' histories keep it (msgpack);
+                               its presence makes the once-only write once-only
+``p history:<pid>``            sorted set: the player's finished games by finish time (ms)
+``p stats:<pid>``              hash: per game the player's counts and rating
+``p leaderboard:<game>``       sorted set: player -> mu, established ratings
+``p results:due``,             games about to end whose results are not written yet (sorted
+``p results:expect``           set by time, and hash of what the finished record lacks)
+quick play (``store/seeks.py``)
+``p seek:<game>:<digest>``     sorted set: a pool's open quick-play tables by opening time
+``p seektable:<room>``         hash: a quick-play table (seats, seats claimed, ratings, bots)
+``p seeker:<pid>``             the room whose seat the player's seek holds
+``p seek:due``                 sorted set: room -> when its bots come
 =============================  ==========================================================
 
 A finished room's record, log, chat, fence counter and join code expire ``finished_ttl`` seconds
@@ -94,6 +107,37 @@ class Keys:
 
     def connections_key(self, address: str) -> str:
         return f"{self.p}address:{address}:conns"
+
+    def game_key(self, room: str) -> str:
+        return f"{self.p}game:{room}"
+
+    def history_key(self, player: str) -> str:
+        return f"{self.p}history:{player}"
+
+    def stats_key(self, player: str) -> str:
+        return f"{self.p}stats:{player}"
+
+    def leaderboard_key(self, game: str) -> str:
+        return f"{self.p}leaderboard:{game}"
+
+    def results_due_key(self) -> str:
+        return f"{self.p}results:due"
+
+    def results_expect_key(self) -> str:
+        return f"{self.p}results:expect"
+
+    def seek_pool_key(self, pool: str) -> str:
+        return f"{self.p}seek:{pool}"
+
+    def seek_table_key(self, room: str) -> str:
+        """(The claim script names these itself, as ``p seektable:<room>``.)"""
+        return f"{self.p}seektable:{room}"
+
+    def seeker_key(self, player: str) -> str:
+        return f"{self.p}seeker:{player}"
+
+    def seek_due_key(self) -> str:
+        return f"{self.p}seek:due"
 
     def counter_key(self, counter: str) -> str:
         """A windowed counter, ``counter`` naming it under the prefix (e.g.

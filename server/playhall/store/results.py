@@ -27,6 +27,8 @@ from typing import Any, Final
 import msgpack
 import redis.asyncio as aioredis
 
+from playhall.store.keys import Keys, as_text
+
 #: Games kept per player's history at most (older ones are dropped first).
 HISTORY_KEEP: Final = 1000
 
@@ -91,32 +93,16 @@ class RatingMoved(Exception):
 
 
 class ResultsStore:
-    def __init__(self, redis: aioredis.Redis, prefix: str) -> None:
+    def __init__(self, redis: aioredis.Redis, keys: Keys) -> None:
         self.redis = redis
-        self.p = prefix
+        self.keys = keys
         self._record = redis.register_script(_RECORD)
-
-    # -- keys --------------------------------------------------------------------------------
-
-    def game_key(self, room: str) -> str:
-        return f"{self.p}game:{room}"
-
-    def history_key(self, player: str) -> str:
-        return f"{self.p}history:{player}"
-
-    def stats_key(self, player: str) -> str:
-        return f"{self.p}stats:{player}"
-
-    def leaderboard_key(self, game: str) -> str:
-        return f"{self.p}leaderboard:{game}"
-
-    @property
-    def due_key(self) -> str:
-        return f"{self.p}results:due"
-
-    @property
-    def expect_key(self) -> str:
-        return f"{self.p}results:expect"
+        self.game_key = keys.game_key
+        self.history_key = keys.history_key
+        self.stats_key = keys.stats_key
+        self.leaderboard_key = keys.leaderboard_key
+        self.due_key = keys.results_due_key()
+        self.expect_key = keys.results_expect_key()
 
     # -- the games still to write ----------------------------------------------------------------
 
@@ -136,7 +122,7 @@ class ResultsStore:
             return []
         notes = await self.redis.hmget(self.expect_key, [room for room, _ in rooms])
         return [
-            (_text(room), int(at), msgpack.unpackb(note) if note else {})
+            (as_text(room), int(at), msgpack.unpackb(note) if note else {})
             for (room, at), note in zip(rooms, notes, strict=True)
         ]
 
@@ -205,7 +191,7 @@ class ResultsStore:
         )
         page = []
         for member, score in rows:
-            room, at = _text(member), int(score)
+            room, at = as_text(member), int(score)
             if before is not None and at == before[0] and room >= before[1]:
                 continue
             page.append((room, at))
@@ -222,19 +208,16 @@ class ResultsStore:
 
     async def stats(self, player: str) -> dict[str, str]:
         raw = await self.redis.hgetall(self.stats_key(player))
-        return {_text(k): _text(v) for k, v in raw.items()}
+        return {as_text(k): as_text(v) for k, v in raw.items()}
 
     async def leaders(self, game: str, start: int, count: int) -> list[str]:
         """Players on ``game``'s leaderboard, best first, from place ``start`` (0-based)."""
         key = self.leaderboard_key(game)
         rows: list[Any] = await self.redis.zrevrange(key, start, start + count - 1)
-        return [_text(row) for row in rows]
+        return [as_text(row) for row in rows]
 
     async def unlist(self, game: str, players: list[str]) -> None:
         """Take players whose stats have expired off ``game``'s leaderboard."""
         if players:
             await self.redis.zrem(self.leaderboard_key(game), *players)
 
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

@@ -22,6 +22,8 @@ from typing import Any, Final
 
 import redis.asyncio as aioredis
 
+from playhall.store.keys import Keys, as_text
+
 #: Tables a claim looks at, at most (the oldest of its pool): a claim's cost is bounded.
 SCAN: Final = 64
 
@@ -101,25 +103,16 @@ return 0
 
 
 class SeekStore:
-    def __init__(self, redis: aioredis.Redis, prefix: str) -> None:
+    def __init__(self, redis: aioredis.Redis, keys: Keys) -> None:
         self.redis = redis
-        self.p = prefix
+        self.p = keys.p  # (the claim script names the tables' keys from it)
         self._claim = redis.register_script(_CLAIM)
         self._release = redis.register_script(_RELEASE)
         self._drop = redis.register_script(_DROP)
-
-    def pool_key(self, pool: str) -> str:
-        return f"{self.p}seek:{pool}"
-
-    def table_key(self, room: str) -> str:
-        return f"{self.p}seektable:{room}"
-
-    def seeker_key(self, player: str) -> str:
-        return f"{self.p}seeker:{player}"
-
-    @property
-    def due_key(self) -> str:
-        return f"{self.p}seek:due"
+        self.pool_key = keys.seek_pool_key
+        self.table_key = keys.seek_table_key
+        self.seeker_key = keys.seeker_key
+        self.due_key = keys.seek_due_key()
 
     async def claim(
         self, pool: str, player: str, seats: tuple[int, int], rating: int | None,
@@ -136,7 +129,7 @@ class SeekStore:
         ]
         keys = [self.pool_key(pool), self.seeker_key(player), self.due_key]
         reply: list[Any] = await self._claim(keys=keys, args=args)
-        return _text(reply[0]), _text(reply[1])
+        return as_text(reply[0]), as_text(reply[1])
 
     async def exists(self, room: str) -> bool:
         """Whether ``room`` is still a quick-play table (being opened, or open)."""
@@ -149,7 +142,7 @@ class SeekStore:
 
     async def holding(self, player: str) -> str | None:
         held = await self.redis.get(self.seeker_key(player))
-        return None if held is None else _text(held)
+        return None if held is None else as_text(held)
 
     async def drop_holder(self, player: str, room: str) -> None:
         """Forget that ``player`` holds a seat at ``room`` (its game started, or it is gone),
@@ -161,7 +154,7 @@ class SeekStore:
         pool = await self.redis.hget(self.table_key(room), "pool")
         async with self.redis.pipeline(transaction=True) as pipe:
             if pool is not None:
-                pipe.zrem(self.pool_key(_text(pool)), room)
+                pipe.zrem(self.pool_key(as_text(pool)), room)
             pipe.zrem(self.due_key, room)
             pipe.delete(self.table_key(room))
             await pipe.execute()
@@ -170,7 +163,7 @@ class SeekStore:
         rows: list[Any] = await self.redis.zrangebyscore(
             self.due_key, "-inf", now_ms, start=0, num=limit
         )
-        return [_text(row) for row in rows]
+        return [as_text(row) for row in rows]
 
     async def take_due(self, room: str) -> bool:
         """Whether this caller is the one to fill ``room`` with bots (one process wins)."""
@@ -183,6 +176,3 @@ class SeekStore:
 def _or_empty(value: int | None) -> str:
     return "" if value is None else str(value)
 
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
