@@ -16,7 +16,7 @@ from playhall import app
 from playhall_client import Client, ServerError
 
 from .conftest import free_port, server_config
-from .helpers import finished_against_a_bot, stored_room, wait_for_redis
+from .helpers import finished_against_a_bot, play_to_the_end, stored_room, wait_for_redis
 from .process import ServerProcess
 
 
@@ -236,3 +236,36 @@ class app_on:  # noqa: N801 (used as a context manager's name)
         assert self.running is not None
         await self.running.drain()
 
+
+
+async def test_a_game_a_stand_in_finished_counts_as_last_place_for_its_player(
+    redis_url: str,
+) -> None:
+    """The player who went away and let the server's bot finish is placed last (documented in
+    docs/operations.md), whoever the bot's play made the winner."""
+    config = server_config(redis_url, away_takeover=0.3)
+    running = await app.start(config)
+    try:
+        url = f"ws://127.0.0.1:{running.port}/"
+        stays = await Client.connect(url, name="stays")
+        goes = await Client.connect(url, name="goes")
+        mirror = await stays.create("mantis", 2)
+        await goes.join(mirror.room)
+        for client in (stays, goes):
+            await client.ready(mirror.room)
+        await mirror.wait(lambda m: m.view["status"] == "playing")
+        gone = goes.player
+        await goes.close()
+        # The stand-in comes once the game waits for the absent player (on their turn).
+        await play_to_the_end(stays, mirror, timeout=60)
+        [game] = await history_of(stays, 1)
+        assert game["rated"] is True and game["seats"][1].get("stand_in") is True
+        assert "stand_in" not in game["seats"][0]
+        before, after = game["seats"][1]["rating"]
+        assert after < before  # last place, even if the bot won for them
+        assert game["seats"][0]["rating"][1] > game["seats"][0]["rating"][0]
+        profile = await stays.profile(gone)
+        assert profile["games"]["mantis"]["rating"]["games"] == 1
+        await stays.close()
+    finally:
+        await running.drain()
