@@ -48,7 +48,7 @@ def game_line(game: dict[str, Any], player: str, title: Title, now: float | None
     if outcome.get("reason") == "abandoned":
         result = "abandoned"
     elif not winners:
-        result = "draw"
+        result = "lost" if len(seats) == 1 else "draw"  # solo: the game itself won
     else:
         result = "won" if mine in winners else "lost"
     change = ""

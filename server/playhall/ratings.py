@@ -53,13 +53,14 @@ class Rating:
         return round(SCALE * self.mu)
 
 
-def result_of(outcome: dict[str, Any] | None, seat: int) -> str:
-    """``w`` (among the winners), ``d`` (nobody won) or ``l``; empty for an abandoned game."""
+def result_of(outcome: dict[str, Any] | None, seat: int, seats: int) -> str:
+    """``w`` (among the winners), ``d`` (nobody won) or ``l``; empty for an abandoned game. A
+    one-seat game nobody won was lost to the game itself (Mandala solo: Master Yoga won)."""
     if not outcome or outcome.get("reason") == "abandoned":
         return ""
     winners = outcome.get("winners") or []
     if not winners:
-        return "d"
+        return "l" if seats == 1 else "d"
     return "w" if seat in winners else "l"
 
 

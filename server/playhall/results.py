@@ -113,7 +113,7 @@ class Results:
             rows = [
                 (
                     players[k],
-                    ratings.result_of(record.outcome, seat),
+                    ratings.result_of(record.outcome, seat, len(record.seats)),
                     before[k].games,
                     after[k].mu,
                     after[k].sigma,

@@ -40,9 +40,12 @@ def test_places(outcome: dict, stood_in: tuple[int, ...], expected: list[int]) -
 
 
 def test_results_of_seats() -> None:
-    assert [ratings.result_of({"winners": [1]}, s) for s in (0, 1)] == ["l", "w"]
-    assert ratings.result_of({"winners": []}, 0) == "d"
-    assert ratings.result_of({"winners": [], "reason": "abandoned"}, 0) == ""
+    assert [ratings.result_of({"winners": [1]}, s, 2) for s in (0, 1)] == ["l", "w"]
+    assert ratings.result_of({"winners": []}, 0, 2) == "d"
+    assert ratings.result_of({"winners": [], "reason": "abandoned"}, 0, 2) == ""
+    # Mandala solo: nobody won means Master Yoga (who has no seat) did.
+    assert ratings.result_of({"winners": [], "reason": "harvest"}, 0, 1) == "l"
+    assert ratings.result_of({"winners": [0], "reason": "harvest"}, 0, 1) == "w"
 
 
 def test_the_winner_gains_what_the_loser_loses_and_both_grow_surer() -> None:

@@ -19,7 +19,8 @@ function resultText(game, player) {
   const mine = game.seats.findIndex((s) => s.player === player);
   const outcome = game.outcome || {};
   if (outcome.reason === "abandoned") return "abandoned";
-  if (!(outcome.winners || []).length) return "draw";
+  // A one-seat game nobody won was lost to the game itself (Mandala solo: Master Yoga).
+  if (!(outcome.winners || []).length) return game.seats.length === 1 ? "lost" : "draw";
   return outcome.winners.includes(mine) ? "won" : "lost";
 }
 
