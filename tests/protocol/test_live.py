@@ -14,7 +14,7 @@ from websockets.exceptions import ConnectionClosed
 from playhall_protocol import decode, encode, errors
 
 VIEW_FIELDS = {
-    "room", "game", "status", "options", "private", "code", "creator", "seats", "you",
+    "room", "game", "status", "options", "private", "rated", "code", "creator", "seats", "you",
     "to_act", "moves", "state", "outcome", "deadline", "clock", "rematch", "rematch_of", "fair",
 }  # fmt: skip
 SUMMARY_FIELDS = {

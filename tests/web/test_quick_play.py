@@ -38,6 +38,7 @@ async def test_play_now_seats_two_browsers_at_one_table(new_page: NewPage, tmp_p
     assert [s["name"] for s in view_a["seats"]] == ["alice", "bob"]
     assert (view_a["you"], view_b["you"]) == (0, 1)
     await seat(bob, 0).get_by_text("alice").wait_for()
+    await bob.locator("h2").get_by_text("· rated").wait_for()  # a public table of people
     await screenshot(bob, "play-now-playing", tmp_path)
 
     # Bob resigns: back in the lobby each sees their record, and the leaderboard has nobody

@@ -92,6 +92,7 @@ def _common(record: RoomRecord, game: Game, memo: ViewMemo) -> None:
         "status": record.status,
         "options": record.options,
         "private": record.private,
+        "rated": record.rated,
         "code": None,
         "creator": record.creator,
         "seats": memo.shown_seats,

@@ -296,6 +296,8 @@ export interface RoomView {
   status: "waiting" | "playing" | "finished";
   options: WireMap;
   private: boolean;
+  /** Whether a game played here counts for its players' ratings. */
+  rated: boolean;
   code: string | null;
   creator: string;
   seats: SeatView[];

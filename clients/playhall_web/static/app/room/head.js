@@ -115,6 +115,8 @@ export function createHead({ app, room, leave }) {
     const game = app.games.find((g) => g.id === v.game);
     const title = (game || {}).title || v.game;
     const opts = optionsText(v.options, game);
+    // Said only where it can hold: a game with a bot in a seat is never rated.
+    const rated = v.rated && !v.seats.some((s) => s.bot) ? " · rated" : "";
     el.replaceChildren(
       ...[
         h(
@@ -123,7 +125,7 @@ export function createHead({ app, room, leave }) {
           title,
           h("span", {
             class: "muted small",
-            text: ` room ${room} · ${v.status}${opts ? ` · ${opts}` : ""}`,
+            text: ` room ${room} · ${v.status}${opts ? ` · ${opts}` : ""}${rated}`,
           }),
           " ",
           rulesLink(v.game),
