@@ -10,7 +10,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .conftest import PHONE, NewPage, unique_name
+from playhall_client import Client
+
+from .conftest import PHONE, NewPage, WebServer, unique_name
 from .pagekit import (
     MIRROR,
     OFFERED,
@@ -159,6 +161,30 @@ async def test_the_focus_lands_on_the_first_move_when_the_game_starts(page: Page
         ".view.state) !== before",
         arg=str(before),
     )
+
+
+async def test_a_focused_control_keeps_the_focus_when_the_room_is_drawn_again(
+    page: Page, web_server: WebServer  # noqa: F811
+) -> None:
+    """A keyboard player on *Ready* while a friend joins: the controls are drawn again, and the
+    new *Ready* has the focus (it was on a button no longer in the page)."""
+    await open_lobby(page, unique_name())
+    room = await create_room(page, "mantis", 3)
+    ready = page.get_by_role("button", name="Ready", exact=True)
+    await ready.focus()
+    friend = await Client.connect(web_server.ws_url, name="friend")
+    try:
+        await friend.join(room)
+        await page.wait_for_function(
+            "room => window.playhall.rooms.get(room).view.seats[1].name === 'friend'", arg=room
+        )
+        assert await page.evaluate("() => document.activeElement.textContent") == "Ready"
+        await page.keyboard.press("Enter")
+        await page.wait_for_function(
+            "room => window.playhall.rooms.get(room).view.seats[0].ready", arg=room
+        )
+    finally:
+        await friend.close()
 
 
 async def test_math_card_asks_the_hand_limit_choice_where_its_answers_are(

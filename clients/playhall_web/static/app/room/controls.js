@@ -92,7 +92,11 @@ export function createControls({ app, room, act, memo, player }) {
     // Announced to screen readers when it becomes this seat's turn (not on every redraw).
     if (myTurn !== wasMyTurn) announceEl.textContent = myTurn ? "Your turn" : "";
     wasMyTurn = myTurn;
+    // Every draw rebuilds the controls: a control that had the keyboard focus (Ready, say, while
+    // someone joins) gives it to its successor with the same label, so Enter still works.
+    const had = el.contains(document.activeElement) ? document.activeElement.textContent : null;
     el.replaceChildren(...items.filter(Boolean));
+    if (had !== null) [...el.querySelectorAll("button")].find((b) => b.textContent === had)?.focus();
   }
 
   return { el, announceEl, draw };
