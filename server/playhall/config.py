@@ -32,19 +32,6 @@ def setting(
     return field(default=default, metadata=metadata)
 
 
-def _http_url(raw: str) -> str:
-    """An http(s) URL with a host, ending in ``/`` (the page's folder); empty stays empty."""
-    url = raw.strip()
-    if not url:
-        return ""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"{raw!r} is not an http:// or https:// URL with a host")
-    if parts.query or parts.fragment:
-        raise ValueError(f"{raw!r} has a query or a fragment; give the page's address only")
-    return url if url.endswith("/") else url + "/"
-
-
 def _key_url(raw: str) -> str:
     """An http(s) URL with a host (the host's published keys); empty stays empty."""
     url = raw.strip()
@@ -52,6 +39,17 @@ def _key_url(raw: str) -> str:
     if url and (parts.scheme not in ("http", "https") or not parts.netloc):
         raise ValueError(f"{raw!r} is not an http:// or https:// URL with a host")
     return url
+
+
+def _http_url(raw: str) -> str:
+    """An http(s) URL with a host, ending in ``/`` (the page's folder); empty stays empty."""
+    url = _key_url(raw)
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    if parts.query or parts.fragment:
+        raise ValueError(f"{raw!r} has a query or a fragment; give the page's address only")
+    return url if url.endswith("/") else url + "/"
 
 
 def parse_listen(text: str) -> tuple[str, int]:
