@@ -128,6 +128,8 @@ async def test_mandala_standard_to_the_outcome(page: Page, tmp_path: Path) -> No
     await page.locator(".mandala .hand-row").first.wait_for()
     # A count button says what it counts ("2 cards"), and its title the whole move.
     counts = page.locator(".mandala .group:is([data-kind=field], [data-kind=discard]) button.move")
+    # The bot may move first (the deal decides): the count buttons come with our first turn.
+    await counts.first.wait_for()
     assert await counts.count() > 0
     for text in await counts.all_inner_texts():
         assert re.fullmatch(r"\d+ cards?", text), text
