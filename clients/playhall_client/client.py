@@ -152,6 +152,8 @@ class Client:
         #: The server's clock minus this machine's, in seconds (``measure_clock_offset``).
         self.clock_offset = 0.0
         self._lost_told = False  # a "lost" notice is out and no "back" has followed it
+        #: Called with every frame as it arrived, before it is decoded (to record a session).
+        self.on_frame: Callable[[bytes | str], None] | None = None
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -241,6 +243,8 @@ class Client:
         close_code = None
         try:
             async for frame in ws:
+                if self.on_frame is not None:
+                    self.on_frame(frame)
                 self._receive(decode(frame))
         except ConnectionClosed:
             pass

@@ -22,6 +22,7 @@ from playhall import eventloop, log
 from playhall.catalog import all_games
 from playhall.config import Config, parse_listen
 from playhall.counters import Counters
+from playhall.fleet.node import FleetNode
 from playhall.lobby import Lobby
 from playhall.net.descriptors import DescriptorWatch
 from playhall.net.endpoint import Endpoint
@@ -29,6 +30,7 @@ from playhall.net.metrics import Metrics
 from playhall.net.replies import ReplyRouter
 from playhall.rooms.keeper import Keeper
 from playhall.rooms.manager import RoomManager
+from playhall.store.bus import Bus
 from playhall.store.embedded import EmbeddedRedis
 from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Store
@@ -44,6 +46,7 @@ class Running:
     endpoint: Endpoint
     rooms: RoomManager
     keeper: Keeper
+    fleet: FleetNode
     redis: aioredis.Redis
     embedded: EmbeddedRedis | None
     metrics: Metrics
@@ -81,6 +84,7 @@ class Running:
         except TimeoutError:
             # Whatever a room had not stored is not acknowledged either: closing is still safe.
             logger.warning("drain_timeout", rooms=len(self.rooms.rooms))
+        await self.fleet.stop()  # after the rooms: the other processes were told where they went
         await self.endpoint.close_all(errors.CLOSE_RESTARTING, "server restarting")
         self.server.close()
         await self.server.wait_closed()
@@ -165,7 +169,15 @@ async def start(config: Config) -> Running:
     lobby = Lobby(store, config.lobby_page, config.lobby_interval)
     counters = Counters()  # what this process counts, shared by its rooms and its endpoint
     replies = ReplyRouter(counters)
-    rooms = RoomManager(store, config, lobby, replies, counters)
+    # The other processes on this Redis: requests for rooms held elsewhere are forwarded.
+    fleet = FleetNode(
+        Bus(client, store.pipe, store.outage), store.keys, config.instance,
+        timeout=config.forward_timeout, check_every=config.lease_ms / 3000, outage=store.outage,
+    )
+    rooms = RoomManager(store, config, lobby, replies, counters, fleet)
+    fleet.attach(rooms, rooms.get, replies)
+    replies.elsewhere = fleet.owner
+    await fleet.start()
     endpoint = Endpoint(config, store, rooms, lobby, replies)
     metrics = Metrics(endpoint, config.metrics_token)
     if metrics.on_game_port():
@@ -176,7 +188,8 @@ async def start(config: Config) -> Running:
     )
     keeper = Keeper(rooms)
     running = Running(
-        config, server, endpoint, rooms, keeper, client, embedded, metrics, metrics_server
+        config, server, endpoint, rooms, keeper, fleet, client, embedded, metrics,
+        metrics_server,
     )
     _tune_gc()
     restored = await keeper.restore_active()

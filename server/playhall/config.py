@@ -119,6 +119,12 @@ class Config:
         factory=lambda: "",
     )
     lease_ms: int = setting(10_000, "room lease time-to-live in milliseconds")
+    forward_timeout: float = setting(
+        7.0,
+        "seconds a request forwarded to the process holding its room may take to be answered "
+        "(past that: store_failed, retryable); longer than redis_timeout, so the owner's own "
+        "answer to a slow Redis comes first",
+    )
     max_frame: int = setting(64 * 1024, "largest client frame in bytes (larger: close 1009)")
     connections_per_address: int = setting(
         64,

@@ -261,6 +261,10 @@ class Endpoint:
                         await room.ask("detach", session, {})
                     except RoomError:
                         pass
+                elif (elsewhere := self.rooms.elsewhere(room_id)) is not None:
+                    elsewhere.submit("detach", session, {})  # nobody waits for the answer
+            if self.rooms.fleet is not None:
+                self.rooms.fleet.forget(session.id)
             clog.debug("disconnected", player=session.player)
 
     async def _handle(self, session: Session, request: Request, clog: Any) -> None:
@@ -615,7 +619,11 @@ class Endpoint:
     def _resnapshot(self, session: Session, room_id: str) -> None:
         room = self.rooms.ready(room_id)
         if room is None:
-            session.clear_stale(room_id)
+            elsewhere = self.rooms.elsewhere(room_id)
+            if elsewhere is None:
+                session.clear_stale(room_id)
+            else:  # its owner sends the snapshot (and clears the mark first)
+                elsewhere.submit("resnapshot", session, {})
             return
 
         async def ask() -> None:

@@ -10,7 +10,7 @@ and nothing waits for it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from playhall.counters import Counters
 from playhall.games.contract import Rejected
@@ -20,11 +20,23 @@ from playhall.rooms.table import RoomError
 from playhall_protocol import ProtocolError, errors
 
 
+class Elsewhere(Protocol):
+    """Sends the answer to a request another process forwarded (``playhall.fleet.owner``)."""
+
+    def reply(self, to: ReplyTo, result: dict[str, Any] | None, error: RoomError | None) -> None:
+        ...
+
+
 class ReplyRouter:
+    """Also the fleet's way to this process's connections (``playhall.fleet.edge``'s
+    ``Connections``): the frames and answers other processes send them come in here."""
+
     def __init__(self, counters: Counters) -> None:
         #: Connection id -> its session, from its first frame until its task ends.
         self.sessions: dict[int, Session] = {}
         self.counters = counters  # the answers, counted for the metrics
+        #: Where answers addressed to another process's connections go (set by the fleet).
+        self.elsewhere: Elsewhere | None = None
 
     def add(self, session: Session) -> None:
         self.sessions[session.id] = session
@@ -37,7 +49,12 @@ class ReplyRouter:
         error: RoomError | None,
     ) -> None:
         """Answer request ``to.request`` (of type ``kind``) of connection ``to.connection``:
-        exactly one frame, then the connection's next request may go."""
+        exactly one frame, then the connection's next request may go. An answer to a request
+        another process forwarded goes back to it (counted there)."""
+        if to.edge is not None:
+            assert self.elsewhere is not None
+            self.elsewhere.reply(to, result, error)
+            return
         session = self.sessions.get(to.connection)
         if session is None:  # gone, and nothing waits for the answer
             return
@@ -59,6 +76,30 @@ class ReplyRouter:
             counters.request(kind, errors.INTERNAL)
         finally:
             session.answered()
+
+
+    # -- the fleet's frames for this process's connections (playhall.fleet.edge) ----------------
+
+    def push(self, connection: int, frame: bytes, room: str | None) -> bool:
+        session = self.sessions.get(connection)
+        if session is None or session.gone:
+            return False
+        session.push(frame, room)
+        return True
+
+    def clear_stale(self, connection: int, room: str) -> None:
+        session = self.sessions.get(connection)
+        if session is not None:
+            session.clear_stale(room)
+
+    def mark_stale(self, connection: int, room: str) -> None:
+        session = self.sessions.get(connection)
+        if session is not None:
+            session.mark_stale(room)
+
+    def viewer(self, connection: int) -> Session | None:
+        session = self.sessions.get(connection)
+        return None if session is None or session.gone else session
 
 
 def refuse(

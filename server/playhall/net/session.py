@@ -239,6 +239,11 @@ class Session:
     def clear_stale(self, room: str) -> None:
         self._stale.discard(room)
 
+    def mark_stale(self, room: str) -> None:
+        """Drop the room's frames until a snapshot comes (after a frame was lost on its way
+        from another process: see playhall.fleet.edge)."""
+        self._stale.add(room)
+
     # -- closing -------------------------------------------------------------------------------
 
     async def close(self, code: int, reason: str, flush_timeout: float = 2.0) -> None:

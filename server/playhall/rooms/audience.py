@@ -33,6 +33,8 @@ WATCHERS_NAMED: Final = 20
 class Viewer(Protocol):
     """What a room needs of a connection (implemented by :class:`playhall.net.session.Session`)."""
 
+    #: The connection's id in the process that holds it.
+    id: int
     player: str
     name: str
     #: The client address the connection counts against (rooms it makes are capped by it).

@@ -2,10 +2,10 @@
 
 :class:`RoomHandle` is all the endpoint (``playhall.net.endpoint``) knows of a room: ``submit``
 a command whose answer goes to a reply address, or ``ask`` and wait for the answer. Its local
-form is the room's actor (:class:`playhall.rooms.actor.Room`) in this process; a remote form
-for a room another process holds will have the same interface and publish the command to
-that process, and the room manager (``RoomManager.handle``, ``RoomManager.ready``) is where
-the one or the other is handed out.
+form is the room's actor (:class:`playhall.rooms.actor.Room`) in this process; the remote form
+for a room another process holds has the same interface and publishes the command to
+that process (:class:`playhall.fleet.edge.RemoteRoom`), and the room manager
+(``RoomManager.handle``, ``RoomManager.ready``) is where the one or the other is handed out.
 
 A reply is addressed, not called back: :class:`ReplyTo` names the connection and the request
 (plain data, which can cross a process boundary), and the room hands its answer to the
@@ -15,6 +15,7 @@ connection and sends the ``ok`` or ``error`` frame.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from playhall.rooms.audience import Viewer
@@ -22,15 +23,21 @@ from playhall.rooms.table import RoomError
 
 
 class ReplyTo:
-    """Where a command's answer goes: the connection (its id in this process) and the request
-    id the answer carries. (A plain class, not a dataclass: one is made per move; see
+    """Where a command's answer goes: the connection (its id in the process that holds it)
+    and the request id the answer carries; for a connection another process holds, that
+    process (``edge``, its instance name) and its number for the answer (``corr``), see
+    ``playhall.fleet``. (A plain class, not a dataclass: one is made per move; see
     docs/operations.md, "The compiled build".)"""
 
-    __slots__ = ("connection", "request")
+    __slots__ = ("connection", "request", "edge", "corr")
 
-    def __init__(self, connection: int, request: int) -> None:
+    def __init__(
+        self, connection: int, request: int, edge: str | None = None, corr: int = 0
+    ) -> None:
         self.connection = connection
         self.request = request
+        self.edge = edge
+        self.corr = corr
 
 
 class Replies(Protocol):
@@ -65,4 +72,31 @@ class RoomHandle(Protocol):
     ) -> dict[str, Any]:
         """Queue a command and wait for its answer; raises :class:`RoomError` when refused
         (``request``: the asking request's id, for the log)."""
+        ...
+
+
+class Fleet(Protocol):
+    """The other processes on the same Redis, as the room manager sees them (implemented by
+    :class:`playhall.fleet.node.FleetNode`)."""
+
+    def remote(self, room_id: str) -> RoomHandle:
+        """A handle that forwards to whichever process holds ``room_id`` (or, when none
+        does, takes the room into this one)."""
+        ...
+
+    def held(self, room_id: str) -> None:
+        """This process now holds ``room_id``: take the requests forwarded to it."""
+        ...
+
+    def released(self, room_id: str) -> None:
+        """This process let ``room_id`` go: stop taking its requests."""
+        ...
+
+    def forget(self, connection: int) -> None:
+        """This process's ``connection`` closed."""
+        ...
+
+    def moved(self, room_id: str, viewers: Iterable[Viewer], closing: bool) -> None:
+        """``room_id`` left this process while ``viewers`` watched it: each finds it where it
+        is now (wherever that is), except this process's own connections when ``closing``."""
         ...

@@ -23,7 +23,8 @@ from playhall.counters import Counters
 from playhall.lobby import Lobby
 from playhall.rooms import table, views
 from playhall.rooms.actor import Room
-from playhall.rooms.handle import Replies, RoomHandle
+from playhall.rooms.audience import Viewer
+from playhall.rooms.handle import Fleet, Replies, RoomHandle
 from playhall.rooms.ids import is_room_id, new_room_id
 from playhall.rooms.listing import Listing
 from playhall.rooms.record import RoomRecord
@@ -55,7 +56,7 @@ class LeaseHeld(RoomError):
 class RoomManager:
     def __init__(
         self, store: Store, config: Config, lobby: Lobby, replies: Replies,
-        counters: Counters | None = None,
+        counters: Counters | None = None, fleet: Fleet | None = None,
     ) -> None:
         self.store = store
         self.config = config
@@ -69,6 +70,9 @@ class RoomManager:
         self.closing = False
         #: What this process counts (playhall.counters), shared by its rooms and its endpoint.
         self.counters = counters if counters is not None else Counters()
+        #: The other processes on the same Redis (``playhall.fleet``); None: this process
+        #: alone, refusing rooms another holds (:class:`LeaseHeld`).
+        self.fleet = fleet
 
     def ready(self, room_id: str) -> RoomHandle | None:
         """The handle of a room that takes a request at once, with no wait: one this process
@@ -80,11 +84,29 @@ class RoomManager:
         return [r for r in self.rooms.values() if r.record.seat_of(player) is not None]
 
     async def handle(self, room_id: str) -> RoomHandle:
-        """The handle the network talks to ``room_id`` through: the room's actor, loaded
-        here first if need be. Raises :class:`RoomError`: no such room, or
-        :class:`LeaseHeld` when another process holds it (where a handle that forwards to
-        that process belongs, ``rooms.handle``)."""
-        return await self.get(room_id)
+        """The handle the network talks to ``room_id`` through: the room's actor if this
+        process holds it (or is loading it), else one that forwards to the process that
+        does, or takes the room here if none does (``playhall.fleet``). Without a fleet the
+        room is loaded here; raises :class:`RoomError`: no such room, or :class:`LeaseHeld`
+        when another process holds it."""
+        room = self.rooms.get(room_id)
+        if room is not None:
+            return room
+        if self.fleet is None or room_id in self._loading:
+            return await self.get(room_id)
+        if not is_room_id(room_id):
+            raise no_such_room(room_id)
+        return self.fleet.remote(room_id)
+
+    def elsewhere(self, room_id: str) -> RoomHandle | None:
+        """A handle that forwards to whichever process holds ``room_id`` (for a request
+        nobody waits on); None without a fleet."""
+        return None if self.fleet is None else self.fleet.remote(room_id)
+
+    def viewers(self) -> list[tuple[RoomHandle, Viewer]]:
+        """Every viewer of every room this process holds, with its room."""
+        return [(room, viewer) for room in self.rooms.values()
+                for viewer in list(room.audience.viewers)]
 
     async def get(self, room_id: str) -> Room:
         """The room's actor in this process, loaded from Redis (its lease taken) if need be."""
@@ -163,6 +185,8 @@ class RoomManager:
         )
         self.rooms[record.id] = room
         room.start()
+        if self.fleet is not None:
+            self.fleet.held(record.id)
         return room
 
     async def open(
@@ -283,10 +307,16 @@ class RoomManager:
             if ttl is not None and room.active_at and not room.discarded:
                 # Left alone since then: the expiry check comes a whole ttl after that.
                 await self.store.expiry.set_due(room.record.id, room.active_at + ttl)
+        if self.fleet is not None and self.rooms.get(room.record.id) is None:
+            self.fleet.released(room.record.id)
         logger.info("room_evicted", room=room.record.id, version=room.record.version)
         # A room let go while people watch it, or while it has timers or bots to run, was not
-        # idle: its lease was lost. Take it back (unless this process is shutting down).
-        if not self.closing and (room.audience.viewers or needs_server(room.record, room.game)):
+        # idle: its lease was lost. Take it back (unless this process is shutting down); a
+        # draining process tells the other processes' viewers to find it where it goes next.
+        if self.closing:
+            if self.fleet is not None and room.audience.viewers:
+                self.fleet.moved(room.record.id, list(room.audience.viewers), closing=True)
+        elif room.audience.viewers or needs_server(room.record, room.game):
             await self._reattach(room)
 
     async def _reattach(self, old: Room) -> None:
@@ -297,6 +327,8 @@ class RoomManager:
             room = await self.get(old.record.id)
         except RoomError as exc:
             logger.warning("room_reattach_failed", room=old.record.id, code=exc.code)
+            if self.fleet is not None:  # another process has it now: the viewers go there
+                self.fleet.moved(old.record.id, list(old.audience.viewers), closing=False)
             return
         except Exception as exc:
             if not is_store_error(exc):

@@ -13,6 +13,10 @@ rooms (``store/rooms.py``)
 ``p fence:<id>``               counter: each lease acquisition gets a higher fence
 ``p code:<code>``              room id of a private room's join code
 ``p active``                   set: rooms that need a server without any client (timers, bots)
+channel ``p room:<id>:in``     pub/sub: requests forwarded to the room's owner (``fleet``),
+                               subscribed by the process holding the lease while it holds it
+channel ``p edge:<instance>``  pub/sub: a process's replies and frames for the connections it
+                               holds, from the owners of their rooms (``fleet``)
 lobby (``store/lobby.py``)
 ``p lobby``                    hash: room id -> lobby summary (msgpack) of public rooms
 ``p lobby:<game>``             sorted set: the game's listed rooms in listing order (members
@@ -83,6 +87,12 @@ class Keys:
 
     def chat_key(self, room: str) -> str:
         return f"{self.p}room:{room}:chat"
+
+    def room_channel(self, room: str) -> str:
+        return f"{self.p}room:{room}:in"
+
+    def edge_channel(self, instance: str) -> str:
+        return f"{self.p}edge:{instance}"
 
     def lease_key(self, room: str) -> str:
         return f"{self.p}lease:{room}"

@@ -1,0 +1,1 @@
+"""A fleet of processes on one Redis: any process serves any room (see ``node``)."""

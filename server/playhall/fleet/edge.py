@@ -1,0 +1,347 @@
+"""The edge's side of the fleet: this process's connections, in rooms another process holds.
+
+A request for a room this process does not hold goes through :class:`RemoteRoom`: it is
+published on the room's channel, where the room's owner listens (addressed to the room, never
+to a process: there is no table of owners to go stale). The owner's answer comes back in a
+batch on this process's channel and is handed to the connection as if the room were here. A
+publish that reaches nobody means nobody holds the room: this process takes its lease and
+loads it (the first to need a room serves it). A request that gets no answer within
+``forward_timeout`` is answered ``store_failed`` (retryable: a move retried with its id is
+applied once); it is never carried out here instead.
+
+Frames come the same way, each for one connection, as the owner's room encoded it. The edge
+checks each owner's batch numbers: a batch lost (pub/sub delivers at most once), or this
+process's subscriber reconnected, and every room of that owner is marked stale on the
+connections that watch it (its next frames are dropped) and synced again, which sends a
+snapshot. So a connection never sees a gap or a fork: a frame after a lost one is never
+passed on. The same sync finds the room where it is after its owner died (checked every
+third of ``lease_ms``: nobody on the room's channel) or was drained (the owner says so).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from playhall import log
+from playhall.fleet.messages import CLEAR, FRAME, MOVED, REPLY, Forward, unpack_batch
+from playhall.fleet.tasks import Tasks
+from playhall.rooms.audience import Viewer
+from playhall.rooms.handle import Replies, ReplyTo, RoomHandle
+from playhall.rooms.table import RoomError
+from playhall.store.bus import Bus
+from playhall.store.keys import Keys
+from playhall.store.outage import Outage, is_store_error
+from playhall_protocol import errors
+
+logger = log.get("playhall.fleet")
+
+#: Waits between tries while another process holds a room nobody listens for (its owner died
+#: and its lease has not run out yet, or it is being loaded there).
+_RETRY_WAITS = (0.05, 0.1, 0.2, 0.4)
+
+
+class Connections(Replies, Protocol):
+    """What the edge needs of this process's connections (``net.replies.ReplyRouter``)."""
+
+    def push(self, connection: int, frame: bytes, room: str | None) -> bool:
+        """Send a room's frame to a connection; False if the connection is gone."""
+        ...
+
+    def clear_stale(self, connection: int, room: str) -> None: ...
+
+    def mark_stale(self, connection: int, room: str) -> None: ...
+
+    def viewer(self, connection: int) -> Viewer | None: ...
+
+
+class TakeRoom(Protocol):
+    async def __call__(self, room_id: str) -> RoomHandle: ...
+
+
+class Pending:
+    """A forwarded request waiting for its answer."""
+
+    __slots__ = ("kind", "room", "reply_to", "future", "timer")
+
+    def __init__(
+        self, kind: str, room: str, reply_to: ReplyTo | None,
+        future: asyncio.Future[dict[str, Any]] | None,
+    ) -> None:
+        self.kind = kind
+        self.room = room
+        self.reply_to = reply_to
+        self.future = future
+        self.timer: asyncio.TimerHandle | None = None
+
+
+class RemoteRoom:
+    """A room another process holds (or nobody does yet), with the interface of
+    :class:`playhall.rooms.handle.RoomHandle`."""
+
+    __slots__ = ("id", "_edge")
+
+    def __init__(self, room_id: str, edge: Edge) -> None:
+        self.id = room_id
+        self._edge = edge
+
+    def submit(
+        self, kind: str, viewer: Viewer | None, args: dict[str, Any],
+        reply_to: ReplyTo | None = None,
+    ) -> None:
+        self._edge.forward(self.id, kind, viewer, args, reply_to)
+
+    async def ask(
+        self, kind: str, viewer: Viewer | None, args: dict[str, Any], request: int | None = None
+    ) -> dict[str, Any]:
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._edge.forward(self.id, kind, viewer, args, None, future, request)
+        return await future
+
+
+class Edge:
+    def __init__(
+        self, bus: Bus, keys: Keys, instance: str, timeout: float, outage: Outage
+    ) -> None:
+        self.bus = bus
+        self.keys = keys
+        self.instance = instance
+        self.timeout = timeout
+        self.outage = outage
+        self.connections: Connections | None = None
+        #: Takes a room nobody holds into this process (``RoomManager.get``).
+        self.take: TakeRoom | None = None
+        #: Whether this process holds a room (then its frames come from here, not a batch).
+        self.holds: Callable[[str], bool] = lambda room_id: False
+        self._corr = itertools.count(1)
+        self._pending: dict[int, Pending] = {}
+        #: Owner boot name -> the number of the last batch it sent here.
+        self._seq: dict[str, int] = {}
+        #: Connection -> room -> the owner whose frames it gets there.
+        self._watching: dict[int, dict[str, str]] = {}
+        self._tasks = Tasks()
+        #: Set as the process stops: nothing more is forwarded.
+        self.stopped = False
+
+    # -- requests out --------------------------------------------------------------------------
+
+    def forward(
+        self, room_id: str, kind: str, viewer: Viewer | None, args: dict[str, Any],
+        reply_to: ReplyTo | None = None, future: asyncio.Future[dict[str, Any]] | None = None,
+        request: int | None = None,
+    ) -> None:
+        """Send a request to ``room_id``'s owner; its answer goes to ``reply_to`` or
+        ``future`` (neither: nobody waits for one)."""
+        if self.stopped:
+            closing = RoomError(errors.DRAINING, "the server is restarting; reconnect shortly")
+            if future is not None:
+                future.set_exception(closing)
+            elif reply_to is not None and self.connections is not None:
+                self.connections.deliver(reply_to, kind, room_id, None, closing)
+            return
+        corr = 0
+        if reply_to is not None or future is not None:
+            corr = next(self._corr)
+            pending = Pending(kind, room_id, reply_to, future)
+            pending.timer = asyncio.get_running_loop().call_later(
+                self.timeout, self._expired, corr
+            )
+            self._pending[corr] = pending
+            if reply_to is not None:
+                request = reply_to.request
+        message = Forward(
+            self.instance,
+            viewer.id if viewer is not None else 0,
+            corr,
+            request,
+            kind,
+            viewer.player if viewer is not None else "",
+            viewer.name if viewer is not None else "",
+            viewer.address if viewer is not None else "",
+            args,
+        )
+        self._tasks.spawn(self._send(room_id, message, viewer, reply_to, future))
+
+    async def _send(
+        self, room_id: str, message: Forward, viewer: Viewer | None,
+        reply_to: ReplyTo | None, future: asyncio.Future[dict[str, Any]] | None,
+    ) -> None:
+        channel = self.keys.room_channel(room_id).encode()
+        data = message.pack()
+        deadline = time.monotonic() + self.timeout
+        for attempt in itertools.count():
+            try:
+                if await self.bus.publish(channel, data):
+                    return  # the owner has it; its answer (or the timer) settles the request
+                assert self.take is not None
+                room = await self.take(room_id)
+            except RoomError as exc:
+                if exc.code != errors.STORE_FAILED or time.monotonic() > deadline:
+                    self._settle(message.corr, None, exc)
+                    return
+                # Held elsewhere by a process that does not listen (yet): dead, its lease
+                # running out, or loading it now. Ask again shortly.
+                await asyncio.sleep(_RETRY_WAITS[min(attempt, len(_RETRY_WAITS) - 1)])
+                continue
+            except Exception as exc:
+                if not is_store_error(exc):
+                    raise
+                self.outage.failed(exc, during="forward", room=room_id)
+                self._settle(
+                    message.corr, None, RoomError(errors.STORE_FAILED, "Redis is unreachable; "
+                                                  "retry shortly")
+                )
+                return
+            # Nobody held it: it is here now. The request goes to it as any local one.
+            pending = self._pending.pop(message.corr, None)
+            if pending is not None and pending.timer is not None:
+                pending.timer.cancel()
+            try:
+                if future is not None:
+                    result = await room.ask(message.kind, viewer, message.args, message.request)
+                    if not future.done():
+                        future.set_result(result)
+                else:
+                    room.submit(message.kind, viewer, message.args, reply_to)
+            except RoomError as exc:
+                if future is not None:
+                    if not future.done():
+                        future.set_exception(exc)
+                elif reply_to is not None and self.connections is not None:
+                    self.connections.deliver(reply_to, message.kind, room_id, None, exc)
+            return
+
+    def _expired(self, corr: int) -> None:
+        pending = self._pending.get(corr)
+        if pending is not None:
+            logger.warning("forward_timeout", room=pending.room, kind=pending.kind)
+            late = RoomError(
+                errors.STORE_FAILED,
+                "the server holding this room did not answer in time; retry (a move retried "
+                "with its id is applied once)",
+            )
+            self._settle(corr, None, late)
+
+    def _settle(self, corr: int, result: dict[str, Any] | None, error: RoomError | None) -> None:
+        """Give a forwarded request its answer (once; later ones are dropped)."""
+        pending = self._pending.pop(corr, None)
+        if pending is None:
+            return
+        if pending.timer is not None:
+            pending.timer.cancel()
+        if pending.future is not None:
+            if not pending.future.done():
+                if error is not None:
+                    pending.future.set_exception(error)
+                else:
+                    pending.future.set_result(result or {})
+        elif pending.reply_to is not None and self.connections is not None:
+            self.connections.deliver(pending.reply_to, pending.kind, pending.room, result, error)
+
+    # -- batches in ----------------------------------------------------------------------------
+
+    def received(self, data: bytes) -> None:
+        """A batch from an owner (called by the bus's reader)."""
+        owner, seq, items = unpack_batch(data)
+        last = self._seq.get(owner, 0)
+        self._seq[owner] = seq
+        if seq != last + 1:
+            logger.warning("fleet_batch_lost", owner=owner, expected=last + 1, got=seq)
+            self._lost(owner)
+        connections = self.connections
+        assert connections is not None
+        watching = self._watching
+        for item in items:
+            what = item[0]
+            if what == FRAME:
+                _, connection, room, frame = item
+                if room is None:  # presence and chat: no version to keep
+                    connections.push(connection, frame, room)
+                    continue
+                rooms = watching.get(connection)
+                if rooms is None:
+                    rooms = watching[connection] = {}
+                rooms[room] = owner
+                if not connections.push(connection, frame, room):
+                    # Closed here (its detach may have been lost): the owner stops sending.
+                    watching.pop(connection, None)
+                    self.forward(room, "detach", _Gone(connection), {})
+            elif what == REPLY:
+                _, corr, result, error = item
+                refusal = None if error is None else RoomError(error[0], error[1], **error[2])
+                self._settle(corr, result, refusal)
+            elif what == CLEAR:
+                connections.clear_stale(item[1], item[2])
+            elif what == MOVED:
+                self._moved(item[1])
+
+    def _moved(self, moved: str) -> None:
+        """The owner of ``moved`` let it go: its viewers here find it where it is now."""
+        self._resync(lambda room, owner: room == moved)
+
+    def _lost(self, owner: str) -> None:
+        """A batch of ``owner`` was lost: what it said is unknown, so its rooms start over."""
+        self._resync(lambda room, served_by: served_by == owner)
+
+    def reconnected(self) -> None:
+        """This process's subscriber was away: any batch may have been lost."""
+        self._resync(lambda room, owner: True)
+
+    def _resync(self, which: Callable[[str, str], bool]) -> None:
+        """Sync again every connection's view of the rooms ``which`` picks: its frames are
+        dropped until the owner (wherever the room is now) sends a snapshot."""
+        connections = self.connections
+        assert connections is not None
+        for connection, rooms in list(self._watching.items()):
+            viewer = connections.viewer(connection)
+            if viewer is None:
+                self._watching.pop(connection, None)
+                continue
+            for room, owner in list(rooms.items()):
+                if which(room, owner) and not self.holds(room):
+                    connections.mark_stale(connection, room)
+                    self.forward(room, "sync", viewer, {})
+
+    def forget(self, connection: int) -> None:
+        """The connection is closed."""
+        self._watching.pop(connection, None)
+
+    # -- owners that are gone ------------------------------------------------------------------
+
+    async def check_owners(self) -> None:
+        """Sync again the rooms watched here whose channel nobody listens on any more: their
+        owner died (another process, or this one, takes them at lease expiry)."""
+        rooms = sorted({room for rooms in self._watching.values() for room in rooms})
+        rooms = [room for room in rooms if not self.holds(room)]
+        if not rooms:
+            return
+        counts = await self.bus.numsub([self.keys.room_channel(r).encode() for r in rooms])
+        orphaned = {room for room, count in zip(rooms, counts[1::2], strict=True) if not count}
+        if orphaned:
+            logger.warning("owner_gone", rooms=len(orphaned))
+            self._resync(lambda room, owner: room in orphaned)
+
+
+
+class _Gone:
+    """A connection this process no longer holds, as named in the ``detach`` that tells its
+    room's owner so."""
+
+    __slots__ = ("id",)
+
+    player = name = address = ""
+
+    def __init__(self, connection: int) -> None:
+        self.id = connection
+
+    def push(self, frame: bytes, room: str | None = None) -> None:
+        pass
+
+    def is_stale(self, room: str) -> bool:
+        return True
+
+    def clear_stale(self, room: str) -> None:
+        pass

@@ -1,0 +1,237 @@
+"""The owner's side of the fleet: the requests other processes forward to the rooms this one
+holds, and what goes back to them.
+
+A connection held by another process (an *edge*) is, in the room it watches here, a
+:class:`RemoteViewer`: the room's audience treats it as any viewer, sends it the frames of its
+own seat and nothing else, and its ``push`` hands the frame to :class:`EdgeMail`. Answers to
+forwarded requests go the same way (``ReplyRouter.deliver`` passes an answer addressed to
+another process here). EdgeMail sends each edge everything of one pass of the event loop in
+one publish, in order, numbered per edge (``fleet.messages``), so the edge can tell when one
+was lost.
+
+An edge that no longer listens (its publish reached nobody, or its channel has no subscriber
+at the periodic check) is gone: its viewers are detached from every room here, as a closed
+connection's would be.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import secrets
+import weakref
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from playhall import log
+from playhall.fleet.messages import CLEAR, FRAME, MOVED, REPLY, Forward, pack_batch
+from playhall.fleet.tasks import Tasks
+from playhall.rooms.audience import Viewer
+from playhall.rooms.handle import ReplyTo, RoomHandle
+from playhall.rooms.table import RoomError
+from playhall.store.bus import Bus
+from playhall.store.keys import Keys
+from playhall.store.outage import is_store_error
+from playhall_protocol import errors
+
+logger = log.get("playhall.fleet")
+
+
+class HeldRooms(Protocol):
+    """What the owner's side needs of the room manager."""
+
+    closing: bool
+
+    def ready(self, room_id: str) -> RoomHandle | None: ...
+
+    async def get(self, room_id: str) -> Any: ...
+
+    def viewers(self) -> list[tuple[RoomHandle, Viewer]]: ...
+
+
+class RemoteViewer:
+    """A connection another process holds, as the rooms here see it."""
+
+    __slots__ = ("edge", "id", "player", "name", "address", "_mail", "__weakref__")
+
+    def __init__(
+        self, edge: str, connection: int, player: str, name: str, address: str, mail: EdgeMail
+    ) -> None:
+        self.edge = edge
+        self.id = connection
+        self.player = player
+        self.name = name
+        self.address = address
+        self._mail = mail
+
+    def push(self, frame: bytes, room: str | None = None) -> None:
+        self._mail.post(self.edge, [FRAME, self.id, room, frame])
+
+    def is_stale(self, room: str) -> bool:
+        # The edge's own session drops what its outbox cannot take and asks again: see
+        # net/session.py. The owner sends everything.
+        return False
+
+    def clear_stale(self, room: str) -> None:
+        self._mail.post(self.edge, [CLEAR, self.id, room])
+
+
+class EdgeMail:
+    """What goes to each edge, gathered over a pass of the event loop and published once."""
+
+    def __init__(self, bus: Bus, keys: Keys, on_gone: Callable[[str], None]) -> None:
+        self.bus = bus
+        self.keys = keys
+        #: This process's name for this run: an edge's sequence numbers start again with it.
+        self.boot = secrets.token_hex(6)
+        self._on_gone = on_gone
+        self._pending: dict[str, list[Any]] = {}
+        self._seq: dict[str, int] = {}
+        self._scheduled = False
+        self._sends: set[asyncio.Future[Any]] = set()
+
+    def post(self, edge: str, item: list[Any]) -> None:
+        items = self._pending.get(edge)
+        if items is None:
+            items = self._pending[edge] = []
+            if not self._scheduled:
+                self._scheduled = True
+                asyncio.get_running_loop().call_soon(self.flush)
+        items.append(item)
+
+    def flush(self) -> None:
+        self._scheduled = False
+        pending, self._pending = self._pending, {}
+        for edge, items in pending.items():
+            seq = self._seq.get(edge, 0) + 1
+            self._seq[edge] = seq
+            sent = asyncio.ensure_future(
+                self.bus.publish(self.keys.edge_channel(edge).encode(),
+                                 pack_batch(self.boot, seq, items))
+            )
+            self._sends.add(sent)
+            sent.add_done_callback(functools.partial(self._sent, edge))
+
+    def _sent(self, edge: str, sent: asyncio.Future[Any]) -> None:
+        self._sends.discard(sent)
+        if sent.cancelled():
+            return
+        failure = sent.exception()
+        if failure is not None:  # lost: the edge sees the gap in the numbers and asks again
+            if not is_store_error(failure):
+                logger.error("edge_publish_failed", edge=edge, error=repr(failure))
+            return
+        if sent.result() == 0:
+            self._on_gone(edge)
+
+
+class Owner:
+    """Takes the requests forwarded to this process's rooms and answers them."""
+
+    def __init__(self, bus: Bus, keys: Keys, instance: str) -> None:
+        self.bus = bus
+        self.keys = keys
+        self.instance = instance
+        self.mail = EdgeMail(bus, keys, self.edge_gone)
+        self.rooms: HeldRooms | None = None
+        #: (edge, connection) -> its viewer, while some room here holds it.
+        self._viewers: weakref.WeakValueDictionary[tuple[str, int], RemoteViewer] = (
+            weakref.WeakValueDictionary()
+        )
+        self._tasks = Tasks()
+        self._gone: set[str] = set()  # edges being detached now
+
+    # -- requests in ---------------------------------------------------------------------------
+
+    def received(self, room_id: str, data: bytes) -> None:
+        """A request forwarded to ``room_id`` (called by the bus's reader)."""
+        forward = Forward.unpack(data)
+        assert self.rooms is not None
+        room = self.rooms.ready(room_id)
+        if room is not None:
+            self._submit(room, forward)
+        elif not self.rooms.closing:  # let go just now: take it back, the first to need it
+            self._tasks.spawn(self._load_and_submit(room_id, forward))
+
+    async def _load_and_submit(self, room_id: str, forward: Forward) -> None:
+        assert self.rooms is not None
+        try:
+            room = await self.rooms.get(room_id)
+        except RoomError as exc:
+            self._refuse(forward, exc)
+            return
+        except Exception as exc:
+            if not is_store_error(exc):
+                raise
+            self._refuse(forward, RoomError(errors.STORE_FAILED, "Redis is unreachable; retry"))
+            return
+        self._submit(room, forward)
+
+    def _submit(self, room: RoomHandle, forward: Forward) -> None:
+        viewer = self.viewer(forward) if forward.connection else None
+        reply_to = None
+        if forward.corr:
+            reply_to = ReplyTo(forward.connection, forward.request or 0, forward.edge,
+                               forward.corr)
+        try:
+            room.submit(forward.kind, viewer, forward.args, reply_to)
+        except RoomError as exc:
+            self._refuse(forward, exc)
+
+    def _refuse(self, forward: Forward, error: RoomError) -> None:
+        if forward.corr:
+            self.mail.post(
+                forward.edge, [REPLY, forward.corr, None, [error.code, error.reason, error.extra]]
+            )
+
+    def viewer(self, forward: Forward) -> RemoteViewer:
+        """The viewer standing for the forwarding connection (the same object while any room
+        here holds it, so a room knows it again)."""
+        key = (forward.edge, forward.connection)
+        viewer = self._viewers.get(key)
+        if viewer is None:
+            viewer = RemoteViewer(
+                forward.edge, forward.connection, forward.player, forward.name, forward.address,
+                self.mail,
+            )
+            self._viewers[key] = viewer
+        else:
+            viewer.name = forward.name  # renamed since
+        return viewer
+
+    # -- answers and moves out -----------------------------------------------------------------
+
+    def reply(
+        self, to: ReplyTo, result: dict[str, Any] | None, error: RoomError | None
+    ) -> None:
+        """Send the answer to a forwarded request back to the edge that asked."""
+        assert to.edge is not None
+        wire = None if error is None else [error.code, error.reason, error.extra]
+        self.mail.post(to.edge, [REPLY, to.corr, result, wire])
+
+    def moved(self, room_id: str, edges: set[str]) -> None:
+        """Tell ``edges`` (which had viewers in it) that ``room_id`` is no longer here."""
+        for edge in edges:
+            self.mail.post(edge, [MOVED, room_id])
+
+    # -- edges that are gone -------------------------------------------------------------------
+
+    def edge_gone(self, edge: str) -> None:
+        """Nobody listens on ``edge``'s channel: its process is gone. Detach its viewers from
+        every room here (their players count as away; stand-ins and presence follow)."""
+        if edge in self._gone or self.rooms is None:
+            return
+        self._gone.add(edge)
+        logger.warning("edge_gone", edge=edge)
+        for room, viewer in self.rooms.viewers():
+            if isinstance(viewer, RemoteViewer) and viewer.edge == edge:
+                try:
+                    room.submit("detach", viewer, {})
+                except RoomError:  # closing: nobody to detach from
+                    pass
+        self._gone.discard(edge)
+
+    def edges(self) -> set[str]:
+        """The edges with viewers in the rooms here now."""
+        return {edge for edge, _ in self._viewers.keys()}
+

@@ -1,0 +1,87 @@
+"""Fixtures of the fleet tests: three real server processes on one real Redis (the tests'),
+under one key prefix, so any of them serves any room; and clients that record every frame
+they get, as it arrived.
+
+The three processes are started once per test module and shared by its tests (each test makes
+its own rooms and players); a test that kills or restarts one starts it again before it ends,
+so the next test finds three.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from playhall_client import Client
+
+from ..process import ServerProcess, free_port
+
+#: Short enough that a killed owner's rooms are taken over within a test's patience.
+LEASE_MS = 1500
+#: The time a forwarded request waits for its owner's answer.
+FORWARD_TIMEOUT = 2.0
+
+
+class Fleet:
+    def __init__(self, processes: list[ServerProcess], prefix: str) -> None:
+        self.processes = processes
+        self.prefix = prefix
+
+    def url(self, index: int) -> str:
+        return self.processes[index % len(self.processes)].url
+
+    async def ensure_running(self) -> None:
+        """Start again any process a test stopped."""
+        for process in self.processes:
+            if process.process is None or process.process.poll() is not None:
+                await process.start(keep_port=True)
+
+
+def fleet_processes(redis_url: str, log_dir: Path, count: int = 3) -> Fleet:
+    prefix = f"f{uuid.uuid4().hex[:8]}:"
+    settings = ["--lease-ms", str(LEASE_MS), "--forward-timeout", str(FORWARD_TIMEOUT)]
+    processes = [
+        ServerProcess(
+            free_port(), redis_url, prefix, f"{prefix}s{i}", settings,
+            log_path=log_dir / f"server{i}.log",
+        )
+        for i in range(count)
+    ]
+    return Fleet(processes, prefix)
+
+
+@pytest.fixture(scope="module")
+async def fleet(
+    redis_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[Fleet]:
+    trio = fleet_processes(redis_url, tmp_path_factory.mktemp("fleet"))
+    try:
+        for process in trio.processes:
+            await process.start()
+        yield trio
+    finally:
+        for process in trio.processes:
+            if process.process is not None and process.process.poll() is None:
+                process.terminate()
+
+
+class Recorder:
+    """A client's frames as they arrived (decoded lazily by the tests)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.frames: list[bytes] = []
+        client.on_frame = self._got
+
+    def _got(self, frame: bytes | str) -> None:
+        if isinstance(frame, bytes):
+            self.frames.append(frame)
+
+
+async def recording(url: str, **kwargs: object) -> Recorder:
+    client = await Client.connect(url, **kwargs)  # type: ignore[arg-type]
+    return Recorder(client)

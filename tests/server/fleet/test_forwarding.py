@@ -1,0 +1,96 @@
+"""Any process serves any room: a game whose seats sit on three different server processes,
+each connection getting from its own process exactly the frames one process would have sent
+it, in order, with no gap and nothing of another seat's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+
+from ..test_play_mantis import play_until_over
+from .conftest import Fleet, Recorder, recording
+
+
+def _messages(recorder: Recorder) -> list[tuple[dict[str, Any], bytes]]:
+    return [(msgpack.unpackb(f, raw=False, strict_map_key=False), f) for f in recorder.frames]
+
+
+def room_frames(recorder: Recorder, room: str) -> list[tuple[dict[str, Any], bytes]]:
+    """The room's snapshots and updates the connection got, in order."""
+    return [
+        (m, f) for m, f in _messages(recorder)
+        if m.get("t") in ("snapshot", "update") and m.get("room") == room
+    ]
+
+
+def assert_no_gap(recorder: Recorder, room: str) -> int:
+    """Every update the connection got follows the version it had (a snapshot starts it
+    again): no gap, no fork. Returns the last version."""
+    version = None
+    for message, _ in room_frames(recorder, room):
+        if message["t"] == "snapshot":
+            assert version is None or message["version"] >= version
+            version = message["version"]
+        else:
+            assert version is not None, "an update before any snapshot"
+            assert message["from"] == version, f"gap: had {version}, got {message}"
+            version = message["to"]
+    assert version is not None
+    return version
+
+
+def updates_by_version(recorder: Recorder, room: str) -> dict[int, bytes]:
+    return {m["to"]: f for m, f in room_frames(recorder, room) if m["t"] == "update"}
+
+
+async def test_a_four_seat_game_over_three_processes_is_what_one_process_sends(
+    fleet: Fleet,
+) -> None:
+    # Seat i on process i % 3 (the creator's, process 0, holds the room); a spectator on
+    # process 2; and a second connection of seat 1's player and of the spectator on the
+    # owner, whose frames are the one-process reference.
+    seats = [await recording(fleet.url(i), name=f"seat{i}") for i in range(4)]
+    creator = seats[0].client
+    mirror = await creator.create("mantis", 4)
+    room = mirror.room
+    mirrors = [mirror] + [await s.client.join(room) for s in seats[1:]]
+    spectator = await recording(fleet.url(2), name="watcher")
+    await spectator.client.join(room, watch=True)
+    twin1 = await recording(fleet.url(0), token=seats[1].client.token)
+    await twin1.client.join(room)
+    twin_spectator = await recording(fleet.url(0), token=spectator.client.token)
+    await twin_spectator.client.join(room, watch=True)
+    try:
+        for s in seats:
+            await s.client.ready(room)
+        moves = await play_until_over(list(zip((s.client for s in seats), mirrors, strict=True)))
+        assert moves > 0
+        everyone = [*seats, spectator, twin1, twin_spectator]
+        final = max(assert_no_gap(r, room) for r in everyone)
+        for r in everyone:
+            mirror_of = r.client.rooms[room]
+            await mirror_of.wait(lambda m: m.version == final)
+            assert mirror_of.view["status"] == "finished"
+
+        # The same seat on the owner and elsewhere: byte for byte the same updates.
+        for remote, local in ((seats[1], twin1), (spectator, twin_spectator)):
+            theirs, ours = updates_by_version(remote, room), updates_by_version(local, room)
+            shared = sorted(set(theirs) & set(ours))
+            assert len(shared) >= moves // 2  # both watched most of the game
+            for version in shared:
+                assert theirs[version] == ours[version], f"version {version} differs"
+
+        # Nothing of another seat's: the seats' frames of one version differ (their own
+        # hands), and each connection's are its own seat's.
+        by_seat = [updates_by_version(s, room) for s in seats]
+        common = set.intersection(*(set(u) for u in by_seat))
+        assert any(len({u[v] for u in by_seat}) > 1 for v in common)
+        for index, s in enumerate(seats):
+            for message, _ in room_frames(s, room):
+                if message["t"] == "snapshot":
+                    assert message["view"]["you"] == index
+    finally:
+        for r in (*seats, spectator, twin1, twin_spectator):
+            await r.client.close()
+
