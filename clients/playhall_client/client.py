@@ -52,6 +52,13 @@ HostToken = str | Callable[[], str] | Callable[[], Awaitable[str]]
 #: Refusals of a hello that say nothing about the hello itself (PROTOCOL.md section 10).
 HELLO_AGAIN = frozenset({"rate_limited", "store_failed", "internal"})
 
+#: Refusals of a move that say nothing about the move (its room's server busy, restarting, or
+#: moving to another process): the move is sent again with its id, applied at most once.
+MOVE_AGAIN = frozenset({"store_failed", "overloaded", "draining"})
+
+#: How often a move refused with one of :data:`MOVE_AGAIN` is sent again (about ten seconds).
+MOVE_RETRIES = 8
+
 #: Seconds between tries (reconnecting, a hello said again): the first, doubling to the last.
 BACKOFF_FIRST = 0.05
 BACKOFF_MAX = 2.0
@@ -635,15 +642,24 @@ class Client:
         self, room: str, move: dict[str, Any], *, mid: str | None = None, version: int | None = None
     ) -> dict[str, Any]:
         """Make a move against the mirror's current version (or ``version``). Returns the ok
-        reply (with the new version); raises :class:`ServerError` if refused."""
+        reply (with the new version); raises :class:`ServerError` if refused. A refusal that
+        says nothing about the move (:data:`MOVE_AGAIN`) is retried with the same move id, up
+        to :data:`MOVE_RETRIES` times, backing off."""
         mirror = self._mirror(room)
-        return await self.request(
-            "move",
-            room=room,
-            version=mirror.version if version is None else version,
-            mid=mid or secrets.token_hex(6),
-            move=move,
-        )
+        fields: dict[str, Any] = {
+            "room": room,
+            "version": mirror.version if version is None else version,
+            "mid": mid or secrets.token_hex(6),
+            "move": move,
+        }
+        for attempt in itertools.count(1):
+            try:
+                return await self.request("move", **fields)
+            except ServerError as exc:
+                if exc.code not in MOVE_AGAIN or attempt > MOVE_RETRIES or self._closing:
+                    raise
+                await asyncio.sleep(min(0.1 * 2**attempt, BACKOFF_MAX))
+        raise AssertionError("unreachable")
 
 
 def _given(**fields: Any) -> dict[str, Any]:

@@ -259,6 +259,30 @@ describe("PlayhallConnection", () => {
     assert.equal((await move).version, 3);
   });
 
+  test("a move refused store_failed, overloaded or draining is sent again with its mid", async () => {
+    const { conn, ws } = await start();
+    snapshot(ws);
+    const move = conn.move("r1", { type: "score" }, { mid: "m-8" });
+    for (const [index, code] of ["store_failed", "overloaded", "draining"].entries()) {
+      const sent = ws.last("move");
+      ws.push({ t: "error", re: sent.id, code, reason: "not now" });
+      await until(() => ws.sent.filter((m) => m.t === "move").length === index + 2, "a retry");
+    }
+    const last = ws.last("move");
+    assert.equal(last.mid, "m-8");
+    ws.reply(last, { room: "r1", version: 3 });
+    assert.equal((await move).version, 3);
+  });
+
+  test("a move refused for what it is (illegal_move) is not sent again", async () => {
+    const { conn, ws } = await start();
+    snapshot(ws);
+    const move = conn.move("r1", { type: "score" });
+    ws.push({ t: "error", re: ws.last("move").id, code: "illegal_move", reason: "no" });
+    await assert.rejects(move, (err) => err.code === "illegal_move");
+    assert.equal(ws.sent.filter((m) => m.t === "move").length, 1);
+  });
+
   /** A connection whose first hello is out and unanswered, with the error codes it emits. */
   async function helloOut(options) {
     ScriptedSocket.all = [];

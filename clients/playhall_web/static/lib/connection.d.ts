@@ -83,6 +83,8 @@ export interface ConnectionOptions {
   backoff?: { initial?: number; max?: number };
   /** How often a `rate_limited` request is sent again before it fails (5). */
   rateRetries?: number;
+  /** How often a move refused `store_failed`, `overloaded` or `draining` is sent again, with its mid (8). */
+  moveRetries?: number;
 }
 
 export type ConnectionState = "idle" | "connecting" | "open" | "reconnecting" | "closed";

@@ -15,6 +15,9 @@ export const PROTOCOL_VERSIONS = [1];
 
 /** Requests that are harmless to send again after a drop (PROTOCOL.md section 9). Not: create
  * (a second room), chat (said twice), bot and start (refused the second time). */
+/** Refusals of a move that say nothing about the move (PROTOCOL.md section 10): sent again. */
+const MOVE_AGAIN = new Set(["store_failed", "overloaded", "draining"]);
+
 export const RESENDABLE = new Set([
   "move",
   "join",
@@ -106,7 +109,9 @@ export class PlayhallConnection extends Emitter {
    *   or a promise of one, for every hello; PROTOCOL.md section 3), name (display name, said by
    *   the first hello; `rename` changes it later), WebSocket (the class to use; the global one by
    *   default), backoff ({initial, max} in ms: 50 doubling to 2000), rateRetries (how often a
-   *   `rate_limited` request is sent again before it fails: 5)
+   *   `rate_limited` request is sent again before it fails: 5), moveRetries (how often a move
+   *   refused `store_failed`, `overloaded` or `draining` is sent again, with its mid, before it
+   *   fails: 8, about 10 s)
    */
   constructor(url, options = {}) {
     super();
@@ -117,6 +122,7 @@ export class PlayhallConnection extends Emitter {
     this.WebSocket = options.WebSocket ?? globalThis.WebSocket;
     this.backoff = { initial: 50, max: 2000, ...(options.backoff ?? {}) };
     this.rateRetries = options.rateRetries ?? 5;
+    this.moveRetries = options.moveRetries ?? 8;
     this.state = "idle";
     this.player = null;
     this.limits = null;
@@ -453,15 +459,21 @@ export class PlayhallConnection extends Emitter {
       return;
     }
     const code = message.code;
-    // A hello says itself again (_hello), however long the server asks it to wait.
-    if (code === "rate_limited" && entry.type !== "hello" && entry.tries < this.rateRetries) {
+    // A hello says itself again (_hello), however long the server asks it to wait. A move
+    // refused for a reason that says nothing about it (its room's server busy, restarting or
+    // moving to another process) is sent again with its mid: applied at most once.
+    const again =
+      code === "rate_limited"
+        ? entry.type !== "hello" && entry.tries < this.rateRetries
+        : entry.type === "move" && MOVE_AGAIN.has(code) && entry.tries < this.moveRetries;
+    if (again) {
       entry.tries += 1;
       setTimeout(
         () => {
           if (this.state === "open") this._send(entry);
           else if (this.state !== "closed") this._queue.push(entry);
         },
-        100 * 2 ** entry.tries,
+        Math.min(100 * 2 ** entry.tries, 2000),
       );
       return;
     }
