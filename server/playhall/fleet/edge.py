@@ -123,6 +123,8 @@ class Edge:
         #: Connection -> room -> the owner whose frames it gets there.
         self._watching: dict[int, dict[str, str]] = {}
         self._tasks = Tasks()
+        #: (connection, room) synced again now (see _sync_again).
+        self._syncing: set[tuple[int, str]] = set()
         #: Set as the process stops: nothing more is forwarded.
         self.stopped = False
 
@@ -302,8 +304,29 @@ class Edge:
                 continue
             for room, owner in list(rooms.items()):
                 if which(room, owner) and not self.holds(room):
-                    connections.mark_stale(connection, room)
-                    self.forward(room, "sync", viewer, {})
+                    self._sync_again(connection, room, viewer)
+
+    def _sync_again(self, connection: int, room: str, viewer: Viewer) -> None:
+        """Drop the room's frames on ``connection`` until a snapshot comes, and ask for one
+        (once at a time: a room whose owner died is asked about every check until its lease
+        runs out)."""
+        key = (connection, room)
+        if key in self._syncing:
+            return
+        self._syncing.add(key)
+        assert self.connections is not None
+        self.connections.mark_stale(connection, room)
+        done: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        done.add_done_callback(lambda answer: self._synced(key, answer))
+        self.forward(room, "sync", viewer, {}, future=done)
+
+    def _synced(self, key: tuple[int, str], answer: asyncio.Future[dict[str, Any]]) -> None:
+        self._syncing.discard(key)
+        if not answer.cancelled() and answer.exception() is not None:
+            # Not synced (e.g. the room is still held by a dead process): asked again at the
+            # next check, the connection's frames of it dropped meanwhile.
+            logger.info("resync_failed", conn=key[0], room=key[1],
+                        error=str(answer.exception()))
 
     def forget(self, connection: int) -> None:
         """The connection is closed."""
@@ -320,8 +343,10 @@ class Edge:
             return
         counts = await self.bus.numsub([self.keys.room_channel(r).encode() for r in rooms])
         orphaned = {room for room, count in zip(rooms, counts[1::2], strict=True) if not count}
+        fresh = orphaned - {room for _, room in self._syncing}
+        if fresh:
+            logger.warning("owner_gone", rooms=sorted(fresh))
         if orphaned:
-            logger.warning("owner_gone", rooms=len(orphaned))
             self._resync(lambda room, owner: room in orphaned)
 
 
