@@ -43,6 +43,9 @@ logger = log.get("playhall.fleet")
 #: and its lease has not run out yet, or it is being loaded there).
 _RETRY_WAITS = (0.05, 0.1, 0.2, 0.4)
 
+#: Refusals of a sync the edge asked for by itself that say nothing about it: asked again.
+_SYNC_AGAIN = frozenset({errors.STORE_FAILED, errors.OVERLOADED, errors.DRAINING})
+
 
 class Connections(Replies, Protocol):
     """What the edge needs of this process's connections (``net.replies.ReplyRouter``)."""
@@ -123,8 +126,8 @@ class Edge:
         #: Connection -> room -> the owner whose frames it gets there.
         self._watching: dict[int, dict[str, str]] = {}
         self._tasks = Tasks()
-        #: (connection, room) synced again now (see _sync_again).
-        self._syncing: set[tuple[int, str]] = set()
+        #: (connection, room) synced again now -> the number of its answer (see _sync_again).
+        self._syncing: dict[tuple[int, str], int] = {}
         #: Set as the process stops: nothing more is forwarded.
         self.stopped = False
 
@@ -134,16 +137,17 @@ class Edge:
         self, room_id: str, kind: str, viewer: Viewer | None, args: dict[str, Any],
         reply_to: ReplyTo | None = None, future: asyncio.Future[dict[str, Any]] | None = None,
         request: int | None = None,
-    ) -> None:
+    ) -> int:
         """Send a request to ``room_id``'s owner; its answer goes to ``reply_to`` or
-        ``future`` (neither: nobody waits for one)."""
+        ``future`` (neither: nobody waits for one). Returns the number the answer will carry
+        (0: none)."""
         if self.stopped:
             closing = RoomError(errors.DRAINING, "the server is restarting; reconnect shortly")
             if future is not None:
                 future.set_exception(closing)
             elif reply_to is not None and self.connections is not None:
                 self.connections.deliver(reply_to, kind, room_id, None, closing)
-            return
+            return 0
         corr = 0
         if reply_to is not None or future is not None:
             corr = next(self._corr)
@@ -166,6 +170,7 @@ class Edge:
             args,
         )
         self._tasks.spawn(self._send(room_id, message, viewer, reply_to, future))
+        return corr
 
     async def _send(
         self, room_id: str, message: Forward, viewer: Viewer | None,
@@ -250,12 +255,15 @@ class Edge:
         owner, seq, items = unpack_batch(data)
         last = self._seq.get(owner, 0)
         self._seq[owner] = seq
-        if seq != last + 1:
-            logger.warning("fleet_batch_lost", owner=owner, expected=last + 1, got=seq)
-            self._lost(owner)
         connections = self.connections
         assert connections is not None
         watching = self._watching
+        if seq != last + 1:
+            logger.warning("fleet_batch_lost", owner=owner, expected=last + 1, got=seq)
+            for item in items:  # this batch's rooms too: its frames may follow the lost ones
+                if item[0] == FRAME and item[2] is not None:
+                    watching.setdefault(item[1], {})[item[2]] = owner
+            self._lost(owner)
         for item in items:
             what = item[0]
             if what == FRAME:
@@ -282,51 +290,62 @@ class Edge:
 
     def _moved(self, moved: str) -> None:
         """The owner of ``moved`` let it go: its viewers here find it where it is now."""
-        self._resync(lambda room, owner: room == moved)
+        self._resync(lambda room, owner: room == moved, again=True)
 
     def _lost(self, owner: str) -> None:
-        """A batch of ``owner`` was lost: what it said is unknown, so its rooms start over."""
-        self._resync(lambda room, served_by: served_by == owner)
+        """A batch of ``owner`` was lost: what it said is unknown, so its rooms start over
+        (a sync already asked for may have been answered in it: asked again)."""
+        self._resync(lambda room, served_by: served_by == owner, again=True)
 
     def reconnected(self) -> None:
         """This process's subscriber was away: any batch may have been lost."""
-        self._resync(lambda room, owner: True)
+        self._resync(lambda room, owner: True, again=True)
 
-    def _resync(self, which: Callable[[str, str], bool]) -> None:
+    def _resync(self, which: Callable[[str, str], bool], again: bool = False) -> None:
         """Sync again every connection's view of the rooms ``which`` picks: its frames are
-        dropped until the owner (wherever the room is now) sends a snapshot."""
+        dropped until the owner (wherever the room is now) sends a snapshot. ``again``: a sync
+        already waiting for its answer is given up and asked anew."""
         connections = self.connections
         assert connections is not None
         for connection, rooms in list(self._watching.items()):
-            viewer = connections.viewer(connection)
-            if viewer is None:
+            if connections.viewer(connection) is None:
                 self._watching.pop(connection, None)
                 continue
             for room, owner in list(rooms.items()):
                 if which(room, owner) and not self.holds(room):
-                    self._sync_again(connection, room, viewer)
+                    self._sync_again(connection, room, again)
 
-    def _sync_again(self, connection: int, room: str, viewer: Viewer) -> None:
-        """Drop the room's frames on ``connection`` until a snapshot comes, and ask for one
-        (once at a time: a room whose owner died is asked about every check until its lease
-        runs out)."""
+    def _sync_again(self, connection: int, room: str, again: bool = False) -> None:
+        """Drop the room's frames on ``connection`` until a snapshot comes, and ask for one:
+        once at a time (a room whose owner died is found so at every check until its lease
+        runs out), and until it is answered (a sync that failed for no fault of its own, such
+        as its answer lost, is asked again)."""
         key = (connection, room)
-        if key in self._syncing:
+        waiting = self._syncing.get(key)
+        if waiting is not None:
+            if again:  # _synced asks anew
+                self._settle(waiting, None, RoomError(errors.STORE_FAILED, "asked again"))
             return
-        self._syncing.add(key)
         assert self.connections is not None
+        viewer = self.connections.viewer(connection)
+        if viewer is None:
+            return
         self.connections.mark_stale(connection, room)
         done: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         done.add_done_callback(lambda answer: self._synced(key, answer))
-        self.forward(room, "sync", viewer, {}, future=done)
+        self._syncing[key] = self.forward(room, "sync", viewer, {}, future=done)
 
     def _synced(self, key: tuple[int, str], answer: asyncio.Future[dict[str, Any]]) -> None:
-        self._syncing.discard(key)
-        if not answer.cancelled() and answer.exception() is not None:
-            # Not synced (e.g. the room is still held by a dead process): asked again at the
-            # next check, the connection's frames of it dropped meanwhile.
-            logger.info("resync_failed", conn=key[0], room=key[1],
-                        error=str(answer.exception()))
+        self._syncing.pop(key, None)
+        if answer.cancelled():
+            return
+        failure = answer.exception()
+        if failure is None:
+            return
+        if isinstance(failure, RoomError) and failure.code in _SYNC_AGAIN and not self.stopped:
+            asyncio.get_running_loop().call_later(_RETRY_WAITS[-1], self._sync_again, *key)
+        else:  # e.g. the room is gone: nothing to sync
+            logger.info("resync_failed", conn=key[0], room=key[1], error=str(failure))
 
     def forget(self, connection: int) -> None:
         """The connection is closed."""

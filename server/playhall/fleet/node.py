@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from collections.abc import Iterable
 
 from playhall import log
@@ -115,8 +116,9 @@ class FleetNode:
         edges = sorted(self.owner.edges() - {self.instance})
         if not edges:
             return
+        asked = time.monotonic()
         counts = await self.bus.numsub([self.keys.edge_channel(e).encode() for e in edges])
         for edge, count in zip(edges, counts[1::2], strict=True):
             if not count:
-                self.owner.edge_gone(edge)
+                self.owner.edge_gone(edge, asked)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import secrets
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -79,7 +80,7 @@ class RemoteViewer:
 class EdgeMail:
     """What goes to each edge, gathered over a pass of the event loop and published once."""
 
-    def __init__(self, bus: Bus, keys: Keys, on_gone: Callable[[str], None]) -> None:
+    def __init__(self, bus: Bus, keys: Keys, on_gone: Callable[[str, float], None]) -> None:
         self.bus = bus
         self.keys = keys
         #: This process's name for this run: an edge's sequence numbers start again with it.
@@ -110,9 +111,9 @@ class EdgeMail:
                                  pack_batch(self.boot, seq, items))
             )
             self._sends.add(sent)
-            sent.add_done_callback(functools.partial(self._sent, edge))
+            sent.add_done_callback(functools.partial(self._sent, edge, time.monotonic()))
 
-    def _sent(self, edge: str, sent: asyncio.Future[Any]) -> None:
+    def _sent(self, edge: str, at: float, sent: asyncio.Future[Any]) -> None:
         self._sends.discard(sent)
         if sent.cancelled():
             return
@@ -122,7 +123,7 @@ class EdgeMail:
                 logger.error("edge_publish_failed", edge=edge, error=repr(failure))
             return
         if sent.result() == 0:
-            self._on_gone(edge)
+            self._on_gone(edge, at)
 
 
 class Owner:
@@ -139,13 +140,16 @@ class Owner:
             weakref.WeakValueDictionary()
         )
         self._tasks = Tasks()
-        self._gone: set[str] = set()  # edges being detached now
+        #: Edge -> when (monotonic) a request of it last came: an edge heard from after it
+        #: was found silent is back (its subscriber reconnected), not gone.
+        self._heard: dict[str, float] = {}
 
     # -- requests in ---------------------------------------------------------------------------
 
     def received(self, room_id: str, data: bytes) -> None:
         """A request forwarded to ``room_id`` (called by the bus's reader)."""
         forward = Forward.unpack(data)
+        self._heard[forward.edge] = time.monotonic()
         assert self.rooms is not None
         room = self.rooms.ready(room_id)
         if room is not None:
@@ -216,12 +220,14 @@ class Owner:
 
     # -- edges that are gone -------------------------------------------------------------------
 
-    def edge_gone(self, edge: str) -> None:
-        """Nobody listens on ``edge``'s channel: its process is gone. Detach its viewers from
-        every room here (their players count as away; stand-ins and presence follow)."""
-        if edge in self._gone or self.rooms is None:
+    def edge_gone(self, edge: str, since: float) -> None:
+        """Nobody listened on ``edge``'s channel at monotonic time ``since``: its process is
+        gone, unless it has asked something since (its subscriber was reconnecting: it syncs
+        its rooms again by itself). Detach its viewers from every room here (their players
+        count as away; stand-ins and presence follow). A viewer it syncs again after this is
+        attached after the detach: the room's inbox keeps the order."""
+        if self.rooms is None or self._heard.get(edge, 0.0) > since:
             return
-        self._gone.add(edge)
         logger.warning("edge_gone", edge=edge)
         for room, viewer in self.rooms.viewers():
             if isinstance(viewer, RemoteViewer) and viewer.edge == edge:
@@ -229,7 +235,7 @@ class Owner:
                     room.submit("detach", viewer, {})
                 except RoomError:  # closing: nobody to detach from
                     pass
-        self._gone.discard(edge)
+        self._heard.pop(edge, None)
 
     def edges(self) -> set[str]:
         """The edges with viewers in the rooms here now."""

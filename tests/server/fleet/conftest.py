@@ -9,13 +9,14 @@ so the next test finds three.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from playhall_client import Client
+from playhall_client import Client, RoomMirror, ServerError
 
 from ..process import ServerProcess, free_port
 
@@ -85,3 +86,35 @@ class Recorder:
 async def recording(url: str, **kwargs: object) -> Recorder:
     client = await Client.connect(url, **kwargs)  # type: ignore[arg-type]
     return Recorder(client)
+
+
+#: A move overtaken by the room (a clock ran out, a stand-in moved first): move again later.
+OVERTAKEN = frozenset({"stale", "not_your_turn", "illegal_move", "game_over"})
+
+
+async def play_on(players: list[tuple[Client, RoomMirror]], timeout: float = 90) -> int:
+    """Each player makes its first legal move whenever it has one, until the game is over;
+    a move the room overtook (its clock ran out meanwhile and the bot moved) is made again
+    from the new view. Returns the moves made."""
+    made = 0
+
+    async def run(client: Client, mirror: RoomMirror) -> None:
+        nonlocal made
+        while True:
+            await mirror.wait(
+                lambda m: m.view["status"] == "finished" or bool(m.view.get("moves")), timeout
+            )
+            if mirror.view["status"] == "finished":
+                return
+            version = mirror.version
+            try:
+                await client.move(mirror.room, mirror.view["moves"][0])
+                made += 1
+            except ServerError as exc:
+                if exc.code not in OVERTAKEN:
+                    raise
+            await mirror.wait(lambda m, v=version: m.version > v, timeout)
+
+    async with asyncio.timeout(timeout):
+        await asyncio.gather(*(run(c, m) for c, m in players))
+    return made

@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 from playhall_client import Client, RoomMirror, ServerError
 
 from ..test_play_mantis import play_until_over
-from .conftest import FORWARD_TIMEOUT, Fleet, fleet_processes
+from .conftest import FORWARD_TIMEOUT, Fleet, fleet_processes, play_on
 
 
 async def log_mids(redis_url: str, prefix: str, room: str) -> Counter[object]:
@@ -153,3 +153,50 @@ async def test_a_drained_owner_hands_its_rooms_over_at_once(
     finally:
         for client in (host, *clients):
             await client.close()
+
+
+async def test_clocks_and_stand_ins_go_on_when_the_owner_dies(
+    fleet: Fleet, redis_url: str
+) -> None:
+    """Four seats on three processes, a turn clock whose timeout puts the server's bot in: one
+    player never moves (the bot stands in for them), the room's process is killed mid-game;
+    the clock and the stand-in go on wherever the room is taken over, and the game ends."""
+    clock = {"clock": "turn", "clock_ms": 2000, "on_timeout": "bot"}
+    host = await Client.connect(fleet.url(0), name="host")
+    made = await host.create("mantis", 4, options=clock, sit=False)
+    room = made.room
+    clients = [await Client.connect(fleet.url(i), name=f"p{i}") for i in (1, 2, 1, 2)]
+    mirrors = [await c.join(room) for c in clients]
+    try:
+        for client in clients:
+            await client.ready(room)
+        idle = mirrors[3]  # never moves: its clock runs out, the bot plays for it
+        await idle.wait(lambda m: any(s["stand_in"] == "timeout" for s in m.view["seats"]), 30)
+        fleet.processes[0].kill()
+        await play_on(list(zip(clients[:3], mirrors[:3], strict=True)))
+        for mirror in mirrors:
+            await mirror.wait(lambda m: m.view["status"] == "finished", 30)
+        assert all(c.reconnects == 0 for c in clients)
+        mids = await log_mids(redis_url, fleet.prefix, room)
+        assert all(count == 1 for count in mids.values()), mids
+    finally:
+        for client in (host, *clients):
+            await client.close()
+        await fleet.ensure_running()
+
+
+async def test_the_players_of_a_process_that_died_are_away_in_rooms_held_elsewhere(
+    fleet: Fleet,
+) -> None:
+    """The owner notices an edge whose channel nobody listens on: its connections are
+    detached (their seats no longer present), as a closed connection's would be."""
+    host, clients, mirrors = await room_held_by(fleet, 0, [1, 2])
+    try:
+        watch = mirrors[0]
+        await watch.wait(lambda m: m.presence == [True, True])
+        fleet.processes[2].kill()
+        await watch.wait(lambda m: m.presence == [True, False], 15)
+    finally:
+        for client in (host, *clients[:1]):
+            await client.close()
+        await fleet.ensure_running()

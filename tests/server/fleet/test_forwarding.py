@@ -4,9 +4,11 @@ it, in order, with no gap and nothing of another seat's."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import msgpack
+import redis.asyncio as aioredis
 
 from ..test_play_mantis import play_until_over
 from .conftest import Fleet, Recorder, recording
@@ -94,3 +96,42 @@ async def test_a_four_seat_game_over_three_processes_is_what_one_process_sends(
         for r in (*seats, spectator, twin1, twin_spectator):
             await r.client.close()
 
+
+
+async def test_frames_lost_with_a_subscriber_connection_are_repaired_without_a_gap(
+    fleet: Fleet, redis_url: str
+) -> None:
+    """Pub/sub loses what is published while a subscriber's connection is down: every
+    process's subscriber is cut mid-game. Each connection is synced again (a snapshot) and
+    never shown an update that does not follow what it has."""
+    a = await recording(fleet.url(0), name="a")
+    b = await recording(fleet.url(1), name="b")
+    watcher = await recording(fleet.url(2), name="w")
+    try:
+        mirror = await a.client.create("mantis", 2)
+        room = mirror.room
+        other = await b.client.join(room)
+        await watcher.client.join(room, watch=True)
+        await a.client.ready(room)
+        await b.client.ready(room)
+        players = [(a.client, mirror), (b.client, other)]
+        playing = asyncio.ensure_future(play_until_over(players))
+        await mirror.wait(lambda m: m.version >= 8)
+        cut = await _kill_subscribers(redis_url)
+        assert cut >= 3  # one per process at least
+        await playing
+        final = max(assert_no_gap(r, room) for r in (a, b, watcher))
+        for r in (a, b, watcher):
+            await r.client.rooms[room].wait(lambda m: m.version == final)
+            assert r.client.reconnects == 0
+    finally:
+        for r in (a, b, watcher):
+            await r.client.close()
+
+
+async def _kill_subscribers(redis_url: str) -> int:
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        return int(await client.execute_command("CLIENT", "KILL", "TYPE", "pubsub"))
+    finally:
+        await client.aclose()

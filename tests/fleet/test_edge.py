@@ -1,0 +1,195 @@
+"""The edge's side of forwarding, as pure code: what it does with the batches owners send it
+(frames to their connections, answers to their requests, a lost batch noticed by its number)
+and with a request whose answer never comes. The bus under it is a stand-in that records what
+is published (the same code over real Redis and real processes: tests/server/fleet)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import msgpack
+import pytest
+
+from playhall.fleet.edge import Edge, RemoteRoom
+from playhall.fleet.messages import CLEAR, FRAME, MOVED, REPLY, Forward, pack_batch
+from playhall.rooms.handle import ReplyTo
+from playhall.rooms.table import RoomError
+from playhall.store.keys import Keys
+from playhall.store.outage import Outage
+
+
+class Published:
+    """A bus that records every publish; each reaches ``listeners`` subscribers."""
+
+    def __init__(self, listeners: int = 1) -> None:
+        self.listeners = listeners
+        self.sent: list[tuple[bytes, Forward]] = []
+
+    def publish(self, channel: bytes, payload: bytes) -> Any:
+        self.sent.append((channel, Forward.unpack(payload)))
+        future = asyncio.get_running_loop().create_future()
+        future.set_result(self.listeners)
+        return future
+
+
+class Viewer:
+    def __init__(self, connection: int) -> None:
+        self.id = connection
+        self.player, self.name, self.address = f"p{connection}", "n", "a"
+        self.frames: list[tuple[bytes, str | None]] = []
+        self.stale: set[str] = set()
+
+
+class Connections:
+    """This process's connections, as the reply router keeps them."""
+
+    def __init__(self, *viewers: Viewer) -> None:
+        self.viewers = {v.id: v for v in viewers}
+        self.answers: list[tuple[int, int, dict[str, Any] | None, str | None]] = []
+
+    def deliver(self, to: ReplyTo, kind: str, room: str, result: Any, error: Any) -> None:
+        self.answers.append((to.connection, to.request, result, error and error.code))
+
+    def push(self, connection: int, frame: bytes, room: str | None) -> bool:
+        viewer = self.viewers.get(connection)
+        if viewer is None:
+            return False
+        if room is None or room not in viewer.stale:
+            viewer.frames.append((frame, room))
+        return True
+
+    def clear_stale(self, connection: int, room: str) -> None:
+        self.viewers[connection].stale.discard(room)
+
+    def mark_stale(self, connection: int, room: str) -> None:
+        self.viewers[connection].stale.add(room)
+
+    def viewer(self, connection: int) -> Viewer | None:
+        return self.viewers.get(connection)
+
+
+def edge(bus: Published, connections: Connections, timeout: float = 5.0) -> Edge:
+    made = Edge(bus, Keys("ph:"), "edge-1", timeout, Outage())  # type: ignore[arg-type]
+    made.connections = connections  # type: ignore[assignment]
+    return made
+
+
+async def settled(bus: Published, count: int) -> None:
+    """Until ``count`` requests were published (the edge publishes from a task of its own)."""
+    async with asyncio.timeout(5):
+        while len(bus.sent) < count:
+            await asyncio.sleep(0)
+
+
+async def test_frames_go_to_their_connection_and_a_lost_batch_starts_the_rooms_again() -> None:
+    bus = Published()
+    viewer = Viewer(7)
+    connections = Connections(viewer)
+    node = edge(bus, connections)
+    node.received(pack_batch("owner-a", 1, [[FRAME, 7, "r1", b"u1"], [FRAME, 7, None, b"p"]]))
+    node.received(pack_batch("owner-a", 2, [[FRAME, 7, "r1", b"u2"]]))
+    assert viewer.frames == [(b"u1", "r1"), (b"p", None), (b"u2", "r1")]
+    assert bus.sent == []
+
+    # Batch 3 lost: batch 4 is not passed on; the room is synced again for the connection.
+    node.received(pack_batch("owner-a", 4, [[FRAME, 7, "r1", b"u4"]]))
+    assert viewer.frames[-1] == (b"u2", "r1")
+    assert viewer.stale == {"r1"}
+    await settled(bus, 1)
+    channel, sync = bus.sent[0]
+    assert channel == b"ph:room:r1:in"
+    assert (sync.kind, sync.connection, sync.edge, sync.player) == ("sync", 7, "edge-1", "p7")
+    # The owner clears the mark before the snapshot it sends.
+    node.received(pack_batch("owner-a", 5, [[CLEAR, 7, "r1"], [FRAME, 7, "r1", b"snap"]]))
+    assert viewer.frames[-1] == (b"snap", "r1") and not viewer.stale
+
+
+async def test_a_batch_from_an_owner_never_heard_must_start_at_one() -> None:
+    bus = Published()
+    viewer = Viewer(3)
+    node = edge(bus, Connections(viewer))
+    node.received(pack_batch("owner-b", 2, [[FRAME, 3, "r9", b"x"]]))
+    assert viewer.stale == {"r9"} and viewer.frames == []
+    await settled(bus, 1)
+    assert bus.sent[0][1].kind == "sync"
+
+
+async def test_a_moved_room_is_synced_again_where_it_is_now() -> None:
+    bus = Published()
+    viewer = Viewer(1)
+    node = edge(bus, Connections(viewer))
+    node.received(pack_batch("owner-c", 1, [[FRAME, 1, "r1", b"a"], [FRAME, 1, "r2", b"b"]]))
+    node.received(pack_batch("owner-c", 2, [[MOVED, "r1"]]))
+    await settled(bus, 1)
+    assert [(f.kind, c) for c, f in bus.sent] == [("sync", b"ph:room:r1:in")]
+
+
+async def test_frames_for_a_connection_gone_here_tell_the_owner_to_detach_it() -> None:
+    bus = Published()
+    node = edge(bus, Connections())
+    node.received(pack_batch("owner-d", 1, [[FRAME, 5, "r1", b"a"]]))
+    await settled(bus, 1)
+    assert (bus.sent[0][1].kind, bus.sent[0][1].connection) == ("detach", 5)
+
+
+async def test_an_answer_reaches_its_request_and_a_late_one_is_dropped() -> None:
+    bus = Published()
+    connections = Connections(Viewer(2))
+    node = edge(bus, connections, timeout=0.05)
+    room = RemoteRoom("r1", node)
+    room.submit("move", connections.viewers[2], {"mid": "m"}, ReplyTo(2, 41))
+    room.submit("move", connections.viewers[2], {"mid": "n"}, ReplyTo(2, 42))
+    await settled(bus, 2)
+    first, second = (f.corr for _, f in bus.sent)
+    node.received(pack_batch("owner-e", 1, [[REPLY, first, {"version": 9}, None]]))
+    assert connections.answers == [(2, 41, {"version": 9}, None)]
+    # No answer to the second within the timeout: store_failed, retryable; a late answer is
+    # dropped (the request has had its one answer).
+    async with asyncio.timeout(5):
+        while len(connections.answers) < 2:
+            await asyncio.sleep(0.01)
+    assert connections.answers[1] == (2, 42, None, "store_failed")
+    node.received(pack_batch("owner-e", 2, [[REPLY, second, {"version": 10}, None]]))
+    assert len(connections.answers) == 2
+
+
+async def test_a_refusal_crosses_with_its_code_reason_and_fields() -> None:
+    bus = Published()
+    node = edge(bus, Connections(Viewer(4)))
+    asked = asyncio.ensure_future(RemoteRoom("r1", node).ask("join", Viewer(4), {}))  # type: ignore[arg-type]
+    await settled(bus, 1)
+    corr = bus.sent[0][1].corr
+    error = ["too_many_tries", "wait", {"retry_after": 1.5}]
+    node.received(pack_batch("owner-f", 1, [[REPLY, corr, None, error]]))
+    with pytest.raises(RoomError) as refused:
+        await asked
+    assert (refused.value.code, refused.value.extra) == ("too_many_tries", {"retry_after": 1.5})
+
+
+def test_a_forward_survives_the_wire() -> None:
+    message = Forward("e", 3, 9, 12, "move", "p", "n", "1.2.3.4",
+                      {"mid": 5, "move": {1: b"\x00", "k": [1.5]}})
+    again = Forward.unpack(message.pack())
+    assert again.args == message.args and again.request == 12 and again.address == "1.2.3.4"
+    assert msgpack.unpackb(message.pack(), strict_map_key=False)[0] == "e"
+
+
+async def test_a_sync_whose_answer_may_be_lost_is_asked_again() -> None:
+    """A second lost batch while the connection's sync waits: that sync's answer may have
+    been in it, so it is given up and asked anew (and the first answer, if it comes, is
+    dropped)."""
+    bus = Published()
+    viewer = Viewer(7)
+    node = edge(bus, Connections(viewer))
+    node.received(pack_batch("owner-g", 1, [[FRAME, 7, "r1", b"u1"]]))
+    node.received(pack_batch("owner-g", 3, []))
+    await settled(bus, 1)
+    node.received(pack_batch("owner-g", 5, []))
+    async with asyncio.timeout(5):
+        while len(bus.sent) < 2:
+            await asyncio.sleep(0.01)
+    first, second = (f for _, f in bus.sent)
+    assert (first.kind, second.kind) == ("sync", "sync") and first.corr != second.corr
+    node.received(pack_batch("owner-g", 6, [[REPLY, second.corr, {"room": "r1"}, None]]))
+    assert viewer.stale == {"r1"}  # the snapshot's CLEAR clears it, not the answer
