@@ -126,8 +126,7 @@ class Matchmaker:
             if exc.code in (errors.NO_SUCH_ROOM, errors.WRONG_STATUS, errors.SEAT_TAKEN):
                 return None
             raise
-        await self._if_started(room)
-        return {**joined, "seats": self._seats(room)}
+        return {**joined, "seats": await self._if_started(room)}
 
     async def _open(
         self, room: str, player: str, game: str, options: dict[str, Any], seats: int,
@@ -149,24 +148,24 @@ class Matchmaker:
             "opened": True,
         }
 
-    def _seats(self, room: str) -> int:
-        held = self.rooms.rooms.get(room)
-        return len(held.record.seats) if held is not None else 0
+    async def _table(self, room: str) -> dict[str, Any]:
+        """The table's status, seat count, free seats and players, from whichever process
+        holds its room (``rooms.commands.table_state``)."""
+        return await (await self.rooms.handle(room)).ask("_table", None, {})
 
-    async def _if_started(self, room: str) -> None:
+    async def _if_started(self, room: str) -> int:
         """Once every seat of the table is taken its game starts; then it leaves quick play and
-        its players may seek again."""
-        held = self.rooms.rooms.get(room)
-        if held is None:
-            return
-        if held.record.status == WAITING and all(s.taken for s in held.record.seats):
-            await held.ask("_quick_start", None, {"bots": False})
-        if held.record.status == WAITING:
-            return
-        await self.db.close(room)
-        for seat in held.record.seats:
-            if seat.player and not seat.bot:
-                await self.db.drop_holder(seat.player, room)
+        its players may seek again. Returns the table's seat count."""
+        table = await self._table(room)
+        status = table["status"]
+        if status == WAITING and not table["free"]:
+            handle = await self.rooms.handle(room)
+            status = (await handle.ask("_quick_start", None, {"bots": False}))["status"]
+        if status != WAITING:
+            await self.db.close(room)
+            for player in table["players"]:
+                await self.db.drop_holder(player, room)
+        return int(table["seats"])
 
     async def cancel(self, player: str, ask: Ask) -> dict[str, Any]:
         """Give up the seat a seek holds at a table that has not started (``cancel_seek``)."""
@@ -178,8 +177,13 @@ class Matchmaker:
         except RoomError as exc:
             if exc.code != errors.NO_SUCH_ROOM:
                 raise
-        held = self.rooms.rooms.get(room)
-        if held is not None and held.record.status != WAITING:
+        try:
+            started = (await self._table(room))["status"] != WAITING
+        except RoomError as exc:
+            if exc.code != errors.NO_SUCH_ROOM:
+                raise
+            started = False
+        if started:
             await self.db.drop_holder(player, room)
             raise RoomError(errors.WRONG_STATUS, "the table's game has started; resign instead")
         await self.db.release(room, player)
@@ -211,8 +215,7 @@ class Matchmaker:
             if not await self.db.take_due(room):
                 continue  # another process has it
             try:
-                loaded = await self.rooms.get(room)
-                await loaded.ask("_quick_start", None, {})
+                await (await self.rooms.handle(room)).ask("_quick_start", None, {})
             except RoomError as exc:
                 if exc.code == errors.NO_SUCH_ROOM:
                     await self.db.close(room)

@@ -437,6 +437,18 @@ async def quick_start(room: Room, command: Command) -> dict[str, Any]:
     return {"status": room.record.status}
 
 
+async def table_state(room: Room, command: Command) -> dict[str, Any]:
+    """What quick play asks of one of its tables, on whichever process holds it: its status,
+    its seat count, its free seats and the players seated (bots left out)."""
+    record = room.record
+    return {
+        "status": record.status,
+        "seats": len(record.seats),
+        "free": sum(1 for s in record.seats if not s.taken),
+        "players": [s.player for s in record.seats if s.player and not s.bot],
+    }
+
+
 HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]] = {
     "join": join,
     "sync": sync,
@@ -460,4 +472,5 @@ HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]]
     "_clock": clock,
     "_expire": expire,
     "_quick_start": quick_start,
+    "_table": table_state,
 }
