@@ -173,6 +173,7 @@ async def start(config: Config) -> Running:
     fleet = FleetNode(
         Bus(client, store.pipe, store.outage), store.keys, config.instance,
         timeout=config.forward_timeout, check_every=config.lease_ms / 3000, outage=store.outage,
+        counters=counters,
     )
     rooms = RoomManager(store, config, lobby, replies, counters, fleet)
     fleet.attach(rooms, rooms.get, replies)

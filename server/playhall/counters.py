@@ -60,6 +60,16 @@ class Counters:
         self.bytes_sent = 0
         #: Room frames a connection's full outbox dropped (the room is resent as a snapshot).
         self.frames_dropped = 0
+        #: The fleet (playhall.fleet): requests forwarded to the process holding their room;
+        #: those that got no answer in time; rooms taken here because nobody held them; batches
+        #: from owners found lost; rooms synced again for a connection after a loss, a move or
+        #: an owner's death; other processes found gone.
+        self.forwarded = 0
+        self.forward_timeouts = 0
+        self.rooms_taken = 0
+        self.batches_lost = 0
+        self.resyncs = 0
+        self.edges_gone = 0
 
     def request(self, kind: str, result: str) -> None:
         """A request of type ``kind`` was answered: ``result`` is ``ok`` or the error code."""

@@ -96,6 +96,7 @@ async def test_frames_go_to_their_connection_and_a_lost_batch_starts_the_rooms_a
     node.received(pack_batch("owner-a", 4, [[FRAME, 7, "r1", b"u4"]]))
     assert viewer.frames[-1] == (b"u2", "r1")
     assert viewer.stale == {"r1"}
+    assert (node.counters.batches_lost, node.counters.resyncs) == (1, 1)
     await settled(bus, 1)
     channel, sync = bus.sent[0]
     assert channel == b"ph:room:r1:in"
@@ -150,6 +151,7 @@ async def test_an_answer_reaches_its_request_and_a_late_one_is_dropped() -> None
         while len(connections.answers) < 2:
             await asyncio.sleep(0.01)
     assert connections.answers[1] == (2, 42, None, "store_failed")
+    assert (node.counters.forwarded, node.counters.forward_timeouts) == (2, 1)
     node.received(pack_batch("owner-e", 2, [[REPLY, second, {"version": 10}, None]]))
     assert len(connections.answers) == 2
 

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from playhall import log
+from playhall.counters import Counters
 from playhall.fleet.messages import CLEAR, FRAME, MOVED, REPLY, Forward, unpack_batch
 from playhall.fleet.tasks import Tasks
 from playhall.rooms.audience import Viewer
@@ -107,9 +108,11 @@ class RemoteRoom:
 
 class Edge:
     def __init__(
-        self, bus: Bus, keys: Keys, instance: str, timeout: float, outage: Outage
+        self, bus: Bus, keys: Keys, instance: str, timeout: float, outage: Outage,
+        counters: Counters | None = None,
     ) -> None:
         self.bus = bus
+        self.counters = counters if counters is not None else Counters()
         self.keys = keys
         self.instance = instance
         self.timeout = timeout
@@ -169,6 +172,7 @@ class Edge:
             viewer.address if viewer is not None else "",
             args,
         )
+        self.counters.forwarded += 1
         self._tasks.spawn(self._send(room_id, message, viewer, reply_to, future))
         return corr
 
@@ -203,6 +207,7 @@ class Edge:
                 )
                 return
             # Nobody held it: it is here now. The request goes to it as any local one.
+            self.counters.rooms_taken += 1
             pending = self._pending.pop(message.corr, None)
             if pending is not None and pending.timer is not None:
                 pending.timer.cancel()
@@ -225,6 +230,7 @@ class Edge:
         pending = self._pending.get(corr)
         if pending is not None:
             logger.warning("forward_timeout", room=pending.room, kind=pending.kind)
+            self.counters.forward_timeouts += 1
             late = RoomError(
                 errors.STORE_FAILED,
                 "the server holding this room did not answer in time; retry (a move retried "
@@ -260,6 +266,7 @@ class Edge:
         watching = self._watching
         if seq != last + 1:
             logger.warning("fleet_batch_lost", owner=owner, expected=last + 1, got=seq)
+            self.counters.batches_lost += 1
             for item in items:  # this batch's rooms too: its frames may follow the lost ones
                 if item[0] == FRAME and item[2] is not None:
                     watching.setdefault(item[1], {})[item[2]] = owner
@@ -331,6 +338,7 @@ class Edge:
         if viewer is None:
             return
         self.connections.mark_stale(connection, room)
+        self.counters.resyncs += 1
         done: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         done.add_done_callback(lambda answer: self._synced(key, answer))
         self._syncing[key] = self.forward(room, "sync", viewer, {}, future=done)

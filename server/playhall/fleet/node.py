@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterable
 
 from playhall import log
+from playhall.counters import Counters
 from playhall.fleet.edge import Connections, Edge, RemoteRoom, TakeRoom
 from playhall.fleet.owner import HeldRooms, Owner, RemoteViewer
 from playhall.fleet.tasks import Tasks
@@ -35,13 +36,13 @@ logger = log.get("playhall.fleet")
 class FleetNode:
     def __init__(
         self, bus: Bus, keys: Keys, instance: str, *, timeout: float, check_every: float,
-        outage: Outage,
+        outage: Outage, counters: Counters | None = None,
     ) -> None:
         self.bus = bus
         self.keys = keys
         self.instance = instance
-        self.owner = Owner(bus, keys, instance)
-        self.edge = Edge(bus, keys, instance, timeout, outage)
+        self.owner = Owner(bus, keys, instance, counters)
+        self.edge = Edge(bus, keys, instance, timeout, outage, counters)
         self.outage = outage
         self._check_every = check_every
         self._checker: asyncio.Task[None] | None = None

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from playhall import log
+from playhall.counters import Counters
 from playhall.fleet.messages import CLEAR, FRAME, MOVED, REPLY, Forward, pack_batch
 from playhall.fleet.tasks import Tasks
 from playhall.rooms.audience import Viewer
@@ -129,8 +130,11 @@ class EdgeMail:
 class Owner:
     """Takes the requests forwarded to this process's rooms and answers them."""
 
-    def __init__(self, bus: Bus, keys: Keys, instance: str) -> None:
+    def __init__(
+        self, bus: Bus, keys: Keys, instance: str, counters: Counters | None = None
+    ) -> None:
         self.bus = bus
+        self.counters = counters if counters is not None else Counters()
         self.keys = keys
         self.instance = instance
         self.mail = EdgeMail(bus, keys, self.edge_gone)
@@ -229,6 +233,7 @@ class Owner:
         if self.rooms is None or self._heard.get(edge, 0.0) > since:
             return
         logger.warning("edge_gone", edge=edge)
+        self.counters.edges_gone += 1
         for room, viewer in self.rooms.viewers():
             if isinstance(viewer, RemoteViewer) and viewer.edge == edge:
                 try:

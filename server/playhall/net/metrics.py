@@ -229,6 +229,23 @@ class ServerCollector(Collector):
         yield _counter("playhall_frames_dropped_total",
                        "Room frames dropped by full outboxes (the room is resent as a snapshot).",
                        counts.frames_dropped)
+        yield _counter("playhall_fleet_forwarded_total",
+                       "Requests forwarded to the process holding their room.", counts.forwarded)
+        yield _counter("playhall_fleet_forward_timeouts_total",
+                       "Forwarded requests with no answer within forward_timeout "
+                       "(answered store_failed).", counts.forward_timeouts)
+        yield _counter("playhall_fleet_rooms_taken_total",
+                       "Rooms this process loaded because a request found nobody holding them.",
+                       counts.rooms_taken)
+        yield _counter("playhall_fleet_batches_lost_total",
+                       "Batches of frames and answers from another process found lost "
+                       "(their rooms are synced again).", counts.batches_lost)
+        yield _counter("playhall_fleet_resyncs_total",
+                       "Rooms synced again for a connection here after a lost batch, a "
+                       "drained or dead owner.", counts.resyncs)
+        yield _counter("playhall_fleet_edges_gone_total",
+                       "Other processes found gone while their connections watched rooms "
+                       "held here (those connections were detached).", counts.edges_gone)
 
 
 def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
