@@ -10,6 +10,8 @@ from typing import Any
 import msgpack
 import redis.asyncio as aioredis
 
+from playhall_client import Client
+
 from ..test_play_mantis import play_until_over
 from .conftest import Fleet, Recorder, recording
 
@@ -135,3 +137,37 @@ async def _kill_subscribers(redis_url: str) -> int:
         return int(await client.execute_command("CLIENT", "KILL", "TYPE", "pubsub"))
     finally:
         await client.aclose()
+
+
+async def test_chat_presence_and_catching_up_reach_a_connection_on_another_process(
+    fleet: Fleet,
+) -> None:
+    """Chat and presence reach viewers wherever they are connected, with the watchers
+    counted across processes; a connection that comes back on another process with the
+    version it had catches up by the diffs it missed (not a snapshot)."""
+    a = await Client.connect(fleet.url(0), name="ann")
+    b = await Client.connect(fleet.url(1), name="bob")
+    watcher = await Client.connect(fleet.url(2), name="wes")
+    try:
+        mirror = await a.create("mantis", 2)
+        room = mirror.room
+        other = await b.join(room)
+        seen = await watcher.join(room, watch=True)
+        await other.wait(lambda m: m.watching == 1 and m.watchers == ["wes"])
+        await b.chat(room, "hello from process 1")
+        await seen.wait(lambda m: any(c.get("text") == "hello from process 1" for c in m.chat))
+        await mirror.wait(lambda m: any(c.get("text") == "hello from process 1" for c in m.chat))
+
+        # Bob comes back on process 2 with the version he had: the missed diffs, no snapshot.
+        have = other.version
+        await b.close()
+        await a.ready(room)
+        await mirror.wait(lambda m: m.version > have)
+        back = await Client.connect(fleet.url(2), token=b.token)
+        reply = await back.request("sync", room=room, version=have)
+        assert reply["caught_up"] == "diffs"
+        await b.close()
+        await back.close()
+    finally:
+        for client in (a, watcher):
+            await client.close()
