@@ -1,0 +1,267 @@
+"""What forwarding costs: R rooms x 2 players on a fleet of two processes over one Redis, every
+player on the room's owner ("owner") against players placed over both processes by a load
+balancer ("spread"), persistence on.
+
+    python bench/fleet.py --rooms 50 500 --seconds 20 --repeat 3
+
+Starts Redis (append-only, everysec), two real server processes on one key prefix and, for the
+spread runs, HAProxy (Debian's binary, ``balance roundrobin``, no stickiness) in front of both.
+The players are bench/loadgen.py's lean clients, as in bench/moves.py: each pair makes a room
+(its creator's process holds it), plays, rematches. Owner runs connect every client to
+process A (process B runs, idle); spread runs connect every client to the balancer, so a pair's
+two players alternate between the processes: about half the moves are forwarded, and about
+half the frames come back through Redis.
+
+Both servers share one core (``--server-core``), the load, HAProxy and Redis the others: the
+numbers to compare are per move (server CPU across the fleet, Redis CPU), which do not depend
+on how many cores the fleet has; moves/s on a shared core shows the cost, not the scaling.
+Reported per mode and R: moves/s, p50/p99 (a move sent to its update received), server CPU
+per move (both processes, microseconds), Redis CPU per move, HAProxy's CPU, the fleet's moves
+per server-CPU-second and its ratio to the owner run's (``efficiency``).
+
+``--floor`` first measures the hops a forwarded move adds, bare: a PUBLISH to a channel a
+second connection listens on, which publishes the answer back on another, timed from the first
+publish to the answer received (redis-py asyncio on both ends): the median and p99 of that round
+trip are the least a forwarded move's request and its reply-and-frames can add to its latency.
+
+Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "protocol"), str(ROOT / "server"), str(ROOT / "clients")]
+
+from moves import cpu_seconds, free_port, load_process, other_cores  # noqa: E402
+
+HAPROXY_CFG = """\
+global
+    maxconn 8000
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 1h
+    timeout server 1h
+    timeout tunnel 1h
+frontend hall
+    bind 127.0.0.1:{port}
+    default_backend fleet
+backend fleet
+    balance roundrobin
+{servers}
+"""
+
+
+def start_server(port: int, redis_url: str, prefix: str, name: str, core: str) -> Any:
+    env = {**os.environ, "PLAYHALL_KEY_PREFIX": prefix, "PLAYHALL_INSTANCE": name,
+           "PYTHONPATH": os.pathsep.join(str(ROOT / d) for d in ("protocol", "server",
+                                                                 "clients"))}
+    # As bench/moves.py: the per-connection rate and the per-address caps lifted (every client
+    # connects from this host), rooms a minute unbounded (a pair rematches per game).
+    cmd = [sys.executable, "-m", "playhall.cli", "serve", "--port", str(port), "--redis-url",
+           redis_url, "--bot-delay", "0", "--log-level", "warning", "--log-format", "json",
+           "--rate", "100000", "--burst", "100000", "--connections-per-address", "0",
+           "--new-players-per-minute", "0", "--address-rooms-per-minute", "0",
+           "--rooms-per-minute", "0", "--metrics-listen", ""]
+    if shutil.which("taskset") and core:
+        cmd = ["taskset", "-c", core, *cmd]
+    return subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
+
+
+def wait_listening(port: int) -> None:
+    import socket
+
+    for _ in range(400):
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
+        server_core: str) -> dict[str, Any]:
+    from playhall.store.embedded import EmbeddedRedis
+
+    os.sched_setaffinity(0, other_cores(server_core))
+    data = Path(tempfile.mkdtemp(prefix="playhall-fleet-bench-"))
+    redis = EmbeddedRedis(data / "redis", port=free_port(), fsync="everysec")
+    redis.start()
+    prefix = f"b{uuid.uuid4().hex[:6]}:"
+    ports = [free_port(), free_port()]
+    servers = [start_server(p, redis.url, prefix, f"{prefix}{n}", server_core)
+               for p, n in zip(ports, "AB", strict=True)]
+    balancer = None
+    try:
+        for port in ports:
+            wait_listening(port)
+        target = ports[0]
+        if mode == "spread":
+            target = free_port()
+            lines = "\n".join(f"    server s{i} 127.0.0.1:{p}" for i, p in enumerate(ports))
+            cfg = data / "haproxy.cfg"
+            cfg.write_text(HAPROXY_CFG.format(port=target, servers=lines))
+            balancer = subprocess.Popen(["haproxy", "-f", str(cfg)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wait_listening(target)
+        queue: Any = mp.Queue()
+        start_at = time.time() + 1.0
+        share = [rooms // procs + (1 if i < rooms % procs else 0) for i in range(procs)]
+        cores = other_cores(server_core)
+        workers = [mp.Process(target=load_process,
+                              args=("lean", target, n, seconds, warmup, start_at, queue, cores))
+                   for n in share if n]
+        for worker in workers:
+            worker.start()
+        time.sleep(max(0.0, start_at - time.time()) + warmup)
+        pids = [s.pid for s in servers]
+        redis_pid = redis.process.pid if redis.process is not None else 0
+        cpu0 = [cpu_seconds(p) for p in pids]
+        redis0 = cpu_seconds(redis_pid)
+        lb0 = cpu_seconds(balancer.pid) if balancer else 0.0
+        t0 = time.perf_counter()
+        time.sleep(seconds)
+        t1 = time.perf_counter()
+        cpu1 = [cpu_seconds(p) for p in pids]
+        redis1 = cpu_seconds(redis_pid)
+        lb1 = cpu_seconds(balancer.pid) if balancer else 0.0
+        results = [queue.get(timeout=120) for _ in workers]
+        for worker in workers:
+            worker.join(30)
+    finally:
+        for proc in (*servers, *([balancer] if balancer else [])):
+            proc.terminate()
+            proc.wait(30)
+        redis.stop()
+        shutil.rmtree(data, ignore_errors=True)
+    wall = t1 - t0
+    lat = sorted(x for r in results for x in r["lat"])
+    moves = sum(r["moves"] for r in results)
+    server_cpu = sum(b - a for a, b in zip(cpu0, cpu1, strict=True))
+    return {
+        "mode": mode,
+        "rooms": rooms,
+        "moves_per_s": round(moves / seconds),
+        "p50_ms": round(statistics.median(lat) * 1e3, 2) if lat else None,
+        "p99_ms": round(lat[int(len(lat) * 0.99) - 1] * 1e3, 2) if lat else None,
+        "server_cpu": [round((b - a) / wall, 2) for a, b in zip(cpu0, cpu1, strict=True)],
+        "server_us_per_move": round(server_cpu / moves * 1e6, 1) if moves else None,
+        "moves_per_server_cpu_s": round(moves / server_cpu) if server_cpu else None,
+        "redis_us_per_move": round((redis1 - redis0) / moves * 1e6, 1) if moves else None,
+        "haproxy_cpu": round((lb1 - lb0) / wall, 2),
+        "refused": sum(r["refused"] for r in results),
+        "resyncs": sum(r["resyncs"] for r in results),
+        "seconds": seconds,
+    }
+
+
+async def publish_round_trips(url: str, count: int) -> list[float]:
+    """``count`` bare pub/sub round trips through Redis (see the module docstring)."""
+    import redis.asyncio as aioredis
+
+    there, back = b"bench:there", b"bench:back"
+    echo_client = aioredis.Redis.from_url(url)
+    main_client = aioredis.Redis.from_url(url)
+    echo = echo_client.pubsub()
+    answers = main_client.pubsub()
+    await echo.subscribe(there)
+    await answers.subscribe(back)
+
+    async def echo_forever() -> None:
+        async for message in echo.listen():
+            if message["type"] == "message":
+                await echo_client.publish(back, message["data"])
+
+    task = asyncio.create_task(echo_forever())
+    times = []
+    try:
+        for i in range(count):
+            started = time.perf_counter()
+            await main_client.publish(there, b"%d" % i)
+            while True:
+                message = await answers.get_message(timeout=5)
+                if message is not None and message["type"] == "message":
+                    break
+            times.append(time.perf_counter() - started)
+    finally:
+        task.cancel()
+        await echo.aclose()
+        await answers.aclose()
+        await echo_client.aclose()
+        await main_client.aclose()
+    return times
+
+
+def floor(count: int) -> dict[str, Any]:
+    from playhall.store.embedded import EmbeddedRedis
+
+    data = Path(tempfile.mkdtemp(prefix="playhall-floor-"))
+    redis = EmbeddedRedis(data / "redis", port=free_port())
+    redis.start()
+    try:
+        times = sorted(asyncio.run(publish_round_trips(redis.url, count)))
+    finally:
+        redis.stop()
+        shutil.rmtree(data, ignore_errors=True)
+    return {"floor": "publish round trip", "count": count,
+            "p50_ms": round(statistics.median(times) * 1e3, 3),
+            "p99_ms": round(times[int(len(times) * 0.99) - 1] * 1e3, 3)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rooms", type=int, nargs="+", default=[50, 500])
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--procs", type=int, default=1, help="load-generating processes")
+    parser.add_argument("--server-core", default="1",
+                        help="taskset core list for both servers")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="interleaved runs per mode and R; medians shown")
+    parser.add_argument("--floor", type=int, default=2000,
+                        help="bare publish round trips to time first (0: none)")
+    args = parser.parse_args()
+    print(json.dumps({"machine": platform.machine(), "cpus": os.cpu_count(),
+                      "python": platform.python_version(), "kernel": platform.release()}))
+    if args.floor:
+        print(json.dumps(floor(args.floor)), flush=True)
+    for rooms in args.rooms:
+        runs: dict[str, list[dict[str, Any]]] = {"owner": [], "spread": []}
+        for _ in range(args.repeat):  # interleaved: the machine's drift hits both alike
+            for mode in runs:
+                runs[mode].append(run(mode, rooms, args.seconds, args.warmup, args.procs,
+                                      args.server_core))
+        medians = {}
+        for mode, done in runs.items():
+            done.sort(key=lambda r: r["moves_per_s"])
+            best = done[len(done) // 2]
+            best["runs_moves_per_s"] = [r["moves_per_s"] for r in done]
+            best["runs_server_us_per_move"] = [r["server_us_per_move"] for r in done]
+            medians[mode] = best
+        owner, spread = medians["owner"], medians["spread"]
+        if owner["moves_per_server_cpu_s"] and spread["moves_per_server_cpu_s"]:
+            spread["efficiency"] = round(
+                spread["moves_per_server_cpu_s"] / owner["moves_per_server_cpu_s"], 2)
+        for mode in runs:
+            print(json.dumps(medians[mode]), flush=True)
+
+
+if __name__ == "__main__":
+    main()
