@@ -639,12 +639,14 @@ class Client:
         return await self.request("resign", room=room)
 
     async def move(
-        self, room: str, move: dict[str, Any], *, mid: str | None = None, version: int | None = None
+        self, room: str, move: dict[str, Any], *, mid: str | None = None,
+        version: int | None = None, retry: bool = True,
     ) -> dict[str, Any]:
         """Make a move against the mirror's current version (or ``version``). Returns the ok
         reply (with the new version); raises :class:`ServerError` if refused. A refusal that
         says nothing about the move (:data:`MOVE_AGAIN`) is retried with the same move id, up
-        to :data:`MOVE_RETRIES` times, backing off."""
+        to :data:`MOVE_RETRIES` times, backing off (``retry=False``: sent once, the refusal
+        raised as it came)."""
         mirror = self._mirror(room)
         fields: dict[str, Any] = {
             "room": room,
@@ -656,7 +658,8 @@ class Client:
             try:
                 return await self.request("move", **fields)
             except ServerError as exc:
-                if exc.code not in MOVE_AGAIN or attempt > MOVE_RETRIES or self._closing:
+                again = retry and exc.code in MOVE_AGAIN and attempt <= MOVE_RETRIES
+                if not again or self._closing:
                     raise
                 await asyncio.sleep(min(0.1 * 2**attempt, BACKOFF_MAX))
         raise AssertionError("unreachable")

@@ -77,7 +77,7 @@ async def test_a_lost_reply_while_redis_stays_away_is_not_called_not_made(setup:
     client, version, move = setup.next_move()
     setup.proxy.arm(*setup.commit_of(table.room), then_down=True)
     with pytest.raises(ServerError) as refused:
-        await client.move(table.room, move, mid="unknown-outcome")
+        await client.move(table.room, move, mid="unknown-outcome", retry=False)
     assert refused.value.code == "store_failed"
     assert "not made" not in refused.value.reason  # it was stored: Redis ran the script
     assert "retry the same request" in refused.value.reason
@@ -99,7 +99,7 @@ async def test_a_room_left_unsettled_settles_by_itself_once_redis_is_back(setup:
     client, version, move = setup.next_move()
     setup.proxy.arm(*setup.commit_of(table.room), then_down=True)
     with pytest.raises(ServerError) as refused:
-        await client.move(table.room, move, mid="settles-by-itself")
+        await client.move(table.room, move, mid="settles-by-itself", retry=False)
     assert "retry the same request" in refused.value.reason
     setup.proxy.come_up()
     for m in table.mirrors:
@@ -120,11 +120,11 @@ async def test_a_settling_read_whose_connection_was_reset_is_asked_again(
     read = (b"MULTI", b"HGET", f"{p}room:{room}".encode(), f"{p}lease:{room}".encode())
     setup.proxy.arm(*read, after=True)
     if stored:
-        reply = await client.move(room, move, mid="asked-again")
+        reply = await client.move(room, move, mid="asked-again", retry=False)
         assert reply["version"] == version + 1
     else:
         with pytest.raises(ServerError) as refused:
-            await client.move(room, move, mid="asked-again")
+            await client.move(room, move, mid="asked-again", retry=False)
         assert refused.value.reason == "the change was not made"
     assert setup.proxy.cut.is_set()  # the commit's connection and the read's were reset
     stored_now, _ = await stored_room(setup.redis_url, p, room)

@@ -33,7 +33,7 @@ async def test_a_commit_refused_loading_is_store_failed_and_changes_nothing(
         loading = b"-LOADING Redis is loading the dataset in memory\r\n"
         proxy.arm(b"EVALSHA", f"{config.key_prefix}room:{table.room}:log".encode(), answer=loading)
         with pytest.raises(ServerError) as refused:
-            await client.move(table.room, move, mid="while-loading")
+            await client.move(table.room, move, mid="while-loading", retry=False)
         assert proxy.cut.is_set()
         assert refused.value.code == "store_failed"
         stored, _ = await stored_room(redis_url, config.key_prefix, table.room)

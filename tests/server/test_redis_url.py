@@ -246,7 +246,8 @@ async def test_the_room_answers_store_failed_when_redis_stops_answering(
         move = table.mirrors[seat].view["moves"][0]
         stoppable.process.send_signal(signal.SIGSTOP)
         with pytest.raises(ServerError) as refused:
-            await asyncio.wait_for(table.clients[seat].move(table.room, move), PATIENCE)
+            moving = table.clients[seat].move(table.room, move, retry=False)
+            await asyncio.wait_for(moving, PATIENCE)
         assert refused.value.code == "store_failed"
     finally:
         stoppable.process.send_signal(signal.SIGCONT)
