@@ -24,6 +24,7 @@ from playhall.config import Config, parse_listen
 from playhall.counters import Counters
 from playhall.fleet.node import FleetNode
 from playhall.lobby import Lobby
+from playhall.lobby_feed import LobbyFeed, client_name
 from playhall.net.descriptors import DescriptorWatch
 from playhall.net.endpoint import Endpoint
 from playhall.net.metrics import Metrics
@@ -47,6 +48,8 @@ class Running:
     rooms: RoomManager
     keeper: Keeper
     fleet: FleetNode
+    #: The lobby's changes to and from the other processes (playhall.lobby_feed).
+    feed: LobbyFeed
     redis: aioredis.Redis
     embedded: EmbeddedRedis | None
     metrics: Metrics
@@ -77,6 +80,7 @@ class Running:
             if task is not None:
                 task.cancel()
         self.keeper.stop()
+        await self.feed.stop()  # (what the rooms unlist as they close is still published)
         await self.endpoint.results.stop()
         self.endpoint.matchmaker.stop()
         try:
@@ -167,6 +171,9 @@ async def start(config: Config) -> Running:
         config.player_ttl,
     )
     lobby = Lobby(store, config.lobby_page, config.lobby_interval)
+    feed = LobbyFeed(
+        url, store, lobby, name=client_name(config.instance), timeout=config.redis_timeout
+    )
     counters = Counters()  # what this process counts, shared by its rooms and its endpoint
     replies = ReplyRouter(counters)
     # The other processes on this Redis: requests for rooms held elsewhere are forwarded.
@@ -189,10 +196,11 @@ async def start(config: Config) -> Running:
     )
     keeper = Keeper(rooms)
     running = Running(
-        config, server, endpoint, rooms, keeper, fleet, client, embedded, metrics,
+        config, server, endpoint, rooms, keeper, fleet, feed, client, embedded, metrics,
         metrics_server,
     )
     _tune_gc()
+    await feed.start()
     restored = await keeper.restore_active()
     keeper.start()
     endpoint.results.start()

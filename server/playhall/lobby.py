@@ -7,17 +7,22 @@ listing order (:func:`lobby_order`; see store/lobby.py). A page reads at most
 with ten rooms or a hundred thousand; the listing shows rooms of every server process sharing
 that Redis.
 
-Watching: room actors report every change of a public room here. Changes are gathered and sent
-at most once per ``lobby_interval`` seconds to each watcher (the first change after a quiet
-spell at once), each push carrying at most ``lobby_page`` rooms, so what a watcher receives per
-second does not grow with the number of rooms: past that, the push says ``more`` and the
-watcher reads the listing again.
+Watching: room actors report every change of a public room here (:meth:`Lobby.changed`), and
+so, through Redis, does every other process sharing the listing (:meth:`Lobby.heard`, fed by
+``playhall.lobby_feed``, which this process's own changes are published through). Changes are
+gathered and sent at most once per ``lobby_interval`` seconds to each watcher (the first change
+after a quiet spell at once), each push carrying at most ``lobby_page`` rooms, so what a watcher
+receives per second does not grow with the number of rooms: past that, the push says ``more``
+and the watcher reads the listing again. When changes may have been missed (the feed's link to
+Redis was lost), :meth:`Lobby.refresh` pushes each watcher the listing's first page as it is
+now, with ``more``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import msgpack
@@ -50,6 +55,9 @@ class Lobby:
         self._pending: dict[str, tuple[str, dict[str, Any] | None]] = {}
         self._flush: asyncio.TimerHandle | asyncio.Handle | None = None
         self._flushed_at = 0.0
+        #: Where this process's own changes go to reach the other processes (set by the feed,
+        #: ``playhall.lobby_feed``; None: this process alone hears of them).
+        self.publish: Callable[[str, dict[str, Any] | None, str], None] | None = None
 
     def watch(self, watcher: Watcher, game: str | None) -> None:
         self._watchers[watcher] = game
@@ -68,7 +76,15 @@ class Lobby:
         return {"rooms": [msgpack.unpackb(blob) for blob in blobs], "next": cursor}
 
     def changed(self, room: str, summary: dict[str, Any] | None, game: str) -> None:
-        """A public room changed (``summary``) or left the listing (``None``)."""
+        """A public room of this process changed (``summary``) or left the listing (``None``),
+        as stored: its watchers hear of it, and so, through Redis, every other process's."""
+        if self.publish is not None:
+            self.publish(room, summary, game)
+        self.heard(room, summary, game)
+
+    def heard(self, room: str, summary: dict[str, Any] | None, game: str) -> None:
+        """A public room changed (``summary``) or left the listing (``None``): pushed to the
+        watchers with the other changes of the interval."""
         self._pending[room] = (game, summary)
         if self._flush is None:
             wait = max(0.0, self._flushed_at + self.interval - time.monotonic())
@@ -88,6 +104,23 @@ class Lobby:
             frame = frames[wanted]
             if frame is not None:
                 watcher.push(frame)
+
+    async def refresh(self) -> None:
+        """Push every watcher the first page of its listing as it is now, saying ``more``: the
+        changes of a while may have been missed, and the rest of the listing is the client's
+        to read again (``rooms``). One page read per game filter in use."""
+        pages: dict[str | None, bytes] = {}
+        for wanted in set(self._watchers.values()):
+            rooms = (await self.rooms(wanted))["rooms"]
+            message: dict[str, Any] = {"t": "lobby"}
+            if rooms:
+                message["rooms"] = rooms
+            message["more"] = True
+            pages[wanted] = encode(message)
+        for watcher, wanted in list(self._watchers.items()):
+            frame = pages.get(wanted)
+            if frame is not None:  # (a watcher that came or changed filter meanwhile has its
+                watcher.push(frame)  # page from its own lobby.watch)
 
     def _frame(
         self, pending: dict[str, tuple[str, dict[str, Any] | None]], wanted: str | None

@@ -1,5 +1,7 @@
 """The background work that keeps a process's rooms served, apart from any client: renewing the
-leases of the rooms it holds (letting go of those it lost), the restore pass (loading every room
+leases of the rooms it holds (letting go of those it lost) and, with each renewal, making sure
+Redis still lists the rooms it holds as listed (a listing lost in a fault is written again by
+its owner), the restore pass (loading every room
 that needs a server, timers or bots, and has none), and the expiry sweeper (handing rooms due
 for their expiry check to their actors). Each is a loop of its own over the room manager
 (:class:`playhall.rooms.manager.RoomManager`), which it drives only through its public
@@ -12,6 +14,7 @@ import asyncio
 import time
 
 from playhall import log
+from playhall.lobby import lobby_order
 from playhall.rooms.manager import LeaseHeld, RoomManager
 from playhall.rooms.table import RoomError
 from playhall.store.outage import is_store_error
@@ -63,6 +66,37 @@ class Keeper:
                 if room is not None:
                     logger.warning("lease_lost", room=room_id)
                     self.rooms.evict(room)
+            await self._reassert_listings()
+
+    async def _reassert_listings(self) -> None:
+        """List again each room this process holds whose listing Redis lacks (lost in a
+        fault, or deleted by hand): a read of every listed room's summary and index member,
+        and a write (the room's own ``relist``, fenced by its lease) only where one is
+        missing. Idempotent: a room listed as it should be is left alone and nobody is told."""
+        held = self.rooms.rooms
+        checked = {
+            rid: summary
+            for rid, room in held.items()
+            if (summary := room.listing.summary) is not None
+        }
+        if not checked:
+            return
+        listed = [(rid, held[rid].record.game, lobby_order(s)) for rid, s in checked.items()]
+        try:
+            missing = await self.store.lobby.missing(listed)
+        except Exception as exc:
+            if is_store_error(exc):
+                self.store.outage.failed(exc, during="listing check")
+            else:
+                logger.exception("listing_check_failed")
+            return
+        for room_id in missing:
+            room = held.get(room_id)
+            # (A room whose listing changed meanwhile was checked against its old entry: the
+            # next renewal checks it again.)
+            if room is not None and room.listing.summary is checked[room_id]:
+                logger.warning("listing_restored", room=room_id)
+                room.relist()
 
     # -- restoring rooms that need a server ------------------------------------------------------
 

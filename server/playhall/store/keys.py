@@ -21,6 +21,8 @@ lobby (``store/lobby.py``)
 ``p lobby``                    hash: room id -> lobby summary (msgpack) of public rooms
 ``p lobby:<game>``             sorted set: the game's listed rooms in listing order (members
                                ``lobby.lobby_order``, all scored 0, read by lex range)
+``p lobby:changes``            pub/sub channel, not a key: every change of the listing, as
+                               the process that made it publishes it (``lobby_feed``)
 players (``store/players.py``)
 ``p player:<pid>``             hash: ``name``, ``th`` (sha256 of the token secret), ``n`` (set
                                while the player has not sat, created or chatted)
@@ -71,11 +73,13 @@ from __future__ import annotations
 class Keys:
     """The names of Playhall's keys under one prefix."""
 
-    __slots__ = ("p", "lobby", "active", "expiry")
+    __slots__ = ("p", "lobby", "lobby_changes", "active", "expiry")
 
     def __init__(self, prefix: str) -> None:
         self.p = prefix
         self.lobby = f"{prefix}lobby"
+        #: A channel (Redis keeps channels apart from keys: a game named "changes" is safe).
+        self.lobby_changes = f"{prefix}lobby:changes"
         self.active = f"{prefix}active"
         self.expiry = f"{prefix}expiry"
 

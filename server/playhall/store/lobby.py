@@ -3,17 +3,22 @@ rooms in listing order (a sorted set of members all scored 0, ordered by the mem
 see ``playhall.lobby.lobby_order``, whose first character is the status rank). A room's member
 is written again whenever its summary is, the variants of both ranks taken out first (the Lua
 is ``scripts._LOBBY``, shared by the commit). A change of a room lists it in its commit
-(``rooms``); this module reads pages and lists a room outside a change."""
+(``rooms``); this module reads pages, lists a room outside a change, tells which listings
+Redis lacks, and publishes the listing's changes on the ``lobby:changes`` channel (read by
+``playhall.lobby_feed``)."""
 
 from __future__ import annotations
 
 import heapq
+from collections.abc import Awaitable
+from typing import Any
 
 import redis.asyncio as aioredis
 
 from playhall.store import scripts
 from playhall.store.keys import Keys, as_bytes, as_text
 from playhall.store.pipe import CommandPipe, encode_bulk
+from playhall.store.scripts import RENEW_BATCH
 
 
 class LobbyStore:
@@ -54,3 +59,23 @@ class LobbyStore:
         words = [b"%d" % len(keys), *(key.encode() for key in keys)]
         words += [lease.encode(), room.encode(), mode.encode(), summary or b"", order.encode()]
         return bool(await scripts.run(self.pipe, scripts.LIST, len(words), encode_bulk(words)))
+
+    async def missing(self, listed: list[tuple[str, str, str]]) -> set[str]:
+        """Which of the ``listed`` rooms (room, game, index member) Redis lacks the summary or
+        the index member of. Reads only, :data:`RENEW_BATCH` rooms per script call."""
+        k = self.keys
+        batches = [listed[i : i + RENEW_BATCH] for i in range(0, len(listed), RENEW_BATCH)]
+        found: set[str] = set()
+        for batch in batches:
+            keys = [k.lobby, *(k.lobby_index_key(game) for _, game, _ in batch)]
+            args = [word for room, _, member in batch for word in (room, member)]
+            lost = await scripts.call(self.pipe, scripts.MISSING_LISTINGS, keys, args)
+            found.update(batch[position - 1][0] for position in lost)
+        return found
+
+    def publish(self, change: bytes) -> Awaitable[Any]:
+        """Publish one change of the listing on the lobby's channel, on the command pipe: it
+        goes out in the same write as the commits of the loop pass, and after every command
+        this process sent before it (so a room's unlisting is out before its lease is
+        released). Awaited: the number of subscribers that got it."""
+        return self.pipe.call(b"PUBLISH", self.keys.lobby_changes.encode(), change)

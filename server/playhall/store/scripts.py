@@ -122,6 +122,21 @@ lobby(KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 return 1
 """
 
+# Which of these listings Redis lacks (lost in a fault, or deleted by hand): reads only.
+# KEYS[1]: the lobby hash; KEYS[i + 1]: the index of room i's game. ARGV[2i - 1]: room i,
+# ARGV[2i]: its index member. Returns the positions (from 1) of the rooms whose summary or
+# index member is missing.
+_MISSING_LISTINGS = """
+local missing = {}
+for i = 1, #KEYS - 1 do
+  if redis.call('HEXISTS', KEYS[1], ARGV[2 * i - 1]) == 0
+      or not redis.call('ZSCORE', KEYS[i + 1], ARGV[2 * i]) then
+    missing[#missing + 1] = i
+  end
+end
+return missing
+"""
+
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -209,6 +224,7 @@ ACQUIRE: Final = Script.of(_ACQUIRE)
 RENEW: Final = Script.of(_RENEW)
 RELEASE: Final = Script.of(_RELEASE)
 LIST: Final = Script.of(_LIST)
+MISSING_LISTINGS: Final = Script.of(_MISSING_LISTINGS)
 ADD_PLAYER_ROOM: Final = Script.of(_ADD_PLAYER_ROOM)
 ADD_CHAT: Final = Script.of(_ADD_CHAT)
 COUNT_UNDER_CAPS: Final = Script.of(_COUNT_UNDER_CAPS)
@@ -225,6 +241,7 @@ SCRIPT_LOADS: Final = [
         RENEW,
         RELEASE,
         LIST,
+        MISSING_LISTINGS,
         ADD_PLAYER_ROOM,
         ADD_CHAT,
         COUNT_UNDER_CAPS,
