@@ -129,8 +129,10 @@ async def test_the_expiry_index_failing_after_a_stored_change_is_told_as_an_outa
     try:
         alice = await Client.connect(server.url, name="alice")
         bob = await Client.connect(server.url, name="bob")
-        room = await alice.create("mantis", 2)
-        await bob.join(room.room)
+        # Private: a public room's start is published to the lobby's channel in the same
+        # write as the expiry index's, and that publish failing would be told first.
+        room = await alice.create("mantis", 2, private=True)
+        await bob.join(code=room.view["code"])
         await alice.ready(room.room)
         # The game starts with bob's ready: stored, then the expiry index is told of the new
         # status, and that write's connection is reset.
