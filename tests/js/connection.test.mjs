@@ -369,6 +369,33 @@ describe("PlayhallConnection", () => {
     assert.equal(ws2.last("lobby.watch").game, "mantis");
   });
 
+  test("a lobby push saying more reads the listing again, which replaces the mirror", async () => {
+    const { conn, ws } = await start();
+    const room = (id, created) => ({
+      room: id,
+      game: "mantis",
+      status: "waiting",
+      created: new Float(created),
+    });
+    const watch = conn.request("lobby.watch", { game: "mantis" });
+    const first = ws.last("lobby.watch");
+    ws.reply(first, { rooms: [room("a", 1), room("b", 2)] });
+    await watch;
+    ws.push({ t: "lobby", rooms: [room("c", 3)] });
+    assert.equal(ws.last("lobby.watch").id, first.id); // no "more": nothing asked
+    // "b" left while the server could not tell: the push does not name it.
+    ws.push({ t: "lobby", rooms: [room("c", 3), room("a", 1)], more: true });
+    const again = ws.last("lobby.watch");
+    assert.notEqual(again.id, first.id);
+    assert.equal(again.game, "mantis");
+    ws.reply(again, { rooms: [room("c", 3), room("a", 1)] });
+    await until(() => !conn.lobby.has("b"), "the mirror read again");
+    assert.deepEqual(
+      conn.lobbyList().map((r) => r.room),
+      ["c", "a"],
+    );
+  });
+
   test("a private room's spectator syncs with the code after a reconnect; a player without", async () => {
     const { conn, ws } = await start();
     const join = conn.request("join", { code: "ABC123", watch: true });

@@ -625,5 +625,10 @@ export class PlayhallConnection extends Emitter {
     for (const summary of message.rooms ?? []) this.lobby.set(summary.room, summary);
     for (const room of message.removed ?? []) this.lobby.delete(room);
     this.emit("lobby", { rooms: this.lobbyList(), push: message });
+    // More changed than the push names, or the server cannot tell what: the listing is read
+    // again (PROTOCOL.md section 5), and its reply replaces the mirror.
+    if (message.more === true && this._watching !== null) {
+      this.request("lobby.watch", this._watching).catch((err) => this._report(err));
+    }
   }
 }
