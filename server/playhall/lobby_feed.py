@@ -18,6 +18,10 @@ new subscribe confirmation, the watchers are brought up to date (:meth:`Lobby.re
 first page as it is now, with ``more``). A connection that goes silent without closing is found
 by a PING whenever nothing came for a while: no answer within the Redis deadline, and it is
 dropped and made again.
+
+The connection is the feed's own for now; on a subscriber shared with other channels,
+:meth:`LobbyFeed.on_message` is the channel's handler and :meth:`LobbyFeed.on_subscribed` what
+runs after each (re)subscription, and :meth:`LobbyFeed.publish` stays as it is.
 """
 
 from __future__ import annotations
@@ -162,11 +166,11 @@ class LobbyFeed:
             heard_at, asked_at = now, None
             kind = message.get("type")
             if kind == "message":
-                self._heard(message.get("data"))
+                self.on_message(message.get("data"))
             elif kind == "subscribe":
-                await self._subscribed()
+                await self.on_subscribed()
 
-    async def _subscribed(self) -> None:
+    async def on_subscribed(self) -> None:
         """A subscription was made (at start, or again after a lost connection): changes
         published meanwhile never reach this process, so its watchers get the listing as it is
         now. Raises if Redis cannot be read (then the connection is made again, and so is
@@ -177,11 +181,11 @@ class LobbyFeed:
         await self.lobby.refresh()
         self.subscribed.set()
 
-    def _heard(self, data: Any) -> None:
+    def on_message(self, data: Any) -> None:
         """One change from the channel: another process's goes to the lobby; this process's
         own, already pushed, and anything that is not a change (a stranger publishing on the
         channel), are dropped."""
-        change = _change(data)
+        change = read_change(data)
         if change is None:
             self.strangers += 1
             if self.strangers == 1:  # logged once: a flood of them must not flood the log
@@ -199,7 +203,7 @@ def client_name(instance: str) -> str:
     return "playhall-lobby-feed:" + re.sub(r"[^!-~]", "_", instance)
 
 
-def _change(data: Any) -> tuple[str, str, str, dict[str, Any] | None] | None:
+def read_change(data: Any) -> tuple[str, str, str, dict[str, Any] | None] | None:
     """A change as published (:meth:`LobbyFeed.publish`), or None if ``data`` is not one."""
     if not isinstance(data, bytes):
         return None

@@ -17,7 +17,7 @@ import msgpack
 import redis.asyncio as aioredis
 from websockets.asyncio.client import ClientConnection, connect
 
-from playhall.lobby_feed import client_name
+from playhall.lobby_feed import client_name, read_change
 from playhall_client import Client
 from playhall_protocol import encode
 
@@ -235,3 +235,18 @@ async def test_a_change_missed_while_redis_was_away_reaches_the_watchers_after(
 async def _subscribers(admin: aioredis.Redis, channel: str, count: int) -> bool:
     numbers = dict(await admin.pubsub_numsub(channel))
     return int(numbers.get(channel.encode(), 0)) == count
+
+
+def test_only_a_change_as_published_is_read_off_the_channel() -> None:
+    summary = {"room": "r1", "game": "mantis", "taken": 1}
+    for listed in (summary, None):
+        change = msgpack.packb(["o", "r1", "mantis", listed])
+        assert read_change(change) == ("o", "r1", "mantis", listed)
+    for junk in (
+        b"", b"\xc1", "text", msgpack.packb(["o", "r1", "mantis"]),
+        msgpack.packb({"room": "r1"}), msgpack.packb([1, "r1", "mantis", None]),
+        msgpack.packb(["o", "r1", "mantis", {"room": "r2"}]),  # another room's summary
+        msgpack.packb(["o", "r1", "mantis", [1, 2]]),
+        msgpack.packb(["o", "r1", "mantis", None]) + b"x",
+    ):
+        assert read_change(junk) is None, junk
