@@ -44,6 +44,15 @@ class Keeper:
         for task in self._tasks:
             task.cancel()
 
+    def _failed(self, exc: Exception, during: str, bug: str) -> None:
+        """A background pass raised (called in its ``except``): Redis failing counts in the
+        outage log, anything else is a bug, logged as ``bug`` with its traceback. Either way
+        the next pass comes as usual."""
+        if is_store_error(exc):
+            self.store.outage.failed(exc, during=during)
+        else:
+            logger.exception(bug)
+
     # -- leases --------------------------------------------------------------------------------
 
     async def _renew_forever(self) -> None:
@@ -56,10 +65,7 @@ class Keeper:
                     {rid: room.lease for rid, room in held.items()}, self.config.lease_ms
                 )
             except Exception as exc:
-                if is_store_error(exc):
-                    self.store.outage.failed(exc, during="lease renewal")
-                else:
-                    logger.exception("lease_renew_failed")
+                self._failed(exc, "lease renewal", "lease_renew_failed")
                 continue
             for room_id in lost:
                 room = held.get(room_id)
@@ -85,10 +91,7 @@ class Keeper:
         try:
             missing = await self.store.lobby.missing(listed)
         except Exception as exc:
-            if is_store_error(exc):
-                self.store.outage.failed(exc, during="listing check")
-            else:
-                logger.exception("listing_check_failed")
+            self._failed(exc, "listing check", "listing_check_failed")
             return
         for room_id in missing:
             room = held.get(room_id)
@@ -182,10 +185,7 @@ class Keeper:
             try:
                 await self._sweep()
             except Exception as exc:
-                if is_store_error(exc):
-                    self.store.outage.failed(exc, during="expiry sweep")
-                else:
-                    logger.exception("expiry_sweep_failed")
+                self._failed(exc, "expiry sweep", "expiry_sweep_failed")
 
     async def _sweep(self) -> None:
         """Hand each room due for its expiry check (``ExpiryStore.due``) to its actor, loading
