@@ -123,7 +123,8 @@ export class PlayhallConnection extends Emitter<ConnectionEvents> {
   readonly publicUrl: string | null;
   /** A mirror of every room this connection views. */
   readonly rooms: Map<string, RoomMirror>;
-  /** The watched lobby's rooms by id. */
+  /** The watched lobby's rooms by id: the watch's page, kept up to date by `lobby` pushes (one
+   * that says `more` has the listing read again, which replaces it). */
   readonly lobby: Map<string, RoomSummary>;
   /** The server's clock minus this one, in seconds. */
   readonly clockOffset: number;
