@@ -134,10 +134,11 @@ class LobbyFeed:
             except Exception as exc:
                 if self.subscriptions > made:  # it worked for a while: a fresh outage
                     failing, wait = False, RETRY_FIRST
-                if not (is_store_error(exc) or isinstance(exc, TimeoutError)):
-                    logger.exception("lobby_feed_failed")
-                elif not failing:
-                    logger.warning("lobby_feed_lost", error=repr(exc))
+                if not failing:  # (told once, until a subscription is made again)
+                    if is_store_error(exc) or isinstance(exc, TimeoutError):
+                        logger.warning("lobby_feed_lost", error=repr(exc))
+                    else:
+                        logger.exception("lobby_feed_failed")
                 failing = True
             finally:
                 self.subscribed.clear()

@@ -1,11 +1,10 @@
 """The background work that keeps a process's rooms served, apart from any client: renewing the
 leases of the rooms it holds (letting go of those it lost) and, with each renewal, making sure
 Redis still lists the rooms it holds as listed (a listing lost in a fault is written again by
-its owner), the restore pass (loading every room
-that needs a server, timers or bots, and has none), and the expiry sweeper (handing rooms due
-for their expiry check to their actors). Each is a loop of its own over the room manager
-(:class:`playhall.rooms.manager.RoomManager`), which it drives only through its public
-methods.
+its owner); the restore pass (loading every room that needs a server, timers or bots, and has
+none); and the expiry sweeper (handing rooms due for their expiry check to their actors). Each
+is a loop of its own over the room manager (:class:`playhall.rooms.manager.RoomManager`), which
+it drives only through its public methods.
 """
 
 from __future__ import annotations
