@@ -23,6 +23,7 @@ from playhall.catalog import all_games
 from playhall.config import Config, parse_listen
 from playhall.counters import Counters
 from playhall.fleet.node import FleetNode
+from playhall.heartbeat import Heartbeat
 from playhall.lobby import Lobby
 from playhall.lobby_feed import LobbyFeed, client_name
 from playhall.net.descriptors import DescriptorWatch
@@ -53,6 +54,8 @@ class Running:
     redis: aioredis.Redis
     embedded: EmbeddedRedis | None
     metrics: Metrics
+    #: This process's entry in the fleet registry (playhall.heartbeat).
+    heartbeat: Heartbeat
     #: The metrics listener (``metrics_listen``), if there is one.
     metrics_server: asyncio.Server | None = None
     sweeper: asyncio.Task[None] | None = None
@@ -76,6 +79,7 @@ class Running:
     async def drain(self) -> None:
         logger.info("draining", rooms=len(self.rooms.rooms), sessions=len(self.endpoint.sessions))
         self.endpoint.draining = True
+        await self.heartbeat.drain()  # the registry says so before anything stops
         for task in (self.sweeper, self.counter, self.supervisor, self.descriptors):
             if task is not None:
                 task.cancel()
@@ -92,6 +96,7 @@ class Running:
         await self.endpoint.close_all(errors.CLOSE_RESTARTING, "server restarting")
         self.server.close()
         await self.server.wait_closed()
+        await self.heartbeat.leave()
         if self.metrics_server is not None:  # open until here: a scrape sees the drain
             self.metrics_server.close()
             await self.metrics_server.wait_closed()
@@ -195,14 +200,18 @@ async def start(config: Config) -> Running:
         endpoint.websocket, config.host, config.port, backlog=1024
     )
     keeper = Keeper(rooms)
+    heartbeat = Heartbeat(store.fleet, store.outage, config.instance, config.lease_ms)
+    endpoint.listed = heartbeat.listed
     running = Running(
         config, server, endpoint, rooms, keeper, fleet, feed, client, embedded, metrics,
+        heartbeat,
         metrics_server,
     )
     _tune_gc()
     await feed.start()
     restored = await keeper.restore_active()
     keeper.start()
+    await heartbeat.start()  # ready (/healthz) once registered, its rooms restored
     endpoint.results.start()
     endpoint.matchmaker.start()
     running.sweeper = asyncio.create_task(endpoint.sweep_slow())

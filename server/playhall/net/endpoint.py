@@ -115,6 +115,9 @@ class Endpoint:
                 **load_pages(all_games(), own=plugin_pages(plugins)),
             }
         )
+        #: Whether the fleet registry lists this process (``Heartbeat.listed``, wired by
+        #: ``app.start``): not yet at start, nor once its heartbeats stop reaching Redis.
+        self.listed: Callable[[], bool] = lambda: True
         #: The embedded Redis died and is being started again (see ``app.supervise``).
         self.redis_restarting = False
         #: Answers ``GET /metrics`` on this port: set only when that is allowed (behind a
@@ -152,6 +155,8 @@ class Endpoint:
         silent = time.monotonic() - self.store.answered_at
         if silent > self.config.lease_ms / 1000:
             return f"redis silent for {silent:.0f}s"
+        if not self.listed():
+            return "not registered"
         return ""
 
     # -- one connection ------------------------------------------------------------------------

@@ -55,6 +55,11 @@ quick play (``store/seeks.py``)
 ``p seektable:<room>``         hash: a quick-play table (seats, seats claimed, ratings, bots)
 ``p seeker:<pid>``             the room whose seat the player's seek holds
 ``p seek:due``                 sorted set: room -> when its bots come
+fleet (``store/fleet.py``)
+``p fleet:<instance>``         a live server process (JSON: start time, version, draining),
+                               with a TTL of ``lease_ms`` its heartbeat renews
+``p fleet``                    set: the processes' names (those whose key expired are taken
+                               out when it is read)
 =============================  ==========================================================
 
 A finished room's record, log, chat, fence counter and join code expire ``finished_ttl`` seconds
@@ -73,7 +78,7 @@ from __future__ import annotations
 class Keys:
     """The names of Playhall's keys under one prefix."""
 
-    __slots__ = ("p", "lobby", "lobby_changes", "active", "expiry")
+    __slots__ = ("p", "lobby", "lobby_changes", "active", "expiry", "fleet")
 
     def __init__(self, prefix: str) -> None:
         self.p = prefix
@@ -82,6 +87,7 @@ class Keys:
         self.lobby_changes = f"{prefix}lobby:changes"
         self.active = f"{prefix}active"
         self.expiry = f"{prefix}expiry"
+        self.fleet = f"{prefix}fleet"
 
     def room_key(self, room: str) -> str:
         return f"{self.p}room:{room}"
@@ -152,6 +158,9 @@ class Keys:
 
     def seek_due_key(self) -> str:
         return f"{self.p}seek:due"
+
+    def fleet_key(self, instance: str) -> str:
+        return f"{self.p}fleet:{instance}"
 
     def counter_key(self, counter: str) -> str:
         """A windowed counter, ``counter`` naming it under the prefix (e.g.

@@ -6,7 +6,8 @@
 - ``lobby`` (:class:`LobbyStore`): the listing, read a page at a time;
 - ``players`` (:class:`PlayerStore`): players, the rooms they sit in or created, and the
   windowed counters behind the per-player and per-address caps;
-- ``expiry`` (:class:`ExpiryStore`): when each unfinished room is next checked for expiry.
+- ``expiry`` (:class:`ExpiryStore`): when each unfinished room is next checked for expiry;
+- ``fleet`` (:class:`FleetStore`): the server processes alive on this Redis.
 
 (Join-code tries are kept apart, by ``code_tries``.)
 
@@ -22,6 +23,7 @@ import time
 import redis.asyncio as aioredis
 
 from playhall.store.expiry import ExpiryStore
+from playhall.store.fleet import FleetStore
 from playhall.store.keys import Keys
 from playhall.store.lobby import LobbyStore
 from playhall.store.outage import Outage
@@ -44,6 +46,7 @@ class Store:
         self.lobby = LobbyStore(client, pipe, self.keys)
         self.players = PlayerStore(client, pipe, self.keys, player_ttl)
         self.expiry = ExpiryStore(client, pipe, self.keys)
+        self.fleet = FleetStore(pipe, self.keys)
         #: When Redis last answered (monotonic seconds), for /healthz.
         self.answered_at = time.monotonic()
         #: Whether Redis is away now, for logging an outage once (see ``outage``).
