@@ -19,6 +19,7 @@ from playhall import app, log
 from playhall.config import Config
 from playhall.store.embedded import EmbeddedRedis
 
+from .balancer import Fleet, StartFleet, start_fleet, stop_fleet
 from .faults import ResetProxy
 from .process import free_port
 
@@ -82,3 +83,26 @@ async def proxy(redis_url: str) -> AsyncIterator[ResetProxy]:
     yield proxy
     proxy.come_up()
     await proxy.close()
+
+
+@pytest.fixture
+async def balanced(redis_url: str, tmp_path: Path) -> AsyncIterator[StartFleet]:
+    """Starts fleets: ``await balanced(count, extra=None, redis_urls=None)`` runs ``count``
+    server processes on the test Redis under a key prefix of their own, behind a real HAProxy
+    with the shipped configuration (``balancer.py``); all stopped at the end of the test."""
+    fleets: list[Fleet] = []
+
+    async def start(
+        count: int = 3, extra: list[str] | None = None,
+        redis_urls: list[str | None] | None = None,
+    ) -> Fleet:
+        prefix = f"t{uuid.uuid4().hex[:8]}:"
+        fleet = await start_fleet(
+            tmp_path / f"haproxy-{len(fleets)}", redis_url, prefix, count, extra, redis_urls
+        )
+        fleets.append(fleet)
+        return fleet
+
+    yield start
+    for fleet in fleets:
+        stop_fleet(fleet)

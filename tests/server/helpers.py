@@ -1,11 +1,13 @@
 """Helpers for server tests: a seated two-player Mantis room, playing a game out against bots,
-reading pushed messages, a websocket handler to build test handlers on, and a room as Redis
-holds it."""
+reading pushed messages, a websocket handler to build test handlers on, a room as Redis
+holds it, and a process's /healthz and a websocket that never answers its closing."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +26,7 @@ from playhall.store.rooms import Stored
 from playhall_client import Client, RoomMirror, ServerError
 
 from .conftest import server_config
+from .metrics_scrape import http_get
 
 
 class QuietHandler:
@@ -150,3 +153,24 @@ async def too_many_rooms(make: Awaitable[Any], why: str) -> ServerError:
         await make
     assert refused.value.code == "too_many_rooms" and why in refused.value.reason
     return refused.value
+
+
+async def healthz(port: int) -> tuple[int, str]:
+    """``GET /healthz`` of the process on ``port``: the status and the body, stripped."""
+    status, _, body = await http_get(port, "/healthz")
+    return status, body.strip()
+
+
+async def silent_websocket(port: int) -> asyncio.StreamWriter:
+    """A websocket, opened by hand, that never answers the server's closing handshake: a drain
+    waits for it (``Endpoint.close_all``, 5 s), which keeps the process draining that long."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        (f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+         f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+         "\r\n").encode()
+    )
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+    assert head.startswith(b"HTTP/1.1 101"), head
+    return writer

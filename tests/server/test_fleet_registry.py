@@ -7,8 +7,6 @@ Real Redis, real server processes."""
 from __future__ import annotations
 
 import asyncio
-import base64
-import os
 import time
 import uuid
 
@@ -20,8 +18,7 @@ from playhall.store.keys import Keys
 from playhall.store.pipe import RedisPipe
 
 from .conftest import free_port, server_config
-from .helpers import wait_for_redis
-from .metrics_scrape import http_get
+from .helpers import healthz, silent_websocket, wait_for_redis
 from .process import ServerProcess
 
 
@@ -65,11 +62,6 @@ async def _listed_is(fleet: FleetStore, wanted: list[str]) -> bool:
     return await names(fleet) == wanted
 
 
-async def healthz(port: int) -> tuple[int, str]:
-    status, _, body = await http_get(port, "/healthz")
-    return status, body.strip()
-
-
 async def test_two_processes_are_listed_and_a_killed_one_drops_out(redis_url: str) -> None:
     prefix = f"t{uuid.uuid4().hex[:8]}:"
     lease_ms = 1500
@@ -106,22 +98,6 @@ async def test_two_processes_are_listed_and_a_killed_one_drops_out(redis_url: st
         await client.aclose()
 
 
-async def _hold_a_websocket(port: int) -> asyncio.StreamWriter:
-    """A websocket, opened by hand, that never answers the server's closing handshake: the
-    drain waits for it (``Endpoint.close_all``), which keeps the process draining for a few
-    seconds."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    key = base64.b64encode(os.urandom(16)).decode()
-    writer.write(
-        (f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-         f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
-        .encode()
-    )
-    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-    assert head.startswith(b"HTTP/1.1 101"), head
-    return writer
-
-
 async def test_draining_flips_readiness_and_a_clean_exit_leaves_at_once(redis_url: str) -> None:
     prefix = f"t{uuid.uuid4().hex[:8]}:"
     # A long time to live: the entry can only go so soon by being deleted.
@@ -132,7 +108,7 @@ async def test_draining_flips_readiness_and_a_clean_exit_leaves_at_once(redis_ur
         await server.start()
         await wait_for_redis(lambda: _listed_is(fleet, ["proc-d"]), timeout=10)
         assert await healthz(server.port) == (200, "ok")
-        held = await _hold_a_websocket(server.port)
+        held = await silent_websocket(server.port)
         assert server.process is not None
         server.process.terminate()  # SIGTERM: the drain
         async with asyncio.timeout(10):
