@@ -13,55 +13,37 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
-import os
-import re
-import shutil
 import signal
 import subprocess
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
-
-import pytest
 
 from .process import ServerProcess, free_port
+from .shipped import adapted, executable, missing, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "deploy" / "haproxy" / "haproxy.cfg"
 
 
-def _missing(reason: str) -> NoReturn:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true and {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
 def haproxy_executable() -> str:
-    found = shutil.which("haproxy") or (
-        "/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").is_file() else None
-    )
+    found = executable("haproxy")
     if found is None:
-        _missing("no haproxy for the load-balancer tests: apt-get install haproxy")
+        missing("no haproxy for the load-balancer tests: apt-get install haproxy")
     return found
 
 
-def _replace(text: str, pattern: str, new: str, count: int) -> str:
-    """``re.subn`` that insists on ``count`` matches: the shipped file changed otherwise."""
-    out, made = re.subn(pattern, new, text, flags=re.M)
-    assert made == count, f"deploy/haproxy/haproxy.cfg: {pattern!r} matched {made}, not {count}"
-    return out
-
-
-def adapt(shipped: str, port: int, stats_port: int, upstreams: list[int]) -> str:
-    text = _replace(shipped, r"^resolvers docker\n(?:[ \t]+.*\n)+", "", 1)
-    text = _replace(text, r" init-addr none resolvers docker$", "", 1)
+def adapt(port: int, stats_port: int, upstreams: list[int]) -> str:
     servers = "".join(f"    server p{i} 127.0.0.1:{p}\n" for i, p in enumerate(upstreams))
-    text = _replace(text, r"^\s*server-template .*\n", servers, 1)
-    text = _replace(text, r"^(\s*)bind :8765$", rf"\g<1>bind 127.0.0.1:{port}", 1)
-    text = _replace(text, r"^(\s*)bind :8404$", rf"\g<1>bind 127.0.0.1:{stats_port}", 1)
-    # A test machine's descriptor limit, not a production one's (the check needs none of it).
-    return _replace(text, r"^(\s*)maxconn \d+$", r"\g<1>maxconn 2000", 1)
+    return adapted(SHIPPED, [
+        (r"^resolvers docker\n(?:[ \t]+.*\n)+", "", 1),
+        (r" init-addr none resolvers docker$", "", 1),
+        (r"^\s*server-template .*\n", servers, 1),
+        (r"^(\s*)bind :8765$", rf"\g<1>bind 127.0.0.1:{port}", 1),
+        (r"^(\s*)bind :8404$", rf"\g<1>bind 127.0.0.1:{stats_port}", 1),
+        # A test machine's descriptor limit, not a production one's.
+        (r"^(\s*)maxconn \d+$", r"\g<1>maxconn 2000", 1),
+    ])
 
 
 @dataclass
@@ -137,13 +119,7 @@ class Balancer:
         return path.read_text(errors="replace")[-3000:] if path.exists() else ""
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGUSR1)  # soft stop: finish, then exit
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop(self.process, signal.SIGUSR1)  # soft stop: finish, then exit
 
 
 def _unchunk(body: str) -> str:
@@ -164,7 +140,7 @@ def configure(folder: Path, upstreams: list[int]) -> Balancer:
     haproxy_executable()  # skip (or fail under CI) before making anything
     folder.mkdir(parents=True, exist_ok=True)
     port, stats_port = free_port(), free_port()
-    (folder / "haproxy.cfg").write_text(adapt(SHIPPED.read_text(), port, stats_port, upstreams))
+    (folder / "haproxy.cfg").write_text(adapt(port, stats_port, upstreams))
     return Balancer(folder, port, stats_port, upstreams)
 
 

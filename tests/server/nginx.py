@@ -11,36 +11,25 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-import os
-import re
 import shutil
 import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
-
-import pytest
 
 from .conftest import free_port
+from .shipped import adapted, executable, missing, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "deploy" / "nginx" / "playhall.conf"
 
 
-def _missing(reason: str) -> NoReturn:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true and {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
 def nginx_executable() -> str:
-    found = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file()
-                                      else None)
+    found = executable("nginx")
     if found is None:
-        _missing("no nginx for the reverse-proxy tests: apt-get install nginx")
+        missing("no nginx for the reverse-proxy tests: apt-get install nginx")
     if shutil.which("openssl") is None:
-        _missing("no openssl to make the reverse-proxy tests' certificate: apt-get install openssl")
+        missing("no openssl to make the reverse-proxy tests' certificate: apt-get install openssl")
     return found
 
 
@@ -56,21 +45,15 @@ def make_certificate(folder: Path) -> tuple[Path, Path]:
     return cert, key
 
 
-def _replace(text: str, pattern: str, new: str, count: int) -> str:
-    """``re.subn`` that insists on ``count`` matches: the shipped file changed otherwise."""
-    out, made = re.subn(pattern, new, text, flags=re.M)
-    assert made == count, f"deploy/nginx/playhall.conf: {pattern!r} matched {made}, not {count}"
-    return out
-
-
-def adapt(shipped: str, upstream: int, http_port: int, https_port: int, cert: Path,
-          key: Path) -> str:
-    text = _replace(shipped, r"server 127\.0\.0\.1:8765;", f"server 127.0.0.1:{upstream};", 1)
-    text = _replace(text, r"^\s*listen \[::\]:\d+.*\n", "", 2)  # no IPv6 needed on loopback
-    text = _replace(text, r"listen 80;", f"listen 127.0.0.1:{http_port};", 1)
-    text = _replace(text, r"listen 443 ssl;", f"listen 127.0.0.1:{https_port} ssl;", 1)
-    text = _replace(text, r"ssl_certificate\s+\S+;", f"ssl_certificate {cert};", 1)
-    return _replace(text, r"ssl_certificate_key\s+\S+;", f"ssl_certificate_key {key};", 1)
+def adapt(upstream: int, http_port: int, https_port: int, cert: Path, key: Path) -> str:
+    return adapted(SHIPPED, [
+        (r"server 127\.0\.0\.1:8765;", f"server 127.0.0.1:{upstream};", 1),
+        (r"^\s*listen \[::\]:\d+.*\n", "", 2),  # no IPv6 needed on loopback
+        (r"listen 80;", f"listen 127.0.0.1:{http_port};", 1),
+        (r"listen 443 ssl;", f"listen 127.0.0.1:{https_port} ssl;", 1),
+        (r"ssl_certificate\s+\S+;", f"ssl_certificate {cert};", 1),
+        (r"ssl_certificate_key\s+\S+;", f"ssl_certificate_key {key};", 1),
+    ])
 
 
 @dataclass
@@ -114,13 +97,7 @@ class Nginx:
         return log.read_text(errors="replace")[-3000:] if log.exists() else ""
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGQUIT)  # graceful: finish, then exit
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop(self.process, signal.SIGQUIT)  # graceful: finish, then exit
 
 
 def configure(folder: Path, upstream: int) -> Nginx:
@@ -129,7 +106,7 @@ def configure(folder: Path, upstream: int) -> Nginx:
     folder.mkdir(parents=True, exist_ok=True)
     cert, key = make_certificate(folder)
     http_port, https_port = free_port(), free_port()
-    site = adapt(SHIPPED.read_text(), upstream, http_port, https_port, cert, key)
+    site = adapt(upstream, http_port, https_port, cert, key)
     (folder / "playhall.conf").write_text(site)
     temp = "".join(f"    {kind}_temp_path {folder / kind};\n"
                    for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
