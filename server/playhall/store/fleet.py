@@ -6,7 +6,7 @@ process renews every third of it (``playhall.heartbeat``). A process that dies w
 shutting down drops out of the registry when that time runs out, as its room leases do; one that
 shuts down cleanly deletes its key at once. The set ``<prefix>fleet`` names the processes that
 registered, so the registry is read without scanning the keyspace; names whose key has expired
-are taken out of it by the read.
+are taken out of it by the read, and the set itself expires with the last entry.
 """
 
 from __future__ import annotations
@@ -19,11 +19,15 @@ from playhall.store import scripts
 from playhall.store.keys import Keys, as_text
 from playhall.store.pipe import CommandPipe
 
-#: Set a process's key with its time to live, and name it in the index. KEYS: the process's key,
-#: the index. ARGV: its entry (JSON), the time to live (ms), its name.
+#: Set a process's key with its time to live, and name it in the index, which lives as long as
+#: the longest-lived entry (so nothing of the fleet outlives its last process). KEYS: the
+#: process's key, the index. ARGV: its entry (JSON), the time to live (ms), its name.
 _BEAT: Final = scripts.Script.of("""
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[3])
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
 return 1
 """)
 

@@ -59,7 +59,7 @@ fleet (``store/fleet.py``)
 ``p fleet:<instance>``         a live server process (JSON: start time, version, draining),
                                with a TTL of ``lease_ms`` its heartbeat renews
 ``p fleet``                    set: the processes' names (those whose key expired are taken
-                               out when it is read)
+                               out when it is read); expires with the longest-lived entry
 =============================  ==========================================================
 
 A finished room's record, log, chat, fence counter and join code expire ``finished_ttl`` seconds
