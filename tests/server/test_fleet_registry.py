@@ -64,6 +64,10 @@ async def _listed_is(fleet: FleetStore, wanted: list[str]) -> bool:
     return await names(fleet) == wanted
 
 
+async def _draining(fleet: FleetStore) -> bool:
+    return [(m.instance, m.draining) for m in await fleet.members()] == [("proc-d", True)]
+
+
 async def test_two_processes_are_listed_and_a_killed_one_drops_out(redis_url: str) -> None:
     prefix = f"t{uuid.uuid4().hex[:8]}:"
     lease_ms = 1500
@@ -116,8 +120,8 @@ async def test_draining_flips_readiness_and_a_clean_exit_leaves_at_once(redis_ur
         async with asyncio.timeout(10):
             while await healthz(server.port) != (503, "draining"):
                 await asyncio.sleep(0.02)  # polling the drain's start
-        (member,) = await fleet.members()
-        assert member.draining
+        # The registry says so too (the heartbeat that says it follows the 503 at once).
+        await wait_for_redis(lambda: _draining(fleet), timeout=5)
         assert await asyncio.to_thread(server.process.wait, 30) == 0
         assert await names(fleet) == []  # gone at once, not after 60 s
     finally:
