@@ -52,8 +52,9 @@ HostToken = str | Callable[[], str] | Callable[[], Awaitable[str]]
 #: Refusals of a hello that say nothing about the hello itself (PROTOCOL.md section 10).
 HELLO_AGAIN = frozenset({"rate_limited", "store_failed", "internal"})
 
-#: Refusals of a move that say nothing about the move (its room's server busy, restarting, or
-#: moving to another process): the move is sent again with its id, applied at most once.
+#: Refusals of a move (or of the client's own sync) that say nothing about it (its room's server
+#: busy, restarting, or moving to another process): sent again, a move with its id (applied at
+#: most once).
 MOVE_AGAIN = frozenset({"store_failed", "overloaded", "draining"})
 
 #: How often a move refused with one of :data:`MOVE_AGAIN` is sent again (about ten seconds).
@@ -359,8 +360,19 @@ class Client:
         task.add_done_callback(self._tasks.discard)
 
     async def _resync(self, mirror: RoomMirror) -> None:
-        with contextlib.suppress(ServerError, ConnectionLost):
-            await self._send("sync", self._sync_fields(mirror))
+        """Sync the mirror again: a refusal that says nothing about the sync (the room's
+        server busy, restarting, or the room moving to another process) is asked again, as
+        a move is (:data:`MOVE_AGAIN`); a lost connection's reconnect syncs by itself."""
+        for attempt in itertools.count(1):
+            try:
+                await self._send("sync", self._sync_fields(mirror))
+                return
+            except ConnectionLost:
+                return
+            except ServerError as exc:
+                if exc.code not in MOVE_AGAIN or attempt > MOVE_RETRIES or self._closing:
+                    return
+            await asyncio.sleep(min(0.1 * 2**attempt, BACKOFF_MAX))
 
     @staticmethod
     def _sync_fields(mirror: RoomMirror) -> dict[str, Any]:

@@ -274,6 +274,18 @@ describe("PlayhallConnection", () => {
     assert.equal((await move).version, 3);
   });
 
+  test("the connection's own sync refused draining is asked again", async () => {
+    const { conn, ws } = await start();
+    snapshot(ws);
+    ws.push({ t: "update", room: "r1", from: 7, to: 8, diff: [], events: [] }); // a gap
+    await until(() => ws.last("sync"), "a sync");
+    const first = ws.last("sync");
+    ws.push({ t: "error", re: first.id, code: "draining", reason: "moving" });
+    await until(() => ws.sent.filter((m) => m.t === "sync").length === 2, "the sync again");
+    assert.equal(ws.last("sync").room, "r1");
+    assert.equal(conn.rooms.get("r1").syncing, true);
+  });
+
   test("a move refused for what it is (illegal_move) is not sent again", async () => {
     const { conn, ws } = await start();
     snapshot(ws);

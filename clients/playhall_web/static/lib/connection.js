@@ -15,7 +15,8 @@ export const PROTOCOL_VERSIONS = [1];
 
 /** Requests that are harmless to send again after a drop (PROTOCOL.md section 9). Not: create
  * (a second room), chat (said twice), bot and start (refused the second time). */
-/** Refusals of a move that say nothing about the move (PROTOCOL.md section 10): sent again. */
+/** Refusals of a move (or of the connection's own sync) that say nothing about it (PROTOCOL.md
+ * section 10): sent again. */
 const MOVE_AGAIN = new Set(["store_failed", "overloaded", "draining"]);
 
 export const RESENDABLE = new Set([
@@ -580,7 +581,7 @@ export class PlayhallConnection extends Emitter {
     }
   }
 
-  _resync(mirror, withVersion) {
+  _resync(mirror, withVersion, tries = 0) {
     mirror.syncing = true;
     const fields = { room: mirror.room };
     if (withVersion && mirror.version !== null) fields.version = mirror.version;
@@ -592,6 +593,15 @@ export class PlayhallConnection extends Emitter {
         mirror.syncing = false;
       },
       (err) => {
+        // Refused for no fault of its own (the room's server busy, restarting, or the room
+        // moving to another process): asked again, as a move is.
+        if (MOVE_AGAIN.has(err.code) && tries < this.moveRetries && this.state !== "closed") {
+          setTimeout(
+            () => this._resync(mirror, withVersion, tries + 1),
+            Math.min(100 * 2 ** (tries + 1), 2000),
+          );
+          return;
+        }
         mirror.syncing = false;
         if (err.code === "no_such_room") {
           if (this.rooms.delete(mirror.room)) this.emit("left", { room: mirror.room });

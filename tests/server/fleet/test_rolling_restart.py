@@ -1,0 +1,117 @@
+"""A rolling restart of every process of a fleet, one after the other, under load, through a
+real load balancer (HAProxy, the shipped configuration, no stickiness): no move the client
+library retries fails, and every acknowledged move is in its room's log exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections import Counter
+
+from playhall_client import Client, RoomMirror, ServerError
+
+from ..balancer import StartFleet
+from .test_failover import log_mids
+
+#: Pairs of players playing game after game while the processes restart.
+PAIRS = 4
+
+
+async def _retrying(step: object) -> object:
+    """A request that is not a move (create, join, ready) made again until it goes through:
+    a process draining under it refuses it, and only moves are counted here."""
+    for _ in range(100):
+        try:
+            return await step()  # type: ignore[operator]
+        except ServerError as exc:
+            if exc.code not in ("draining", "store_failed", "overloaded"):
+                raise
+            await asyncio.sleep(0.1)
+    raise AssertionError("never went through")
+
+
+class Pair:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.acked: list[tuple[str, str]] = []
+        self.failed: list[ServerError] = []
+        self.games = 0
+
+    async def play(self, stop: asyncio.Event) -> None:
+        a = await Client.connect(self.url, name="a")
+        b = await Client.connect(self.url, name="b")
+        try:
+            while not stop.is_set():
+                made = await _retrying(lambda: a.create("mantis", 2))
+                assert isinstance(made, RoomMirror)
+                room = made.room
+                joined = await _retrying(lambda: b.join(room))
+                assert isinstance(joined, RoomMirror)
+                for client in (a, b):
+                    await _retrying(lambda client=client: client.ready(room))
+                await asyncio.gather(self._moves(a, made), self._moves(b, joined))
+                self.games += 1
+        finally:
+            await a.close()
+            await b.close()
+
+    async def _moves(self, client: Client, mirror: RoomMirror) -> None:
+        while True:
+            await mirror.wait(
+                lambda m: m.view["status"] == "finished" or bool(m.view.get("moves")), 60
+            )
+            if mirror.view["status"] == "finished":
+                return
+            version, mid = mirror.version, secrets.token_hex(6)
+            try:
+                await client.move(mirror.room, mirror.view["moves"][0], mid=mid)
+            except ServerError as exc:
+                self.failed.append(exc)
+                raise
+            self.acked.append((mirror.room, mid))
+            await mirror.wait(lambda m, v=version: m.version > v, 60)
+
+
+async def test_a_rolling_restart_under_load_fails_no_move_and_loses_none(
+    balanced: StartFleet, redis_url: str
+) -> None:
+    # Caps lifted: the pairs play as fast as they can, game after game, from one address.
+    lifted = ["--rate", "100000", "--burst", "100000", "--rooms-per-minute", "0",
+              "--address-rooms-per-minute", "0", "--new-players-per-minute", "0"]
+    fleet = await balanced(3, extra=["--lease-ms", "2000", "--forward-timeout", "3", *lifted])
+    stop = asyncio.Event()
+    pairs = [Pair(fleet.url) for _ in range(PAIRS)]
+    playing = asyncio.gather(*(p.play(stop) for p in pairs))
+
+    async def acked(count: int) -> None:
+        """Until ``count`` moves were acknowledged in all (the players failing stops it)."""
+        async with asyncio.timeout(60):
+            while sum(len(p.acked) for p in pairs) < count:
+                if playing.done():
+                    playing.result()  # raises what stopped them
+                    raise AssertionError("the players stopped")
+                await asyncio.sleep(0.05)
+
+    try:
+        await acked(40)  # under load before the first restart
+        for process in fleet.processes:
+            before = sum(len(p.acked) for p in pairs)
+            # SIGTERM: drain (the rooms handed over at once), exit; then back on its port.
+            assert await asyncio.to_thread(process.terminate) == 0
+            await process.start(keep_port=True)
+            await fleet.balancer.wait_until(lambda s: all(v == "UP" for v in s.values()))
+            await acked(before + 20)  # the load went on
+        stop.set()
+        await asyncio.wait_for(playing, 120)
+    finally:
+        stop.set()
+        if not playing.done():
+            playing.cancel()
+    assert [e for p in pairs for e in p.failed] == []
+    acked = [move for p in pairs for move in p.acked]
+    assert len(acked) >= 100
+    for room in {room for room, _ in acked}:
+        logged = await log_mids(redis_url, fleet.prefix, room)
+        for mid in (m for r, m in acked if r == room):
+            assert logged[mid] == 1, (room, mid, logged[mid])
+        assert all(count == 1 for count in Counter(logged).values())
