@@ -7,22 +7,27 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import Counter
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TypeVar
 
 from playhall_client import Client, RoomMirror, ServerError
 
 from ..balancer import StartFleet
 from .test_failover import log_mids
 
+T = TypeVar("T")
+
 #: Pairs of players playing game after game while the processes restart.
 PAIRS = 4
 
 
-async def _retrying(step: object) -> object:
+async def _retrying(step: Callable[[], Awaitable[T]]) -> T:
     """A request that is not a move (create, join, ready) made again until it goes through:
     a process draining under it refuses it, and only moves are counted here."""
     for _ in range(100):
         try:
-            return await step()  # type: ignore[operator]
+            return await step()
         except ServerError as exc:
             if exc.code not in ("draining", "store_failed", "overloaded"):
                 raise
@@ -42,13 +47,10 @@ class Pair:
         b = await Client.connect(self.url, name="b")
         try:
             while not stop.is_set():
-                made = await _retrying(lambda: a.create("mantis", 2))
-                assert isinstance(made, RoomMirror)
-                room = made.room
-                joined = await _retrying(lambda: b.join(room))
-                assert isinstance(joined, RoomMirror)
+                made = await _retrying(partial(a.create, "mantis", 2))
+                joined = await _retrying(partial(b.join, made.room))
                 for client in (a, b):
-                    await _retrying(lambda client=client: client.ready(room))
+                    await _retrying(partial(client.ready, made.room))
                 await asyncio.gather(self._moves(a, made), self._moves(b, joined))
                 self.games += 1
         finally:
