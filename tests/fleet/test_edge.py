@@ -87,22 +87,24 @@ async def test_frames_go_to_their_connection_and_a_lost_batch_starts_the_rooms_a
     viewer = Viewer(7)
     connections = Connections(viewer)
     node = edge(bus, connections)
-    node.received(pack_batch("owner-a", 1, [[FRAME, 7, "r1", b"u1"], [FRAME, 7, None, b"p"]]))
-    node.received(pack_batch("owner-a", 2, [[FRAME, 7, "r1", b"u2"]]))
+    first = [[FRAME, 7, "r1", b"u1"], [FRAME, 7, None, b"p"]]
+    node.received(pack_batch("owner-a", 1, first, node.id))
+    node.received(pack_batch("owner-a", 2, [[FRAME, 7, "r1", b"u2"]], node.id))
     assert viewer.frames == [(b"u1", "r1"), (b"p", None), (b"u2", "r1")]
     assert bus.sent == []
 
     # Batch 3 lost: batch 4 is not passed on; the room is synced again for the connection.
-    node.received(pack_batch("owner-a", 4, [[FRAME, 7, "r1", b"u4"]]))
+    node.received(pack_batch("owner-a", 4, [[FRAME, 7, "r1", b"u4"]], node.id))
     assert viewer.frames[-1] == (b"u2", "r1")
     assert viewer.stale == {"r1"}
     assert (node.counters.batches_lost, node.counters.resyncs) == (1, 1)
     await settled(bus, 1)
     channel, sync = bus.sent[0]
     assert channel == b"ph:room:r1:in"
-    assert (sync.kind, sync.connection, sync.edge, sync.player) == ("sync", 7, "edge-1", "p7")
+    assert (sync.kind, sync.connection, sync.edge, sync.player) == ("sync", 7, node.id, "p7")
+    assert node.id.startswith("edge-1#")
     # The owner clears the mark before the snapshot it sends.
-    node.received(pack_batch("owner-a", 5, [[CLEAR, 7, "r1"], [FRAME, 7, "r1", b"snap"]]))
+    node.received(pack_batch("owner-a", 5, [[CLEAR, 7, "r1"], [FRAME, 7, "r1", b"snap"]], node.id))
     assert viewer.frames[-1] == (b"snap", "r1") and not viewer.stale
 
 
@@ -110,7 +112,7 @@ async def test_a_batch_from_an_owner_never_heard_must_start_at_one() -> None:
     bus = Published()
     viewer = Viewer(3)
     node = edge(bus, Connections(viewer))
-    node.received(pack_batch("owner-b", 2, [[FRAME, 3, "r9", b"x"]]))
+    node.received(pack_batch("owner-b", 2, [[FRAME, 3, "r9", b"x"]], node.id))
     assert viewer.stale == {"r9"} and viewer.frames == []
     await settled(bus, 1)
     assert bus.sent[0][1].kind == "sync"
@@ -120,8 +122,9 @@ async def test_a_moved_room_is_synced_again_where_it_is_now() -> None:
     bus = Published()
     viewer = Viewer(1)
     node = edge(bus, Connections(viewer))
-    node.received(pack_batch("owner-c", 1, [[FRAME, 1, "r1", b"a"], [FRAME, 1, "r2", b"b"]]))
-    node.received(pack_batch("owner-c", 2, [[MOVED, "r1"]]))
+    two_rooms = [[FRAME, 1, "r1", b"a"], [FRAME, 1, "r2", b"b"]]
+    node.received(pack_batch("owner-c", 1, two_rooms, node.id))
+    node.received(pack_batch("owner-c", 2, [[MOVED, "r1"]], node.id))
     await settled(bus, 1)
     assert [(f.kind, c) for c, f in bus.sent] == [("sync", b"ph:room:r1:in")]
 
@@ -129,9 +132,22 @@ async def test_a_moved_room_is_synced_again_where_it_is_now() -> None:
 async def test_frames_for_a_connection_gone_here_tell_the_owner_to_detach_it() -> None:
     bus = Published()
     node = edge(bus, Connections())
-    node.received(pack_batch("owner-d", 1, [[FRAME, 5, "r1", b"a"]]))
+    node.received(pack_batch("owner-d", 1, [[FRAME, 5, "r1", b"a"]], node.id))
     await settled(bus, 1)
     assert (bus.sent[0][1].kind, bus.sent[0][1].connection) == ("detach", 5)
+
+
+async def test_a_batch_for_a_previous_run_of_this_process_detaches_its_connections() -> None:
+    """Restarted under the same name: connection 5 of the previous run is not this run's
+    connection 5 (which must get nothing of it); the owner is told the old one is gone."""
+    bus = Published()
+    viewer = Viewer(5)
+    node = edge(bus, Connections(viewer))
+    node.received(pack_batch("owner-h", 40, [[FRAME, 5, "r1", b"old"]], "edge-1#0ld"))
+    assert viewer.frames == []
+    await settled(bus, 1)
+    gone = bus.sent[0][1]
+    assert (gone.kind, gone.connection, gone.edge) == ("detach", 5, "edge-1#0ld")
 
 
 async def test_an_answer_reaches_its_request_and_a_late_one_is_dropped() -> None:
@@ -143,7 +159,7 @@ async def test_an_answer_reaches_its_request_and_a_late_one_is_dropped() -> None
     room.submit("move", connections.viewers[2], {"mid": "n"}, ReplyTo(2, 42))
     await settled(bus, 2)
     first, second = (f.corr for _, f in bus.sent)
-    node.received(pack_batch("owner-e", 1, [[REPLY, first, {"version": 9}, None]]))
+    node.received(pack_batch("owner-e", 1, [[REPLY, first, {"version": 9}, None]], node.id))
     assert connections.answers == [(2, 41, {"version": 9}, None)]
     # No answer to the second within the timeout: store_failed, retryable; a late answer is
     # dropped (the request has had its one answer).
@@ -152,7 +168,7 @@ async def test_an_answer_reaches_its_request_and_a_late_one_is_dropped() -> None
             await asyncio.sleep(0.01)
     assert connections.answers[1] == (2, 42, None, "store_failed")
     assert (node.counters.forwarded, node.counters.forward_timeouts) == (2, 1)
-    node.received(pack_batch("owner-e", 2, [[REPLY, second, {"version": 10}, None]]))
+    node.received(pack_batch("owner-e", 2, [[REPLY, second, {"version": 10}, None]], node.id))
     assert len(connections.answers) == 2
 
 
@@ -163,7 +179,7 @@ async def test_a_refusal_crosses_with_its_code_reason_and_fields() -> None:
     await settled(bus, 1)
     corr = bus.sent[0][1].corr
     error = ["too_many_tries", "wait", {"retry_after": 1.5}]
-    node.received(pack_batch("owner-f", 1, [[REPLY, corr, None, error]]))
+    node.received(pack_batch("owner-f", 1, [[REPLY, corr, None, error]], node.id))
     with pytest.raises(RoomError) as refused:
         await asked
     assert (refused.value.code, refused.value.extra) == ("too_many_tries", {"retry_after": 1.5})
@@ -184,14 +200,14 @@ async def test_a_sync_whose_answer_may_be_lost_is_asked_again() -> None:
     bus = Published()
     viewer = Viewer(7)
     node = edge(bus, Connections(viewer))
-    node.received(pack_batch("owner-g", 1, [[FRAME, 7, "r1", b"u1"]]))
-    node.received(pack_batch("owner-g", 3, []))
+    node.received(pack_batch("owner-g", 1, [[FRAME, 7, "r1", b"u1"]], node.id))
+    node.received(pack_batch("owner-g", 3, [], node.id))
     await settled(bus, 1)
-    node.received(pack_batch("owner-g", 5, []))
+    node.received(pack_batch("owner-g", 5, [], node.id))
     async with asyncio.timeout(5):
         while len(bus.sent) < 2:
             await asyncio.sleep(0.01)
     first, second = (f for _, f in bus.sent)
     assert (first.kind, second.kind) == ("sync", "sync") and first.corr != second.corr
-    node.received(pack_batch("owner-g", 6, [[REPLY, second.corr, {"room": "r1"}, None]]))
+    node.received(pack_batch("owner-g", 6, [[REPLY, second.corr, {"room": "r1"}, None]], node.id))
     assert viewer.stale == {"r1"}  # the snapshot's CLEAR clears it, not the answer

@@ -173,6 +173,7 @@ async def start_fleet(
     """``count`` server processes (instances ``<prefix>p<i>``; ``redis_urls[i]``, when given
     and not None, is process i's Redis address instead of ``redis_url``, e.g. a fault proxy's)
     and HAProxy in front of them, all started."""
+    folder.mkdir(parents=True, exist_ok=True)
     processes = [
         ServerProcess(
             free_port(),
@@ -180,10 +181,11 @@ async def start_fleet(
             prefix,
             f"{prefix}p{i}",
             extra,
+            log_path=folder / f"server{i}.log",
         )
         for i in range(count)
     ]
-    balancer = Balancer(folder, 0, 0, [])
+    balancer = Balancer(folder, 0, 0, [])  # (its folder holds the servers' logs too)
     fleet = Fleet(processes, balancer, prefix)
     try:
         await asyncio.gather(*(p.start() for p in processes))

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from playhall import log
 from playhall.counters import Counters
-from playhall.fleet.messages import CLEAR, FRAME, MOVED, REPLY, Forward, unpack_batch
+from playhall.fleet.messages import CLEAR, FRAME, MOVED, REPLY, Forward, edge_id, unpack_batch
 from playhall.fleet.tasks import Tasks
 from playhall.rooms.audience import Viewer
 from playhall.rooms.handle import Replies, ReplyTo, RoomHandle
@@ -115,6 +116,8 @@ class Edge:
         self.counters = counters if counters is not None else Counters()
         self.keys = keys
         self.instance = instance
+        #: This process as the owners know it: its name and a token of this run.
+        self.id = edge_id(instance, secrets.token_hex(4))
         self.timeout = timeout
         self.outage = outage
         self.connections: Connections | None = None
@@ -139,11 +142,11 @@ class Edge:
     def forward(
         self, room_id: str, kind: str, viewer: Viewer | None, args: dict[str, Any],
         reply_to: ReplyTo | None = None, future: asyncio.Future[dict[str, Any]] | None = None,
-        request: int | None = None,
+        request: int | None = None, as_edge: str | None = None,
     ) -> int:
         """Send a request to ``room_id``'s owner; its answer goes to ``reply_to`` or
         ``future`` (neither: nobody waits for one). Returns the number the answer will carry
-        (0: none)."""
+        (0: none). ``as_edge``: sent for a previous run of this process (see ``received``)."""
         if self.stopped:
             closing = RoomError(errors.DRAINING, "the server is restarting; reconnect shortly")
             if future is not None:
@@ -162,7 +165,7 @@ class Edge:
             if reply_to is not None:
                 request = reply_to.request
         message = Forward(
-            self.instance,
+            as_edge or self.id,
             viewer.id if viewer is not None else 0,
             corr,
             request,
@@ -258,7 +261,10 @@ class Edge:
 
     def received(self, data: bytes) -> None:
         """A batch from an owner (called by the bus's reader)."""
-        owner, seq, items = unpack_batch(data)
+        owner, seq, items, to = unpack_batch(data)
+        if to != self.id:
+            self._not_mine(to, items)
+            return
         last = self._seq.get(owner, 0)
         self._seq[owner] = seq
         connections = self.connections
@@ -294,6 +300,13 @@ class Edge:
                 connections.clear_stale(item[1], item[2])
             elif what == MOVED:
                 self._moved(item[1])
+
+    def _not_mine(self, to: str, items: list[list[Any]]) -> None:
+        """A batch for a previous run of this process (it restarted under the same name): its
+        connections are gone; the owner is told, as for a connection closed here."""
+        for item in items:
+            if item[0] == FRAME and item[2] is not None:
+                self.forward(item[2], "detach", _Gone(item[1]), {}, as_edge=to)
 
     def _moved(self, moved: str) -> None:
         """The owner of ``moved`` let it go: its viewers here find it where it is now."""

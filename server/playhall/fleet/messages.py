@@ -1,9 +1,10 @@
 """What crosses Redis between the processes of a fleet: one message type per direction.
 
 - :class:`Forward`, edge to owner, on the room's channel (``p room:<id>:in``): a request of a
-  connection the edge holds, for a room the owner holds. It names the connection (the edge's
-  id for it), the player behind it, the request's kind and arguments as the client sent them,
-  and ``corr``, the edge's number for the answer it waits for (0: it waits for none).
+  connection the edge holds, for a room the owner holds. It names the edge (:func:`edge_id`)
+  and the connection (the edge's id for it), the player behind it, the request's kind and
+  arguments as the client sent them, and ``corr``, the edge's number for the answer it waits
+  for (0: it waits for none).
 - a batch (:func:`pack_batch`), owner to edge, on the edge's channel
   (``p edge:<instance>``): what the owner has for that edge's connections after one pass of
   its event loop, in the order the connections would have got it on one process: answers
@@ -66,12 +67,25 @@ class Forward:
         return cls(edge, connection, corr, request, kind, player, name, address, args)
 
 
-def pack_batch(owner: str, seq: int, items: list[Any]) -> bytes:
-    """An owner's :data:`Batch` for one edge: its boot name, the edge's sequence number from
-    that owner, and the items in order."""
-    return msgpack.packb([owner, seq, items], use_bin_type=True)
+def pack_batch(owner: str, seq: int, items: list[Any], to: str) -> bytes:
+    """An owner's batch for one edge: the owner's boot name, the edge's sequence number from
+    that owner, the items in order, and the edge it is for (:func:`edge_id`: a process that
+    restarted under the same name gets its channel, not its predecessor's batches)."""
+    return msgpack.packb([owner, seq, items, to], use_bin_type=True)
 
 
-def unpack_batch(data: bytes) -> tuple[str, int, list[list[Any]]]:
-    owner, seq, items = msgpack.unpackb(data, raw=False, strict_map_key=False)
-    return owner, seq, items
+def unpack_batch(data: bytes) -> tuple[str, int, list[list[Any]], str]:
+    owner, seq, items, to = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    return owner, seq, items, to
+
+
+def edge_id(instance: str, boot: str) -> str:
+    """A process as an edge: its instance name (which names its channel) and a token of this
+    run of it, so that connection ids of a process restarted under the same name are never
+    taken for its predecessor's."""
+    return f"{instance}#{boot}"
+
+
+def instance_of(edge: str) -> str:
+    """The instance name in an :func:`edge_id` (its channel's name)."""
+    return edge.rpartition("#")[0]

@@ -26,7 +26,15 @@ from typing import Any, Protocol
 
 from playhall import log
 from playhall.counters import Counters
-from playhall.fleet.messages import CLEAR, FRAME, MOVED, REPLY, Forward, pack_batch
+from playhall.fleet.messages import (
+    CLEAR,
+    FRAME,
+    MOVED,
+    REPLY,
+    Forward,
+    instance_of,
+    pack_batch,
+)
 from playhall.fleet.tasks import Tasks
 from playhall.rooms.audience import Viewer
 from playhall.rooms.handle import ReplyTo, RoomHandle
@@ -108,8 +116,8 @@ class EdgeMail:
             seq = self._seq.get(edge, 0) + 1
             self._seq[edge] = seq
             sent = asyncio.ensure_future(
-                self.bus.publish(self.keys.edge_channel(edge).encode(),
-                                 pack_batch(self.boot, seq, items))
+                self.bus.publish(self.keys.edge_channel(instance_of(edge)).encode(),
+                                 pack_batch(self.boot, seq, items, edge))
             )
             self._sends.add(sent)
             sent.add_done_callback(functools.partial(self._sent, edge, time.monotonic()))
@@ -124,7 +132,7 @@ class EdgeMail:
                 logger.error("edge_publish_failed", edge=edge, error=repr(failure))
             return
         if sent.result() == 0:
-            self._on_gone(edge, at)
+            self._on_gone(instance_of(edge), at)
 
 
 class Owner:
@@ -144,16 +152,23 @@ class Owner:
             weakref.WeakValueDictionary()
         )
         self._tasks = Tasks()
-        #: Edge -> when (monotonic) a request of it last came: an edge heard from after it
-        #: was found silent is back (its subscriber reconnected), not gone.
+        #: Instance -> when (monotonic) a request of it last came: an edge heard from after
+        #: it was found silent is back (its subscriber reconnected), not gone.
         self._heard: dict[str, float] = {}
+        #: Instance -> the edge (this run of it) it last forwarded from.
+        self._runs: dict[str, str] = {}
 
     # -- requests in ---------------------------------------------------------------------------
 
     def received(self, room_id: str, data: bytes) -> None:
         """A request forwarded to ``room_id`` (called by the bus's reader)."""
         forward = Forward.unpack(data)
-        self._heard[forward.edge] = time.monotonic()
+        instance = instance_of(forward.edge)
+        self._heard[instance] = time.monotonic()
+        if self._runs.get(instance, forward.edge) != forward.edge and forward.kind != "detach":
+            self._restarted(self._runs[instance])
+        if forward.kind != "detach":
+            self._runs[instance] = forward.edge
         assert self.rooms is not None
         room = self.rooms.ready(room_id)
         if room is not None:
@@ -224,25 +239,36 @@ class Owner:
 
     # -- edges that are gone -------------------------------------------------------------------
 
-    def edge_gone(self, edge: str, since: float) -> None:
-        """Nobody listened on ``edge``'s channel at monotonic time ``since``: its process is
-        gone, unless it has asked something since (its subscriber was reconnecting: it syncs
-        its rooms again by itself). Detach its viewers from every room here (their players
-        count as away; stand-ins and presence follow). A viewer it syncs again after this is
-        attached after the detach: the room's inbox keeps the order."""
-        if self.rooms is None or self._heard.get(edge, 0.0) > since:
+    def edge_gone(self, instance: str, since: float) -> None:
+        """Nobody listened on ``instance``'s channel at monotonic time ``since``: its process
+        is gone, unless it has asked something since (its subscriber was reconnecting: it
+        syncs its rooms again by itself). Detach its viewers from every room here (their
+        players count as away; stand-ins and presence follow). A viewer it syncs again after
+        this is attached after the detach: the room's inbox keeps the order."""
+        if self.rooms is None or self._heard.get(instance, 0.0) > since:
             return
-        logger.warning("edge_gone", edge=edge)
+        logger.warning("edge_gone", edge=instance)
         self.counters.edges_gone += 1
+        self._detach(lambda edge: instance_of(edge) == instance)
+        self._heard.pop(instance, None)
+
+    def _restarted(self, previous: str) -> None:
+        """A process forwards under a new run of its name: the connections of its previous
+        run (``previous``) are gone."""
+        logger.warning("edge_restarted", edge=previous)
+        self.counters.edges_gone += 1
+        self._detach(lambda edge: edge == previous)
+
+    def _detach(self, which: Callable[[str], bool]) -> None:
+        assert self.rooms is not None
         for room, viewer in self.rooms.viewers():
-            if isinstance(viewer, RemoteViewer) and viewer.edge == edge:
+            if isinstance(viewer, RemoteViewer) and which(viewer.edge):
                 try:
                     room.submit("detach", viewer, {})
                 except RoomError:  # closing: nobody to detach from
                     pass
-        self._heard.pop(edge, None)
 
     def edges(self) -> set[str]:
-        """The edges with viewers in the rooms here now."""
-        return {edge for edge, _ in self._viewers.keys()}
+        """The instances with viewers in the rooms here now."""
+        return {instance_of(edge) for edge, _ in self._viewers.keys()}
 
