@@ -1,8 +1,10 @@
 """Checking a finished room's deal: the revealed secret against the commitment shown before the
-game, and the player's own contribution among those the key was made from.
+game, and the player's own contribution among those the key was made from (:func:`verify_deal`);
+and a whole game record (:func:`verify_record`).
 
 The construction is ``PROTOCOL.md``, "Fair deals"; ``playhall_protocol.fairness`` computes it.
-What this proves, and what it cannot, is said there too.
+What this proves, and what it cannot, is said there too; checking a record is "Verifying a
+record".
 """
 
 from __future__ import annotations
@@ -10,8 +12,24 @@ from __future__ import annotations
 from typing import Any
 
 from playhall_protocol.fairness import NotVerified, verify
+from playhall_protocol.recordcheck import Diverged, Replay, Report
+from playhall_protocol.recordcheck import verify_record as _verify_record
 
-__all__ = ["NotVerified", "verify_deal"]
+__all__ = ["Diverged", "NotVerified", "Replay", "Report", "verify_deal", "verify_record"]
+
+
+def verify_record(record: dict[str, Any], replay: Replay | None = None) -> Report:
+    """Check a game record (``Client.record``'s, or ``playhall export``'s JSON read back) and
+    return a :class:`Report`: ``report.ok``, ``report.lines()`` (what was checked, and each
+    :class:`Diverged`: where the record stops holding, the step and its field).
+
+    Without ``replay`` every check that needs no game engine is made: the secret against the
+    commitment, the key from the secret and the seats' contributions, each step's version,
+    seat, time and hash, the outcome against the steps that ended the game. The engine's part
+    (every move legal in turn, the server bots' moves, the outcome the moves reach) needs the
+    games, which are the server's: with the ``playhall`` server installed, pass
+    ``playhall.record_replay.check_replay`` (``playhall verify FILE`` does)."""
+    return _verify_record(record, replay)
 
 
 def verify_deal(

@@ -2,7 +2,8 @@
 
 ``playhall serve`` runs the server; ``playhall check-game`` runs the game contract's checks
 (:mod:`playhall.games.conformance`) against one game, a built-in, an installed plugin or a
-module. ``playhall play`` (terminal client) and ``playhall bot``
+module; ``playhall verify`` checks a game record, replaying it through this server's engines
+(:mod:`playhall.record_replay`). ``playhall play`` (terminal client) and ``playhall bot``
 (a client-side bot) are the client package's; this module only routes to them, importing them
 when asked so the server never depends on client code.
 """
@@ -124,11 +125,48 @@ def _check_game(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _verify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "verify",
+        help="check a game record (playhall export's JSON)",
+        description="Check a finished game's record: the revealed secret against the "
+        "commitment, the key made of it and the seats' contributions, every step's version, "
+        "seat, time and hash, the outcome against the steps, then every move replayed through "
+        "the game's engine from the start, the server bots' moves and the outcome. Prints what "
+        "was checked and where the record stops holding (the step and its field). Exits 0 when "
+        "every check holds, 1 when one fails, 2 when the file cannot be read.",
+    )
+    p.add_argument("record", help="the record's JSON file (- for standard input)")
+
+
+def _verify(args: argparse.Namespace) -> int:
+    import json
+
+    from playhall.record_replay import check_replay
+    from playhall_protocol.recordcheck import verify_record
+
+    try:
+        if args.record == "-":
+            record = json.load(sys.stdin)
+        else:
+            with open(args.record, encoding="utf-8") as f:
+                record = json.load(f)
+    except (OSError, ValueError) as exc:
+        print(f"playhall verify: cannot read {args.record}: {exc}", file=sys.stderr)
+        return 2
+    report = verify_record(record, replay=check_replay)
+    for line in report.lines():
+        print(line)
+    print("verified" if report.ok else "NOT verified")
+    return 0 if report.ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="playhall", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
     _check_game_parser(sub)
+    _verify_parser(sub)
     client_cli = _client_cli()
     if client_cli is not None:
         client_cli.add_parsers(sub)
@@ -157,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "check-game":
         return _check_game(args)
+    if args.command == "verify":
+        return _verify(args)
     assert client_cli is not None
     return int(client_cli.run(args))
 
