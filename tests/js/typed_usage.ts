@@ -10,9 +10,11 @@ import {
   PlayhallConnection,
   PlayhallError,
   toNumber,
+  verifyRecord,
   type DiffOp,
   type GameInfo,
   type HelloReply,
+  type RecordReport,
   type RoomView,
 } from "playhall-client";
 
@@ -48,6 +50,15 @@ export async function play(url: string, fetchToken: () => Promise<string>): Prom
   } catch (err) {
     if (err instanceof PlayhallError) console.warn(err.code, err.reason, err.version);
   }
+
+  const { record } = await conn.request("record", { room });
+  const report: RecordReport = await verifyRecord(record, {
+    seenCommitment: record.fair.commitment,
+    own: { seat: 0, entropy: new Uint8Array(16) },
+  });
+  if (!report.ok) console.warn(report.failures.map((f) => `${f.where} ${f.field}`).join("; "));
+  // @ts-expect-error `own` names a seat
+  void verifyRecord(record, { own: { entropy: new Uint8Array(16) } });
 
   const ops: DiffOp[] = [
     ["set", ["state", "turn"], 1],

@@ -109,7 +109,11 @@ export interface Requests {
     reply: { room: string; seat: number | null; version: Int; chat: ChatLine[] };
   };
   leave: { fields: { room: string }; reply: { room: string } };
-  ready: { fields: { room: string; ready?: boolean }; reply: { room: string; status: string } };
+  ready: {
+    /** `entropy`: up to 64 bytes, this seat's contribution to the deal (PROTOCOL.md section 16). */
+    fields: { room: string; ready?: boolean; entropy?: Uint8Array };
+    reply: { room: string; status: string };
+  };
   start: { fields: { room: string }; reply: { room: string; status: string } };
   bot: { fields: { room: string; seat: number }; reply: { room: string; seat: number } };
   chat: { fields: { room: string; text: string }; reply: Record<string, never> };
@@ -123,6 +127,8 @@ export interface Requests {
   };
   rematch: { fields: { room: string }; reply: { room: string } };
   resign: { fields: { room: string }; reply: { room: string; version: Int } };
+  /** A finished room's game record; refused (`wrong_status`) before the end. */
+  record: { fields: { room: string }; reply: { record: GameRecord } };
   games_played: {
     fields: { player?: string; limit?: number; after?: string };
     reply: { games: PlayedGame[]; next?: string };
@@ -311,4 +317,44 @@ export interface RoomView {
   clock: Clock | null;
   rematch: string | null;
   rematch_of: string | null;
+  /** The fair deal's material: the commitment from the start, the rest revealed at the end. */
+  fair: FairMaterial;
+}
+
+/** PROTOCOL.md section 16: hex strings; `secret` and `contributions` null until the game ends. */
+export interface FairMaterial {
+  commitment: string;
+  secret: string | null;
+  /** One per seat; null for a seat that gave none. */
+  contributions: (string | null)[] | null;
+}
+
+/** One stored change of a room in its game record (PROTOCOL.md section 17). */
+export interface RecordStep {
+  version: Int;
+  kind: string;
+  seat: number | null;
+  move: Value;
+  mid: string | Int | null;
+  /** Unix seconds (a plain number once read back from JSON). */
+  time: Float | number;
+  hash: string;
+}
+
+/** A finished room's whole history (PROTOCOL.md section 17, schemas/record-1.json). */
+export interface GameRecord {
+  format: "playhall-record";
+  format_version: 1;
+  server: string;
+  room: string;
+  game: string;
+  title: string;
+  options: WireMap;
+  seats: { name: string | null; bot: boolean }[];
+  created: Float | number;
+  rematch_of: string | null;
+  fair: { commitment: string; secret: string; contributions: (string | null)[] };
+  steps: RecordStep[];
+  outcome: Outcome;
+  final_hash: string;
 }

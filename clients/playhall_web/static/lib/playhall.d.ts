@@ -21,4 +21,6 @@ export type {
   HostToken,
   WebSocketLike,
 } from "./connection.js";
+export { NOT_CHECKED, commitmentOf, roomKey, verifyRecord } from "./verify.js";
+export type { RecordFailure, RecordReport, VerifyOptions } from "./verify.js";
 export type * from "./messages.js";

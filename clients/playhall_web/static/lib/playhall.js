@@ -21,6 +21,9 @@
 // id to its RoomMirror {version, view, presence, chat, seat}, kept up to date from snapshots and
 // diffs; a gap or a diff that does not apply brings a `sync`.
 //
+// `await verifyRecord(record)` checks a finished room's game record (`conn.request("record",
+// { room })`'s `record`) with WebCrypto: everything but the engine's replay (verify.js).
+//
 // Values: msgpack ints are numbers (BigInt beyond 2^53-1), floats are Float objects (f.value,
 // or any arithmetic); send a whole float as new Float(1). Undefined fields are left out.
 
@@ -35,3 +38,4 @@ export {
   RoomMirror,
   defaultUrl,
 } from "./connection.js";
+export { NOT_CHECKED, commitmentOf, roomKey, verifyRecord } from "./verify.js";

@@ -1,0 +1,86 @@
+"""Verifying records without a server: the record of a real three-seat Mantis game
+(tests/js/record-mantis.json, which the JavaScript verifier's tests read too) holds for the
+Python verifier, with and without the engine's replay; and records damaged in shape rather than
+in content give a failure at a place, never an exception."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from playhall.record_replay import check_replay, replay_record
+from playhall_client.fair import verify_record
+from playhall_protocol import fairness, gamerecord
+
+RECORD: dict[str, Any] = json.loads(
+    (Path(__file__).resolve().parents[1] / "js" / "record-mantis.json").read_text()
+)
+
+
+def test_the_recorded_game_holds_and_replays_to_its_outcome() -> None:
+    jsonschema.validate(RECORD, gamerecord.schema())
+    report = verify_record(RECORD, replay=check_replay)
+    assert report.ok, report.lines()
+    fair = RECORD["fair"]
+    key = fairness.room_key(
+        bytes.fromhex(fair["secret"]), RECORD["room"],
+        [None if c is None else bytes.fromhex(c) for c in fair["contributions"]],
+    )
+    assert report.key == key
+    replayed = list(replay_record(RECORD, key))
+    assert [r.step["kind"] for r in replayed] == [
+        s["kind"] for s in RECORD["steps"] if s["kind"] in ("move", "bot_move", "leave_game")
+    ]
+    assert all(r.before is not r.applied.state for r in replayed)
+
+
+def _set(
+    path: tuple[Any, ...], value: Any, rechain: bool = False
+) -> Callable[[dict[str, Any]], None]:
+    """Set the value at ``path``; ``rechain``: then make every hash again, so only the engine
+    sees the damage."""
+    def damage(record: dict[str, Any]) -> None:
+        place: Any = record
+        for name in path[:-1]:
+            place = place[name]
+        place[path[-1]] = value
+        if rechain:
+            record["final_hash"] = gamerecord.chained(
+                record["room"], record["fair"]["commitment"], record["steps"]
+            )
+    return damage
+
+
+@pytest.mark.parametrize(("damage", "where"), [
+    pytest.param(_set(("steps", 7), "not a step"), "step 7", id="a step that is no map"),
+    pytest.param(_set(("steps", 7, "move"), None), "step 7", id="a move that is none"),
+    pytest.param(_set(("steps", 7, "move"), [1, [2]]), "step 7", id="a move that is a list"),
+    pytest.param(_set(("steps", 7, "move"), [1, [2]], True), "step 7",
+                 id="a move that is a list, the chain made again"),
+    pytest.param(_set(("steps", 7, "move"), {"type": "steal", "target": "all"}, True), "step 7",
+                 id="a move with a field of a wrong kind, the chain made again"),
+    pytest.param(_set(("steps", 5, "move"), "boredom", True), "step 5",
+                 id="a reason to leave that is none, the chain made again"),
+    pytest.param(_set(("steps", 7, "time"), "noon"), "step 7", id="a time that is text"),
+    pytest.param(_set(("steps", 7, "seat"), "0"), "step 7", id="a seat that is text"),
+    pytest.param(_set(("steps",), {}), "record", id="steps that are no list"),
+    pytest.param(_set(("fair", "secret"), "zz"), "fair", id="a secret not in hex"),
+    pytest.param(_set(("fair", "contributions"), None), "fair", id="no contributions"),
+    pytest.param(_set(("outcome", "winners"), ["a"]), "outcome", id="a winner that is text"),
+    pytest.param(_set(("game",), "chess"), "record", id="a game this server has not"),
+    pytest.param(_set(("options",), {"target": "x"}), "record", id="an option of a wrong kind"),
+])  # fmt: skip
+def test_a_record_damaged_in_shape_is_a_failure_at_a_place_not_a_crash(
+    damage: Callable[[dict[str, Any]], None], where: str
+) -> None:
+    record = copy.deepcopy(RECORD)
+    damage(record)
+    report = verify_record(record, replay=check_replay)
+    assert not report.ok
+    assert report.failures[0].where.startswith(where), report.lines()
