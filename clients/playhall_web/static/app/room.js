@@ -1,5 +1,6 @@
 // The room screen, wired from its parts in room/: the header (head.js), the seats with presence
-// and clocks (seats.js, clocks.js), the table's controls (controls.js), the outcome (outcome.js),
+// and clocks (seats.js, clocks.js), the table's controls (controls.js), the outcome (outcome.js)
+// and the finished game's record checked (verified.js),
 // the game's board drawn by its renderer (board.js, renderers.js), the game log fed by events
 // (log.js, from the server's history of the room), the chat with its history (chat.js) and
 // the alerts that it is your turn (attention.js). This module holds what ties them together:
@@ -14,6 +15,7 @@ import { createControls } from "./room/controls.js";
 import { createHead } from "./room/head.js";
 import { createLog, describeRoomEvent } from "./room/log.js";
 import { createOutcome } from "./room/outcome.js";
+import { createVerification } from "./room/verified.js";
 import { loadedRenderer, loadRenderer } from "./room/renderers.js";
 import { createSeats } from "./room/seats.js";
 
@@ -95,6 +97,11 @@ export function showRoom(app, root, room, history) {
   const seats = createSeats();
   const controls = createControls({ app, room, act, memo, player: () => conn.player });
   const outcome = createOutcome();
+  const verification = createVerification({
+    room,
+    fetchRecord: async () => (await conn.request("record", { room })).record,
+    memo,
+  });
   const board = createBoard({ play });
   const log = createLog();
   const chat = createChat({ say: (text) => act("chat", { text }) });
@@ -151,6 +158,7 @@ export function showRoom(app, root, room, history) {
     controls.draw(v);
     attention.update(v);
     outcome.draw(v, renderer());
+    verification.draw(v);
   }
 
   function draw() {
@@ -232,6 +240,7 @@ export function showRoom(app, root, room, history) {
           { class: "room-main" },
           h("div", { class: "table-bar" }, seats.el, controls.el),
           outcome.el,
+          verification.el,
           board.el,
         ),
         h(

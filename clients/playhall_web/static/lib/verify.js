@@ -217,7 +217,8 @@ async function checkFair(record, report, options) {
   return (
     `fair deal: the secret matches the commitment ${fair.commitment.slice(0, 16)}…; ` +
     `key ${report.key.slice(0, 16)}… made from it and ${count} of ${seats} seats' contributions` +
-    (own ? ` (seat ${own.seat}'s the one this client sent)` : "")
+    (own ? ` (seat ${own.seat}'s the one this client sent)` : "") +
+    (options.seenCommitment !== undefined ? "; the commitment the one this client saw before the game" : "")
   );
 }
 

@@ -5,7 +5,8 @@ import { h } from "../ui.js";
 import { seatsLeft } from "./seats.js";
 
 /** 16 random bytes: this player's contribution to the room's deal, sent with "ready" (PROTOCOL.md,
- * "Fair deals"), so the server alone cannot choose the cards. */
+ * "Fair deals"), so the server alone cannot choose the cards. The room's memo keeps the last one
+ * sent, for the check at the end (room/verified.js). */
 function contribution() {
   return crypto.getRandomValues(new Uint8Array(16));
 }
@@ -31,7 +32,11 @@ export function createControls({ app, room, act, memo, player }) {
       ...empties.map((i) => button(`Bot in seat ${i + 1}`, () => act("bot", { seat: i }))),
       ready
         ? button("Not ready", () => act("ready", { ready: false }))
-        : button("Ready", () => act("ready", { ready: true, entropy: contribution() }), "primary"),
+        : button(
+            "Ready",
+            () => act("ready", { ready: true, entropy: (memo.entropy = contribution()) }),
+            "primary",
+          ),
       v.creator === player() && !empties.length ? button("Start now", () => act("start")) : null,
     ];
   }
