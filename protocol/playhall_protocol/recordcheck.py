@@ -90,13 +90,16 @@ def verify_record(record: Any, replay: Replay | None = None) -> Report:
     it, read back from JSON) and return the :class:`Report`; ``replay``: the engine's replay
     (see the module's docstring), run when the key could be made."""
     report = Report()
-    for check in (_format, _fair, _steps, _outcome):
+    for name, check in (("format", _format), ("fair", _fair), ("steps", _steps),
+                        ("outcome", _outcome)):
         try:
             line = check(record, report)
         except Diverged as failure:
             report.failures.append(failure)
             if check is _format:
                 return report  # nothing else can be read
+        except Exception as exc:  # a shape no check foresaw: a failure, never a crash
+            report.failures.append(Diverged("record", name, f"cannot be read: {exc!r}"))
         else:
             report.checked.append(line)
     if replay is not None and report.key is not None:
@@ -104,6 +107,8 @@ def verify_record(record: Any, replay: Replay | None = None) -> Report:
             report.checked += replay(record, report.key)
         except Diverged as failure:
             report.failures.append(failure)
+        except Exception as exc:
+            report.failures.append(Diverged("record", "replay", f"cannot be replayed: {exc!r}"))
         report.replayed = True
     return report
 
@@ -183,7 +188,7 @@ def _steps(record: dict[str, Any], report: Report) -> str:
     steps: list[Any] = record["steps"]
     seats = len(record["seats"])
     try:
-        previous = gamerecord.chain_start(record["room"], record["fair"]["commitment"])
+        previous = gamerecord.chain_start(record["room"], record["fair"].get("commitment"))
     except (TypeError, ValueError):
         raise Diverged("fair", "commitment", "not hex: the chain cannot start") from None
     last_time = None
@@ -194,6 +199,8 @@ def _steps(record: dict[str, Any], report: Report) -> str:
             raise Diverged(_step_name(index, step), "step", "not a step with every field")
         if step["version"] != index + 1 or type(step["version"]) is not int:
             raise Diverged.at_step(index, step, "version", f"{step['version']!r}, not {index + 1}")
+        if not isinstance(step["kind"], str):
+            raise Diverged.at_step(index, step, "kind", f"{step['kind']!r} is not a kind of step")
         seat = step["seat"]
         if seat is not None and (type(seat) is not int or not 0 <= seat < seats):
             raise Diverged.at_step(index, step, "seat", f"{seat!r} is not a seat of {seats}")
@@ -239,6 +246,8 @@ def _outcome(record: dict[str, Any], report: Report) -> str:
         raise Diverged("outcome", "reason", f"{reason!r}, but no step of the game is recorded")
     index, last = ending[-1]
     for name in ("winners", "left"):
+        if not isinstance(outcome.get(name, []), list):
+            raise Diverged("outcome", name, "not a list of seats")
         for seat in outcome.get(name, []):
             if type(seat) is not int or not 0 <= seat < seats:
                 raise Diverged("outcome", name, f"{seat!r} is not a seat of {seats}")

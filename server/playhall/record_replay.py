@@ -37,7 +37,8 @@ class Replayed:
 
 def game_of(record: dict[str, Any]) -> Game:
     """The engine of the record's game, or ``Diverged`` when this server has none."""
-    game = get_game(record.get("game", ""))
+    game_id = record.get("game")
+    game = get_game(game_id) if isinstance(game_id, str) else None
     if game is None:
         raise Diverged("record", "game", f"no game {record.get('game')!r} on this server")
     return game
@@ -50,13 +51,16 @@ def set_up(record: dict[str, Any], key: bytes) -> tuple[Game, State]:
     seats = len(record["seats"])
     if not game.min_seats <= seats <= game.max_seats:
         raise Diverged("record", "seats", f"{game.title} is not played by {seats}")
-    own, clock = clocks.split_options(record.get("options", {}))
+    options = record.get("options")
+    if not isinstance(options, dict):
+        raise Diverged("record", "options", "not a map")
+    own, clock = clocks.split_options(options)
     try:
         game.normalize_options(own)
         clocks.normalize(clock)
     except Rejected as exc:
         raise Diverged("record", "options", exc.reason) from None
-    return game, game.setup(seats, game_options(record["options"]), key)
+    return game, game.setup(seats, game_options(options), key)
 
 
 def replay_record(record: dict[str, Any], key: bytes) -> Iterator[Replayed]:

@@ -154,3 +154,40 @@ test("not a record at all", async () => {
     assert.equal(report.failures[0].where, "record");
   }
 });
+
+/** Every place in `value`: the map keys and list indices down to each leaf. */
+function paths(value, path = []) {
+  if (value === null || typeof value !== "object") return [path];
+  const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+  return [path, ...entries.flatMap(([key, item]) => paths(item, [...path, key]))];
+}
+
+test("any field replaced by a value of any JSON kind gives a report, never an exception", async () => {
+  const odd = [null, 0, -1, 1.5, true, "x", "", [], {}, [[1]], { a: {} }];
+  const kinds = new Map(RECORD.steps.map((s, i) => [s.kind, i]));
+  const sampled = paths(RECORD).filter(
+    (p) => p.length && (p[0] !== "steps" || p.length < 2 || [...kinds.values()].includes(p[1])),
+  );
+  const covered = new Set(["format", "format_version", "room", "fair", "steps", "final_hash"]);
+  for (const path of sampled) {
+    for (const value of odd) {
+      const record = copy();
+      let place = record;
+      for (const key of path.slice(0, -1)) place = place[key];
+      place[path[path.length - 1]] = structuredClone(value);
+      const report = await verifyRecord(record, { own: { seat: 0, entropy: ALICE } });
+      assert.equal(
+        report.lines.length,
+        report.checked.length + report.notChecked.length + report.failures.length,
+      );
+      // "" for the bot's contribution is null's meaning: none (the same key). Bob's contribution
+      // changed (to another or to none) changes only the key: the engine's replay would tell.
+      const same =
+        JSON.stringify(record) === JSON.stringify(RECORD) ||
+        (path.join() === "fair,contributions,2" && value === "");
+      const onlyTheKey = path.join() === "fair,contributions,1" && (value === null || value === "");
+      if (covered.has(path[0]) && !same && !onlyTheKey)
+        assert.equal(report.ok, false, `${path.join(".")} = ${JSON.stringify(value)}`);
+    }
+  }
+});

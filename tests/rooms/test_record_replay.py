@@ -84,3 +84,41 @@ def test_a_record_damaged_in_shape_is_a_failure_at_a_place_not_a_crash(
     report = verify_record(record, replay=check_replay)
     assert not report.ok
     assert report.failures[0].where.startswith(where), report.lines()
+
+
+#: Values of every JSON kind, put in place of each field in turn.
+ODD_VALUES: list[Any] = [None, 0, -1, 1.5, True, "x", "", [], {}, [[1]], {"a": {}}]
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in ``value``: the map keys and list indices down to each leaf."""
+    if isinstance(value, dict):
+        items: list[tuple[Any, Any]] = list(value.items())
+    elif isinstance(value, list):
+        items = list(enumerate(value))
+    else:
+        return [path]
+    return [path] + [p for key, item in items for p in _paths(item, (*path, key))]
+
+
+def test_any_field_of_any_kind_gives_a_report_never_an_exception() -> None:
+    """Each field (the steps' through one step of each kind) replaced by a value of each JSON
+    kind: the verifier with the engine's replay always reports, and a field the checks cover
+    (the chain, the fair-deal material, the format) never passes changed."""
+    sample = copy.deepcopy(RECORD)
+    kept = {s["kind"]: i for i, s in enumerate(sample["steps"])}
+    paths = [
+        p for p in _paths(sample)
+        if p and (p[0] != "steps" or len(p) < 2 or p[1] in kept.values())
+    ]
+    covered = ("format", "format_version", "room", "fair", "steps", "final_hash")
+    for path in paths:
+        for value in ODD_VALUES:
+            record = copy.deepcopy(RECORD)
+            _set(path, value)(record)
+            report = verify_record(record, replay=check_replay)
+            report.lines()
+            # "" for the bot's contribution is null's meaning: none (the same key).
+            same = path == ("fair", "contributions", 2) and value == ""
+            if path[0] in covered and record != RECORD and not same:
+                assert not report.ok, (path, value)

@@ -236,6 +236,9 @@ async function checkSteps(record) {
     if (!isInt(step.version) || step.version !== index + 1) {
       throw atStep(index, step, "version", `${JSON.stringify(step.version)}, not ${index + 1}`);
     }
+    if (typeof step.kind !== "string") {
+      throw atStep(index, step, "kind", `${JSON.stringify(step.kind)} is not a kind of step`);
+    }
     if (step.seat !== null && (!isInt(step.seat) || step.seat < 0 || step.seat >= seats)) {
       throw atStep(index, step, "seat", `${JSON.stringify(step.seat)} is not a seat of ${seats}`);
     }
@@ -281,6 +284,7 @@ function checkOutcome(record) {
     throw new Diverged("outcome", "reason", `${shown}, but no step of the game is recorded`);
   const [index, last] = ending[ending.length - 1];
   for (const name of ["winners", "left"]) {
+    if (!Array.isArray(outcome[name] || [])) throw new Diverged("outcome", name, "not a list of seats");
     for (const seat of outcome[name] || []) {
       if (!isInt(seat) || seat < 0 || seat >= seats) {
         throw new Diverged("outcome", name, `${JSON.stringify(seat)} is not a seat of ${seats}`);
@@ -322,17 +326,20 @@ function checkOutcome(record) {
  */
 export async function verifyRecord(record, options = {}) {
   const report = { ok: false, checked: [], failures: [], notChecked: [...NOT_CHECKED], key: null, lines: [] };
+  subtle(); // no WebCrypto: reject now, rather than report every check as failed
   const checks = [
-    () => checkFormat(record),
-    () => checkFair(record, report, options),
-    () => checkSteps(record),
-    () => checkOutcome(record),
+    ["format", () => checkFormat(record)],
+    ["fair", () => checkFair(record, report, options)],
+    ["steps", () => checkSteps(record)],
+    ["outcome", () => checkOutcome(record)],
   ];
-  for (const [i, check] of checks.entries()) {
+  for (const [i, [name, check]] of checks.entries()) {
     try {
       report.checked.push(await check());
-    } catch (err) {
-      if (!(err instanceof Diverged)) throw err;
+    } catch (caught) {
+      // A shape no check foresaw is a failure too, never an exception.
+      const err =
+        caught instanceof Diverged ? caught : new Diverged("record", name, `cannot be read: ${caught}`);
       report.failures.push({
         where: err.where,
         field: err.field,
