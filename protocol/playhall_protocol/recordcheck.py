@@ -71,6 +71,8 @@ class Report:
     failures: list[Diverged] = field(default_factory=list)
     key: bytes | None = None
     replayed: bool = False
+    #: Every check that needs no engine held (set before the replay runs).
+    held_without_engine: bool = False
 
     @property
     def ok(self) -> bool:
@@ -82,7 +84,20 @@ class Report:
         if not self.replayed and self.ok:
             out.append("not checked: the replay through the game's engine (no engine given)")
         out += [f"FAIL  {failure}" for failure in self.failures]
+        if self.replayed and len(self.failures) == 1 and self._the_engine_alone():
+            out.append(
+                "      every stored step holds its hash, so the game the steps were played in "
+                "differs from the one the engine replays: dealt from another key (a contribution "
+                "or the secret other than revealed), set up with other options, played by another "
+                "version of the engine, or a step was changed and the chain made again after it"
+            )
         return out
+
+    def _the_engine_alone(self) -> bool:
+        """Whether the one failure is the replay's at a step or the outcome (not its setup),
+        every check before it having held."""
+        failure = self.failures[0]
+        return self.held_without_engine and (failure.step is not None or failure.where == "outcome")
 
 
 def verify_record(record: Any, replay: Replay | None = None) -> Report:
@@ -102,6 +117,7 @@ def verify_record(record: Any, replay: Replay | None = None) -> Report:
             report.failures.append(Diverged("record", name, f"cannot be read: {exc!r}"))
         else:
             report.checked.append(line)
+    report.held_without_engine = not report.failures
     if replay is not None and report.key is not None:
         try:
             report.checked += replay(record, report.key)

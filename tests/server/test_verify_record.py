@@ -167,6 +167,7 @@ def test_a_tampered_record_is_caught_where_it_was_changed(
     elif where == "replay":  # only the engine, from the key, can tell
         assert [f.where.split()[0] for f in report.failures] in (["step"], ["outcome"]), report
         assert not any(f.where == "fair" for f in report.failures)
+        assert "every stored step holds its hash" in report.lines()[-1]
     else:
         assert (first.where, first.field) == (where, field), str(first)
         assert str(first).startswith(f"{where}, {field}: ")
