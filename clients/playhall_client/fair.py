@@ -28,7 +28,7 @@ def verify_record(record: dict[str, Any], replay: Replay | None = None) -> Repor
     seat, time and hash, the outcome against the steps that ended the game. The engine's part
     (every move legal in turn, the server bots' moves, the outcome the moves reach) needs the
     games, which are the server's: with the ``playhall`` server installed, pass
-    ``playhall.record_replay.check_replay`` (``playhall verify FILE`` does)."""
+    ``playhall.record_check.check_replay`` (``playhall verify FILE`` does)."""
     return _verify_record(record, replay)
 
 

@@ -10,7 +10,7 @@ where it is, and ``final_hash``); and the outcome against the steps that ended t
 ``abandon`` step for ``abandoned``, the ``leave_game`` steps for ``left``, resignation and
 timeout). What only the engine can confirm (each move legal and made by a seat whose turn it
 was, a server bot's move its own choice, the outcome the one the moves reach, from the key) is
-the ``replay`` callable's: the server's ``playhall.record_replay.check_replay`` is one, which
+the ``replay`` callable's: the server's ``playhall.record_check.check_replay`` is one, which
 ``playhall verify`` passes. It raises :class:`Diverged` at the first step that does not follow.
 
 The JavaScript library's ``verify.js`` makes the same engine-free checks, with the same

@@ -3,7 +3,7 @@
 ``playhall serve`` runs the server; ``playhall check-game`` runs the game contract's checks
 (:mod:`playhall.games.conformance`) against one game, a built-in, an installed plugin or a
 module; ``playhall verify`` checks a game record, replaying it through this server's engines
-(:mod:`playhall.record_replay`). ``playhall play`` (terminal client) and ``playhall bot``
+(:mod:`playhall.record_check`). ``playhall play`` (terminal client) and ``playhall bot``
 (a client-side bot) are the client package's; this module only routes to them, importing them
 when asked so the server never depends on client code.
 """
@@ -142,7 +142,7 @@ def _verify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 def _verify(args: argparse.Namespace) -> int:
     import json
 
-    from playhall.record_replay import check_replay
+    from playhall.record_check import check_replay
     from playhall_protocol.recordcheck import verify_record
 
     try:

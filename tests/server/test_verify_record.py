@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from playhall import app
-from playhall.record_replay import check_replay
+from playhall.record_check import check_replay
 from playhall_client import Client
 from playhall_client.fair import verify_record
 from playhall_protocol import gamerecord

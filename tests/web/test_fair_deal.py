@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from playhall.record_replay import check_replay
+from playhall.record_check import check_replay
 from playhall_client.fair import verify_deal, verify_record
 
 from .conftest import NewPage

@@ -1,12 +1,12 @@
-"""A game record's steps applied through its game's engine, from ``setup`` with the record's
-key: the one place that turns a record (``playhall_protocol.gamerecord``) back into game states.
+"""The engine's part of checking a game record (``playhall_protocol.gamerecord``): its steps
+applied through the game's engine from ``setup`` with the record's key.
 
 :func:`replay_record` yields each game step with the state before and after it, and raises
-``Diverged`` (``playhall_protocol.recordcheck``) at the first step the engine does not take, so
-a reader of records (``playhall verify``; a viewer stepping through a finished game) can rely on
-every state it is given. :func:`check_replay` is the verifier's use of it: every step
-taken, a server bot's move the bot's own choice, and the outcome the one the engine reaches. It
-is the ``replay`` that ``playhall_protocol.recordcheck.verify_record`` takes.
+``Diverged`` (``playhall_protocol.recordcheck``) naming the step (its index, version and kind)
+and the field at the first one the engine does not take. :func:`check_replay` is the verifier's
+use of it: every step taken, a server bot's move the bot's own choice, and the outcome the one
+the engine reaches. It is the ``replay`` that ``playhall_protocol.recordcheck.verify_record``
+takes, and what ``playhall verify`` passes it.
 """
 
 from __future__ import annotations

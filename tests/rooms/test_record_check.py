@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from playhall.record_replay import check_replay, replay_record
+from playhall.record_check import check_replay, replay_record
 from playhall_client.fair import verify_record
 from playhall_protocol import fairness, gamerecord
 
