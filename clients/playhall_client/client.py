@@ -32,7 +32,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from playhall_client.fair import verify_deal
+from playhall_client.fair import Seen, verify_deal
 from playhall_protocol import SUPPORTED_VERSIONS, apply_diff, decode, encode
 
 
@@ -107,6 +107,12 @@ class RoomMirror:
         """Check the finished game's revealed secret and this client's contribution
         (:func:`playhall_client.fair.verify_deal`); the room's key."""
         return verify_deal(self.view, seen_commitment=self.commitment, own=self.entropy)
+
+    def seen(self) -> Seen:
+        """What this client saw of the room apart from its record, for
+        :func:`playhall_client.fair.verify_record`: the first commitment, its seat, the bytes it
+        sent with ``ready``."""
+        return Seen(self.commitment, self.seat, self.entropy)
 
     def note_commitment(self) -> None:
         """Keep the first commitment the view shows (called with every change)."""

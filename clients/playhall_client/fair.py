@@ -12,13 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 from playhall_protocol.fairness import NotVerified, verify
-from playhall_protocol.recordcheck import Diverged, Replay, Report
+from playhall_protocol.recordcheck import Diverged, Replay, Report, Seen
 from playhall_protocol.recordcheck import verify_record as _verify_record
 
-__all__ = ["Diverged", "NotVerified", "Replay", "Report", "verify_deal", "verify_record"]
+__all__ = [
+    "Diverged", "NotVerified", "Replay", "Report", "Seen", "verify_deal", "verify_record",
+]
 
 
-def verify_record(record: dict[str, Any], replay: Replay | None = None) -> Report:
+def verify_record(
+    record: dict[str, Any], replay: Replay | None = None, seen: Seen | None = None
+) -> Report:
     """Check a game record (``Client.record``'s, or ``playhall export``'s JSON read back) and
     return a :class:`Report`: ``report.ok``, ``report.lines()`` (what was checked, and each
     :class:`Diverged`: where the record stops holding, the step and its field).
@@ -28,8 +32,12 @@ def verify_record(record: dict[str, Any], replay: Replay | None = None) -> Repor
     seat, time and hash, the outcome against the steps that ended the game. The engine's part
     (every move legal in turn, the server bots' moves, the outcome the moves reach) needs the
     games, which are the server's: with the ``playhall`` server installed, pass
-    ``playhall.record_check.check_replay`` (``playhall verify FILE`` does)."""
-    return _verify_record(record, replay)
+    ``playhall.record_check.check_replay`` (``playhall verify FILE`` does).
+
+    ``seen``: what this client knows apart from the record, checked against it: the commitment
+    it saw before the game, its seat and the bytes it sent with ``ready`` (a ``RoomMirror``
+    keeps them: ``mirror.seen()``)."""
+    return _verify_record(record, replay, seen)
 
 
 def verify_deal(

@@ -73,6 +73,7 @@ class Report:
     replayed: bool = False
     #: Every check that needs no engine held (set before the replay runs).
     held_without_engine: bool = False
+    seen: Seen = field(default_factory=lambda: Seen())
 
     @property
     def ok(self) -> bool:
@@ -100,11 +101,24 @@ class Report:
         return self.held_without_engine and (failure.step is not None or failure.where == "outcome")
 
 
-def verify_record(record: Any, replay: Replay | None = None) -> Report:
+@dataclass(frozen=True)
+class Seen:
+    """What a player knows of the game apart from the record: the commitment (hex) they saw
+    before it, and the seat they played with the bytes they sent with ``ready`` (None or empty:
+    none)."""
+
+    commitment: str | None = None
+    seat: int | None = None
+    entropy: bytes | None = None
+
+
+def verify_record(record: Any, replay: Replay | None = None, seen: Seen | None = None) -> Report:
     """Check ``record`` (a game record as ``record`` returns it or ``playhall export`` writes
     it, read back from JSON) and return the :class:`Report`; ``replay``: the engine's replay
-    (see the module's docstring), run when the key could be made."""
+    (see the module's docstring), run when the key could be made; ``seen``: what the player
+    checking it saw, checked against the record's fair-deal material."""
     report = Report()
+    report.seen = seen or Seen()
     for name, check in (("format", _format), ("fair", _fair), ("steps", _steps),
                         ("outcome", _outcome)):
         try:
@@ -167,6 +181,9 @@ def _fair(record: dict[str, Any], report: Report) -> str:
             "the secret (with the room id) does not hash to the commitment shown before the "
             "game: the secret or the commitment was changed",
         )
+    seen = report.seen
+    if seen.commitment is not None and seen.commitment != fair["commitment"]:
+        raise Diverged("fair", "commitment", "not the commitment this client saw before the game")
     given = fair.get("contributions")
     seats = len(record["seats"])
     if not isinstance(given, list) or len(given) != seats:
@@ -183,11 +200,21 @@ def _fair(record: dict[str, Any], report: Report) -> str:
                 f"{len(data)} bytes, more than a seat may give ({fairness.MAX_CONTRIBUTION})",
             )
         contributions.append(data)
+    if seen.seat is not None:
+        if not 0 <= seen.seat < seats:
+            raise Diverged("fair", "contributions", f"no seat {seen.seat} among {seats}")
+        if (contributions[seen.seat] or b"") != (seen.entropy or b""):
+            raise Diverged(
+                "fair", f"contributions[{seen.seat}]", "not the contribution this client sent"
+            )
     report.key = fairness.room_key(secret, record["room"], contributions)
     count = sum(1 for c in contributions if c)
     return (
         f"fair deal: the secret matches the commitment {fair['commitment'][:16]}…; "
         f"key {report.key.hex()[:16]}… made from it and {count} of {seats} seats' contributions"
+        + (f" (seat {seen.seat}'s the one this client sent)" if seen.seat is not None else "")
+        + ("; the commitment the one this client saw before the game"
+           if seen.commitment is not None else "")
     )
 
 

@@ -18,7 +18,7 @@ import pytest
 from playhall import app
 from playhall.record_check import check_replay
 from playhall_client import Client
-from playhall_client.fair import verify_record
+from playhall_client.fair import Seen, verify_record
 from playhall_protocol import gamerecord
 
 from .conftest import server_config
@@ -32,9 +32,9 @@ Record = dict[str, Any]
 
 
 @pytest.fixture(scope="module")
-async def played(redis_url: str) -> AsyncIterator[Record]:
-    """A finished Mantis game against a server bot, its record as ``playhall export`` writes
-    it and a reader reads it back (JSON)."""
+async def game(redis_url: str) -> AsyncIterator[tuple[Record, Seen]]:
+    """A finished Mantis game against a server bot: its record as ``playhall export`` writes
+    it and a reader reads it back (JSON), and what alice's client saw of it."""
     running = await app.start(server_config(redis_url))
     alice = await Client.connect(f"ws://127.0.0.1:{running.port}/", name="alice")
     try:
@@ -46,7 +46,12 @@ async def played(redis_url: str) -> AsyncIterator[Record]:
     finally:
         await alice.close()
         await running.drain()
-    yield json.loads(json.dumps(record))
+    yield json.loads(json.dumps(record)), room.seen()
+
+
+@pytest.fixture(scope="module")
+def played(game: tuple[Record, Seen]) -> Record:
+    return game[0]
 
 
 def index_of(record: Record, kind: str, nth: int = 0) -> int:
@@ -137,11 +142,14 @@ def tampered(played: Record, how: Callable[[Record], Any]) -> tuple[Record, int 
     return record, changed
 
 
-def test_the_played_record_verifies_whole(played: Record) -> None:
-    report = verify_record(played, replay=check_replay)
+def test_the_played_record_verifies_whole(game: tuple[Record, Seen]) -> None:
+    played, seen = game
+    assert seen.seat == 0 and seen.entropy and seen.commitment == played["fair"]["commitment"]
+    report = verify_record(played, replay=check_replay, seen=seen)
     assert report.ok, report.lines()
     text = "\n".join(report.lines())
     for checked in ("secret matches the commitment", "1 of 2 seats' contributions",
+                    "seat 0's the one this client sent", "the one this client saw",
                     "every hash chained", "'target_reached' agrees", "game steps taken",
                     "each the bot's own choice", "the one the engine reaches"):
         assert checked in text, text
@@ -149,6 +157,13 @@ def test_the_played_record_verifies_whole(played: Record) -> None:
     alone = verify_record(played)
     assert alone.ok and not alone.replayed
     assert "not checked: the replay" in alone.lines()[-1]
+    # What alice's client saw is checked too: another contribution, another commitment.
+    other = Seen(seen.commitment, 0, bytes(16))
+    assert str(verify_record(played, seen=other).failures[0]) == (
+        "fair, contributions[0]: not the contribution this client sent"
+    )
+    earlier = Seen("0" * 64)
+    assert verify_record(played, seen=earlier).failures[0].field == "commitment"
 
 
 @pytest.mark.parametrize(
