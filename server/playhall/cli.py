@@ -3,9 +3,10 @@
 ``playhall serve`` runs the server; ``playhall check-game`` runs the game contract's checks
 (:mod:`playhall.games.conformance`) against one game, a built-in, an installed plugin or a
 module; ``playhall verify`` checks a game record, replaying it through this server's engines
-(:mod:`playhall.record_check`). ``playhall play`` (terminal client) and ``playhall bot``
-(a client-side bot) are the client package's; this module only routes to them, importing them
-when asked so the server never depends on client code.
+(:mod:`playhall.record_check`); ``playhall replay`` replays a game record through the game's
+engine and shows it with the terminal client's replay screen. ``playhall play`` (terminal
+client) and ``playhall bot`` (a client-side bot) are the client package's; this module only
+routes to them, importing them when asked so the server never depends on client code.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import Field
+from pathlib import Path
 from typing import Any
 
 from playhall import eventloop, log
@@ -69,6 +72,23 @@ def _check_game_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     p.add_argument("--seeds", type=int, default=50, help="random games per table (default 50)")
     p.add_argument("--first-seed", type=int, default=0, help="the first seed (default 0)")
+
+
+def _replay_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "replay",
+        help="replay a finished game from its record, step by step",
+        description="Replay a game record (playhall export ROOM > game.json) through the "
+        "game's engine and show it step by step as one seat saw it, as a spectator saw it "
+        "(the default), or with every seat's view at once. Keys, each followed by Enter: "
+        "Enter or n the next step, p the step before, a number goes to that step, e the "
+        "last, q quits. Exits 1 when the record does not replay, 2 when it cannot be read.",
+    )
+    p.add_argument("record", type=Path, help="the game record, JSON")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--seat", type=int, metavar="N",
+                       help="as seat N saw it (seats counted from 1)")
+    shown.add_argument("--all", action="store_true", help="every seat's view at each step")
 
 
 def _load_game(target: str) -> Game:
@@ -161,12 +181,51 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _replay(args: argparse.Namespace) -> int:
+    from playhall.rooms import record_replay
+
+    try:
+        record = json.loads(args.record.read_text(encoding="utf-8"))
+        if not isinstance(record, dict) or not isinstance(record.get("game"), str):
+            raise ValueError("not a game record (no game named)")
+        game = _load_game(record["game"])
+    except (OSError, ValueError, LookupError, GameConflict) as exc:
+        print(f"playhall replay: {args.record}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        replayed = record_replay.positions(record, game)
+        seats = len(record["seats"])
+        if args.all:
+            wanted: list[int | None] = list(range(seats))
+        elif args.seat is not None:
+            if not 1 <= args.seat <= seats:
+                print(f"playhall replay: --seat is 1 to {seats} in this game", file=sys.stderr)
+                return 2
+            wanted = [args.seat - 1]
+        else:
+            wanted = [None]
+        viewers = [(seat, record_replay.frames(record, game, replayed, seat)) for seat in wanted]
+    except record_replay.RecordError as exc:
+        print(f"playhall replay: {args.record} does not replay: {exc}", file=sys.stderr)
+        return 1
+    from playhall_client import replay
+    from playhall_client.terminal import stdin_reader
+
+    labelled = [(replay.viewer_label(frames[0]["view"], seat), frames) for seat, frames in viewers]
+
+    async def show() -> int:
+        return await replay.run(labelled, stdin_reader(), lambda text: print(text, flush=True))
+
+    return asyncio.run(show())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="playhall", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
     _check_game_parser(sub)
     _verify_parser(sub)
+    _replay_parser(sub)
     client_cli = _client_cli()
     if client_cli is not None:
         client_cli.add_parsers(sub)
@@ -197,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         return _check_game(args)
     if args.command == "verify":
         return _verify(args)
+    if args.command == "replay":
+        return _replay(args)
     assert client_cli is not None
     return int(client_cli.run(args))
 

@@ -1,0 +1,193 @@
+"""A game record's game replayed through the engine: the state after each game step, and what
+one viewer saw of it, step by step (``playhall replay``, the ``replay`` request).
+
+A record (``playhall_protocol.gamerecord``, PROTOCOL.md "Game records") holds the revealed
+fair-deal material and every stored step. The game's key follows from the material
+(``playhall_protocol.fairness``), the engine sets the game up from it and applies the game
+steps (``move``, ``bot_move``, ``auto``, ``leave_game``) in order: the states the room went
+through, exactly (the engines are deterministic). Each state is then shown as the game's own
+``view`` shows it to one seat (or to a spectator), with the events of the step that seat could
+see, so a seat's replay holds only what that seat could see at each step.
+
+This module checks only that the steps replay (each move is one the engine accepts); whether
+the record is the one the server committed to (the commitment, the hash chain, the outcome)
+is for the verifier to say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from playhall.games.contract import Event, Game, Rejected, State
+from playhall.rooms.replay import STEPS
+from playhall.rooms.table import game_options
+from playhall.rooms.views import visible_events
+from playhall_protocol import fairness
+
+#: The most positions a record may replay to: far beyond any game the engines end, so a
+#: record made up to cost the server a long replay is refused instead.
+MAX_POSITIONS: Final = 20_000
+
+
+class RecordError(Exception):
+    """A record that cannot be replayed, said for people (where, and why)."""
+
+
+@dataclass(frozen=True)
+class Position:
+    """The game after one game step (or after its setup: ``step`` None): the state, and the
+    events of the step that made it, with their ``visible_to`` marks."""
+
+    step: Mapping[str, Any] | None
+    state: State
+    events: list[Event]
+
+
+def positions(record: Mapping[str, Any], game: Game) -> list[Position]:
+    """The game's setup, then the position after each of the record's game steps, in order.
+    Raises :class:`RecordError` when the record's material or a step does not replay."""
+    state = game.setup(len(_seats(record)), game_options(_options(record)), _key(record))
+    out = [Position(None, state, [])]
+    steps = record.get("steps")
+    if not isinstance(steps, list):
+        raise RecordError("the record has no list of steps")
+    for step in steps:
+        if not isinstance(step, Mapping):
+            raise RecordError("a step is not a map")
+        if step.get("kind") not in STEPS:
+            continue
+        if len(out) > MAX_POSITIONS:
+            raise RecordError(f"the record has more than {MAX_POSITIONS} game steps")
+        try:
+            applied = _apply(game, state, step)
+        except Rejected as exc:
+            raise RecordError(f"{_where(step)}: the engine refuses it: {exc.reason}") from None
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise RecordError(f"{_where(step)}: it does not fit the game: {exc!r}") from None
+        state = applied.state
+        out.append(Position(step, state, applied.events))
+    return out
+
+
+def _apply(game: Game, state: State, step: Mapping[str, Any]) -> Any:
+    kind = step["kind"]
+    if kind == "auto":
+        return game.apply_auto(state)
+    seat = step.get("seat")
+    if not isinstance(seat, int) or isinstance(seat, bool):
+        raise RecordError(f"{_where(step)}: a {kind} step needs a seat")
+    if kind == "leave_game":
+        return game.leave(state, seat, str(step.get("move")))
+    move = step.get("move")
+    if not isinstance(move, dict):
+        raise RecordError(f"{_where(step)}: its move is not a map")
+    return game.apply(state, seat, move)
+
+
+def _where(step: Mapping[str, Any]) -> str:
+    return f"step {step.get('kind')!r} at version {step.get('version')}"
+
+
+def _seats(record: Mapping[str, Any]) -> list[Any]:
+    seats = record.get("seats")
+    if not isinstance(seats, list) or not seats:
+        raise RecordError("the record has no seats")
+    return seats
+
+
+def _options(record: Mapping[str, Any]) -> dict[str, Any]:
+    options = record.get("options")
+    if not isinstance(options, dict):
+        raise RecordError("the record's options are not a map")
+    return options
+
+
+def _key(record: Mapping[str, Any]) -> bytes:
+    """The game's key from the record's revealed material."""
+    fair = record.get("fair")
+    try:
+        assert isinstance(fair, Mapping)
+        secret = bytes.fromhex(fair["secret"])
+        contributions = [None if c is None else bytes.fromhex(c) for c in fair["contributions"]]
+        room = record["room"]
+        assert isinstance(room, str)
+    except (AssertionError, KeyError, TypeError, ValueError):
+        raise RecordError("the record's fair-deal material (room, secret, contributions) is "
+                          "missing or not hex") from None
+    return fairness.room_key(secret, room, contributions)
+
+
+def frames(
+    record: Mapping[str, Any], game: Game, replayed: list[Position], seat: int | None
+) -> list[dict[str, Any]]:
+    """What ``seat`` (None: a spectator) saw at each position: per position, the step that made
+    it (``version``, ``kind``, ``seat``, ``move``, ``time``; None for the setup), the events of
+    it ``seat`` could see, and ``view``: a room view (PROTOCOL.md section 6) with the game's
+    view for ``seat``, no moves, and the outcome at the last position only, so a client draws
+    it with the renderer it draws a live room with. The record's steps carry every seat's
+    moves, but a move may hold what its seat alone knows (a deck composed in secret): a
+    seat's frames show its own moves, and the others' only as the events and views show
+    them; a spectator's frames show none."""
+    seats = [
+        {"player": None, "name": s.get("name"), "bot": bool(s.get("bot")), "ready": True,
+         "stand_in": None}
+        for s in _seats(record) if isinstance(s, Mapping)
+    ]
+    fair = record.get("fair")
+    hidden_fair = {
+        "commitment": fair.get("commitment") if isinstance(fair, Mapping) else None,
+        "secret": None,
+        "contributions": None,
+    }
+    last = len(replayed) - 1
+    out = []
+    for index, position in enumerate(replayed):
+        state = position.state
+        outcome = game.outcome(state)
+        final = index == last
+        shown_outcome = record.get("outcome") if final else (
+            None if outcome is None else outcome.as_dict()
+        )
+        finished = shown_outcome is not None
+        view = {
+            "room": record.get("room"),
+            "game": game.id,
+            "status": "finished" if finished else "playing",
+            "options": record.get("options"),
+            "private": False,
+            "rated": False,
+            "code": None,
+            "creator": None,
+            "seats": seats,
+            "you": seat,
+            "to_act": [] if finished else game.to_act(state),
+            "moves": [],
+            "state": game.view(state, seat),
+            "outcome": shown_outcome,
+            "deadline": None,
+            "clock": None,
+            "rematch": None,
+            "rematch_of": record.get("rematch_of"),
+            # The secret and the contributions were revealed only when the game ended.
+            "fair": record.get("fair") if finished else hidden_fair,
+        }
+        step = position.step
+        out.append({
+            "step": None if step is None else {
+                name: step.get(name) for name in ("version", "kind", "seat", "time")
+            } | {"move": _shown_move(step, seat)},
+            "events": visible_events(position.events, seat),
+            "view": view,
+        })
+    return out
+
+
+def _shown_move(step: Mapping[str, Any], seat: int | None) -> Any:
+    """A step's move as ``seat`` may read it: its own, or a leave's reason; any other seat's
+    move (a player's or a bot's) only through the events and the views, which the game made to
+    show that seat what it may see of it (a card played face down stays face down)."""
+    if step.get("kind") == "leave_game" or (seat is not None and step.get("seat") == seat):
+        return step.get("move")
+    return None
