@@ -651,6 +651,16 @@ class Client:
         result: dict[str, Any] = reply["record"]
         return result
 
+    async def replay(self, room: str, seat: int | None = None) -> list[dict[str, Any]]:
+        """What ``seat`` (None: a spectator) saw of a finished room's game, one frame per step
+        from the setup (PROTOCOL.md, ``replay``); refused before the end (``wrong_status``)."""
+        fields: dict[str, Any] = {"room": room}
+        if seat is not None:
+            fields["seat"] = seat
+        reply = await self.request("replay", **fields)
+        frames: list[dict[str, Any]] = reply["frames"]
+        return frames
+
     async def resign(self, room: str) -> dict[str, Any]:
         """Leave the game being played (the other player wins; in Mantis with three or more
         the seat drops out). Returns the ok reply (with the new version)."""

@@ -121,6 +121,7 @@ CLIENT_MESSAGES: Final[dict[str, tuple[Field, ...]]] = {
     "rename": (Field("name", str, max_len=MAX_NAME),),
     "history": (ROOM, Field("limit", int, False)),
     "record": (ROOM,),
+    "replay": (ROOM, Field("seat", int, False)),
     "games_played": (
         Field("player", str, False, MAX_KEY),
         Field("limit", int, False),

@@ -17,7 +17,7 @@ import msgpack
 
 from playhall.counters import Counters
 from playhall.games.contract import Event, Game
-from playhall.rooms import clocks, table, views
+from playhall.rooms import clocks, record_replay, table, views
 from playhall.rooms.audience import Audience, Viewer
 from playhall.rooms.game_record import build as build_record
 from playhall.rooms.ids import new_room_id
@@ -254,6 +254,29 @@ async def game_record(room: Room, command: Command) -> dict[str, Any]:
     return {"room": record.id, "record": build_record(record, room.game.title, log)}
 
 
+async def game_replay(room: Room, command: Command) -> dict[str, Any]:
+    """What one seat (or a spectator) saw of the finished game, step by step, replayed from the
+    room's record through the engine (``record_replay``); refused before the end as ``record``
+    is, since it holds every seat's views."""
+    record = room.record
+    if record.status != FINISHED:
+        raise table.RoomError(
+            errors.WRONG_STATUS, f"the room is {record.status}: its replay is shown once the "
+            "game is over",
+        )
+    seat = command.args.get("seat")
+    if seat is not None and not 0 <= seat < len(record.seats):
+        raise table.RoomError(errors.NO_SUCH_SEAT, f"the room has seats 0 to {len(record.seats) - 1}")
+    log = await room.store.rooms.timed_log(record.id)
+    built = build_record(record, room.game.title, log)
+    try:
+        replayed = record_replay.positions(built, room.game)
+    except record_replay.RecordError as exc:  # the engine no longer plays this log the same
+        raise table.RoomError(errors.INTERNAL, f"the room's record does not replay: {exc}") from None
+    frames = record_replay.frames(built, room.game, replayed, seat)
+    return {"room": record.id, "seat": seat, "frames": frames}
+
+
 async def relist(room: Room, command: Command) -> dict[str, Any]:
     """List the room again as it is now (see ``Room.relist``)."""
     summary = views.lobby_entry(room.record, room.game.title)
@@ -465,6 +488,7 @@ HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]]
     "resnapshot": resnapshot,
     "resign": resign,
     "record": game_record,
+    "replay": game_replay,
     "_auto": auto,
     "_bot_turn": bot_turn,
     "_relist": relist,
