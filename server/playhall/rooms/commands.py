@@ -266,13 +266,15 @@ async def game_replay(room: Room, command: Command) -> dict[str, Any]:
         )
     seat = command.args.get("seat")
     if seat is not None and not 0 <= seat < len(record.seats):
-        raise table.RoomError(errors.NO_SUCH_SEAT, f"the room has seats 0 to {len(record.seats) - 1}")
+        last = len(record.seats) - 1
+        raise table.RoomError(errors.NO_SUCH_SEAT, f"the room has seats 0 to {last}")
     log = await room.store.rooms.timed_log(record.id)
     built = build_record(record, room.game.title, log)
     try:
         replayed = record_replay.positions(built, room.game)
     except record_replay.RecordError as exc:  # the engine no longer plays this log the same
-        raise table.RoomError(errors.INTERNAL, f"the room's record does not replay: {exc}") from None
+        reason = f"the room's record does not replay: {exc}"
+        raise table.RoomError(errors.INTERNAL, reason) from None
     frames = record_replay.frames(built, room.game, replayed, seat)
     return {"room": record.id, "seat": seat, "frames": frames}
 
