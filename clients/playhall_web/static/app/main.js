@@ -1,8 +1,10 @@
-// The page: one connection, the lobby and the room screens, and the address bar as the route
-// (#room=<id>, plus &code=<join code> for a private room's shareable link).
+// The page: one connection, the lobby, the room and the replay screens, and the address bar as
+// the route (#room=<id>, plus &code=<join code> for a private room's shareable link;
+// #replay=<id> for a finished room's replay).
 import { defaultUrl, PlayhallConnection } from "../lib/playhall.js";
 import { h } from "./ui.js";
 import { showLobby } from "./lobby.js";
+import { showReplay } from "./replay.js";
 import { showRoom } from "./room.js";
 import { askName } from "./welcome.js";
 import { loadRenderer } from "./room/renderers.js";
@@ -118,6 +120,12 @@ async function route() {
   const params = new URLSearchParams(location.hash.slice(1));
   const room = params.get("room");
   const code = params.get("code");
+  const replay = params.get("replay");
+  if (replay) {
+    switchTo({ kind: "replay", room: replay });
+    app.screen = showReplay(app, main, replay);
+    return;
+  }
   if (!room && !code) {
     openLobby();
     return;

@@ -17,7 +17,7 @@ function scoreName(view, i) {
 
 /** `renderer.winners(view)`, where the game has it, reads a winner that has no seat (Master Yoga):
  * indices into `scores`; otherwise the outcome's `winners` say it all. */
-function panel(v, o, renderer) {
+function panel(v, o, renderer, linkReplay) {
   const won = (renderer && renderer.winners ? renderer.winners(v) : null) || o.winners;
   const winners = new Set(won);
   const verdict = won.length
@@ -28,6 +28,17 @@ function panel(v, o, renderer) {
     { class: "panel outcome", "data-testid": "outcome", role: "status" },
     h("h3", { text: `Game over: ${verdict}` }),
     h("p", { class: "small", text: `(${REASONS[o.reason] || String(o.reason).replaceAll("_", " ")})` }),
+    linkReplay
+      ? h(
+          "p",
+          {},
+          h("a", {
+            href: `#replay=${encodeURIComponent(v.room)}`,
+            "data-testid": "replay-link",
+            text: "Replay this game step by step",
+          }),
+        )
+      : null,
     o.left && o.left.length
       ? h("p", { class: "small", text: `Left the game: ${o.left.map((i) => seatName(v, i)).join(", ")}` })
       : null,
@@ -51,13 +62,14 @@ function panel(v, o, renderer) {
   );
 }
 
-export function createOutcome() {
+/** `linkReplay`: the panel links to the game's replay (not on the replay itself). */
+export function createOutcome({ linkReplay = true } = {}) {
   const el = h("div", { "data-testid": "outcome-slot" });
   return {
     el,
     /** `renderer`: the game's, or null while it loads. */
     draw(v, renderer) {
-      if (v.outcome) el.replaceChildren(panel(v, v.outcome, renderer));
+      if (v.outcome) el.replaceChildren(panel(v, v.outcome, renderer, linkReplay));
       else el.replaceChildren();
     },
   };
