@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from playhall.catalog import all_games
 from playhall.games.contract import Rejected
 from playhall.games.rng import int_key
-from playhall.rooms import clocks
+from playhall.rooms import clocks, room_options
 from playhall.rooms.table import RoomError, create, game_options
 from playhall.rooms.views import game_entry
 
@@ -24,7 +24,7 @@ T0 = 1_000_000.0
 
 
 def rules(**options: Any) -> clocks.Rules:
-    return clocks.Rules(clocks.normalize(options))
+    return clocks.Rules(room_options.normalize(options))
 
 
 def test_no_clock_has_no_clocks() -> None:
@@ -171,7 +171,7 @@ def test_a_room_takes_clock_options_beside_the_game_s_own() -> None:
 )
 def test_a_bad_clock_option_is_refused(options: dict[str, Any]) -> None:
     with pytest.raises(Rejected):
-        clocks.normalize(options)
+        room_options.normalize(options)
     with pytest.raises(RoomError) as refused:
         create("mantis", options, 2, "p", private=False, room_id="r", secret=int_key(1), created=T0)
     assert refused.value.code == "bad_option"

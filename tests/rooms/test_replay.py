@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from playhall.catalog import get_game
 from playhall.games.contract import Game, Rejected
 from playhall.games.rng import int_key
-from playhall.rooms import clocks
+from playhall.rooms import room_options
 from playhall.rooms.record import PLAYING, RoomRecord, Seat
 from playhall.rooms.replay import ReplayError, game_fields, played, replay, step_entry
 from tests.games.conformance import quick_cases
@@ -41,7 +41,7 @@ def live_game(
     """Up to ``steps`` game steps as the room makes them: every record (index = version - 1,
     the first one the started game) and every step's log entry. Seats alternate between a
     person, who sends move ids (ints and strings), and a server bot."""
-    clock = clocks.normalize({"clock": "fischer", "clock_ms": 60_000, "increment_ms": 1_000})
+    clock = room_options.normalize({"clock": "fischer", "clock_ms": 60_000, "increment_ms": 1_000})
     record = RoomRecord(
         id="r",
         game=game.id,

@@ -18,7 +18,7 @@ from typing import Any, Final, Protocol
 
 from playhall.config import Config
 from playhall.games.contract import Event, Game
-from playhall.rooms import views
+from playhall.rooms import spectators, views
 from playhall.rooms.history import FrameHistory
 from playhall.rooms.record import PLAYING, RoomRecord
 from playhall_protocol import encode, packed_diff
@@ -103,6 +103,8 @@ class Audience:
         self.viewers: dict[Viewer, ViewerState] = {}
         self._views: dict[ViewerKey, tuple[int, dict[str, Any]]] = {}
         self._memo = views.ViewMemo()
+        #: What spectators see under the room's ``spectator_delay`` (``rooms.spectators``).
+        self._delay = spectators.SpectatorDelay()
         # The frame sent to each viewer key, by version: replayed as is to a client catching
         # up. Encoded bytes, a few hundred per key, not diffs as Python objects (ten times that).
         self._history: FrameHistory[ViewerKey] = FrameHistory(config.history)
@@ -232,7 +234,10 @@ class Audience:
         cached = self._views.get(key)
         if cached is not None and cached[0] == version:
             return cached[1]
-        view = views.room_view(record, self.game, key, self._memo)
+        if key is None and spectators.delayed(record):
+            view = self._delay.view(record, self.game)
+        else:
+            view = views.room_view(record, self.game, key, self._memo)
         self._views[key] = (version, view)
         return view
 
@@ -257,6 +262,8 @@ class Audience:
         per key), or a snapshot if it was not at the previous version. The frames are kept as
         they were sent: a client catching up later gets exactly those bytes again."""
         version = record.version
+        # The events spectators see with this version: ``events`` itself unless delayed.
+        watched = self._delay.note(record, events)
         frames: dict[ViewerKey, bytes] = {}
         shared: dict[Any, Any] = {}  # what the views share is diffed once (see packed_diff)
         parts: UpdateParts | None = None  # and what their frames share is packed once
@@ -267,6 +274,10 @@ class Audience:
                 diff = packed_diff(previous[1], new_view, shared)
                 if parts is None:
                     parts = UpdateParts(self.room, version, events)
+                if key is None and watched is not events:
+                    frame = UpdateParts(self.room, version, watched).frame(diff, key)
+                    frames[key] = self._update_or_snapshot(record, key, frame, watched)
+                    continue
                 frame = parts.frame(diff, key)
                 frames[key] = self._update_or_snapshot(record, key, frame, events)
         self._history.record(version, frames)
@@ -276,7 +287,8 @@ class Audience:
             if state.version == version - 1 and state.seat in frames:
                 session.push(frames[state.seat], self.room)
             else:
-                session.push(self._snapshot_frame(record, state.seat, events), self.room)
+                seen = watched if state.seat is None else events
+                session.push(self._snapshot_frame(record, state.seat, seen), self.room)
             state.version = version
 
     def _update_or_snapshot(

@@ -1,4 +1,5 @@
-"""Clocks: the room options every game accepts, and the seats' clocks as pure functions of time.
+"""Clocks: the clock's room options (every game accepts them, ``rooms.room_options``), and the
+seats' clocks as pure functions of time.
 
 A room's clock is one of: ``none``; ``turn`` (each turn has ``clock_ms``, afresh: what a turn
 is, the game says, ``Game.turn_goes_on``); or
@@ -80,25 +81,6 @@ NAMES: Final = frozenset(option.name for option in OPTIONS)
 #:     remaining_ms  list[int]          each seat's time left at ``at``
 #:     deadlines     list[float|None]   when each running seat's clock runs out; None: stopped
 Clocks = dict[str, Any]
-
-
-def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A room's options as (the game's own, the clock's)."""
-    game: dict[str, Any] = {}
-    clock: dict[str, Any] = {}
-    for name, value in options.items():
-        (clock if name in NAMES else game)[name] = value
-    return game, clock
-
-
-def normalize(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The clock options with defaults filled in; raises ``Rejected`` (``bad_option``) for a
-    value that is not allowed. Only clock option names may be given."""
-    return {
-        option.name: option.check(options[option.name]) if option.name in options
-        else option.default
-        for option in OPTIONS
-    }
 
 
 class Rules:

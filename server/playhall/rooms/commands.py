@@ -17,7 +17,7 @@ import msgpack
 
 from playhall.counters import Counters
 from playhall.games.contract import Event, Game
-from playhall.rooms import clocks, record_replay, table, views
+from playhall.rooms import clocks, record_replay, spectators, table, views
 from playhall.rooms.audience import Audience, Viewer
 from playhall.rooms.game_record import build as build_record
 from playhall.rooms.ids import new_room_id
@@ -226,15 +226,17 @@ async def history(room: Room, command: Command) -> dict[str, Any]:
     asker may see them: from their seat, or as a spectator (the seat they view it from, when
     they view it). Read from the room's log in Redis, where each change keeps its events with
     their visibility marks, so a page reloaded or a client that caught up by a snapshot gets
-    its game log back; versions with no event the asker may see are left out."""
+    its game log back; versions with no event the asker may see are left out, and so are a
+    spectator's versions newer than the room's spectator delay shows them (``spectators``)."""
     session = command.viewer()
     record = room.record
     viewing = room.audience.viewers.get(session)
     key = viewing.seat if viewing is not None else record.seat_of(session.player)
     wanted = min(command.args.get("limit", HISTORY), HISTORY)
+    newest = record.version if key is not None else spectators.newest_shown(record)
     lines = []
     for entry in await room.store.rooms.recent_log(record.id, max(1, wanted)):
-        if "e" not in entry:
+        if "e" not in entry or int(entry["v"]) > newest:
             continue
         events = views.visible_events(msgpack.unpackb(entry["e"]), key)
         if events:

@@ -19,7 +19,7 @@ from typing import Any
 from playhall.catalog import get_game
 from playhall.games.contract import Event, Game, Rejected
 from playhall.games.rng import bot_state
-from playhall.rooms import clocks
+from playhall.rooms import clocks, room_options
 from playhall.rooms.record import (
     FINISHED,
     PLAYING,
@@ -90,9 +90,9 @@ def create(
     game = get_game(game_id)
     if game is None:
         raise RoomError(errors.NO_SUCH_GAME, f'no game {game_id!r}; see "games"')
-    own, clock = clocks.split_options(options)
+    own, shared = room_options.split(options)
     try:
-        normalized = {**game.normalize_options(own), **clocks.normalize(clock)}
+        normalized = {**game.normalize_options(own), **room_options.normalize(shared)}
     except Rejected as exc:
         raise RoomError(exc.code, exc.reason) from None
     low, high = game.seat_range(game_options(normalized))
@@ -256,8 +256,9 @@ def _waiting(record: RoomRecord) -> None:
 
 
 def game_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The game's own options among a room's (the clock's are the room's business)."""
-    return clocks.split_options(options)[0]
+    """The game's own options among a room's (the clock's and the spectator delay are the
+    room's business)."""
+    return room_options.split(options)[0]
 
 
 def _set_up(record: RoomRecord, game: Game, now: float) -> RoomRecord:

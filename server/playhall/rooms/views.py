@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from playhall.games.contract import Event, Game, State, View
-from playhall.rooms import clocks
+from playhall.rooms import clocks, room_options
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord, Seat
 from playhall_protocol import fairness
 
@@ -208,8 +208,8 @@ def my_summary(record: RoomRecord, game: Game, player: str) -> dict[str, Any]:
 
 
 def game_entry(game: Game) -> dict[str, Any]:
-    """What the lobby's ``games`` shows of ``game``: its own options, then the clock's, which
-    every game accepts (``rooms.clocks.OPTIONS``)."""
+    """What the lobby's ``games`` shows of ``game``: its own options, then the room's, which
+    every game accepts (``rooms.room_options.OPTIONS``)."""
     out = game.describe()
-    out["options"] = [*out["options"], *(option.describe() for option in clocks.OPTIONS)]
+    out["options"] = [*out["options"], *(option.describe() for option in room_options.OPTIONS)]
     return out
