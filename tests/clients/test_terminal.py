@@ -491,9 +491,9 @@ async def test_mandala_rooms_are_created_with_the_seats_of_their_mode(
     mandala = get_game("mandala")
     assert mandala is not None
     # The menu, every default: a two-player Mandala is not asked Master Yoga's settings, and a
-    # room without a clock not the clock's.
+    # room without a clock not the clock's (the spectator delay applies to every room).
     asked = asked_at_defaults(game_entry(mandala))
-    assert [o["name"] for o in asked] == ["mode", "clock"]
+    assert [o["name"] for o in asked] == ["mode", "clock", "spectator_delay"]
     console.type("create", "mandala", *[""] * len(asked), "n")
     await console.expect("Seats: 2.")
     await console.expect("Created room")

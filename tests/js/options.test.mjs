@@ -78,6 +78,17 @@ test("a two-player Mandala lists no solo settings, a solo one lists them with la
   );
 });
 
+test("a spectator delay is said only when the room has one", () => {
+  assert.equal(
+    optionsText({ target: 12, ...NO_CLOCK, spectator_delay: 0 }, MANTIS),
+    "target score: 12 · no clock",
+  );
+  assert.equal(
+    optionsText({ target: 12, ...NO_CLOCK, spectator_delay: 3 }, MANTIS),
+    "target score: 12 · no clock · spectators see the game 3 steps behind",
+  );
+});
+
 test("Mantis's target 0 says what it means instead of 0", () => {
   assert.equal(
     optionsText({ target: 0, ...NO_CLOCK }, MANTIS),

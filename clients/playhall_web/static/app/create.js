@@ -3,7 +3,15 @@
 // the choices made), the clock as a preset (blitz, rapid, a day per move) or set by hand, the
 // seat count the options allow, and private or not.
 import { h } from "./ui.js";
-import { applies, CLOCK_OPTIONS, CLOCK_PRESETS, clockPreset, seatsText, valueText } from "./options.js";
+import {
+  applies,
+  CLOCK_OPTIONS,
+  CLOCK_PRESETS,
+  clockPreset,
+  seatsText,
+  SPECTATOR_DELAY,
+  valueText,
+} from "./options.js";
 import { rulesLink } from "./links.js";
 
 /** Seat range for a game given the chosen options. seats_by_option names the ranges of some
@@ -224,9 +232,10 @@ function createForm(app, formState, redraw) {
       null,
       rulesLink(game.id, `Rules of ${game.title}`),
     ),
-    shown.filter((opt) => !CLOCK_OPTIONS.has(opt.name)).map(input),
+    shown.filter((opt) => !CLOCK_OPTIONS.has(opt.name) && opt.name !== SPECTATOR_DELAY).map(input),
     clockRow(formState, game, redraw),
     shown.filter((opt) => CLOCK_OPTIONS.has(opt.name)).map(input),
+    shown.filter((opt) => opt.name === SPECTATOR_DELAY).map(input),
     row(
       "create-seats",
       "seats",

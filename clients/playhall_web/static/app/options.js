@@ -7,6 +7,9 @@
 /** The clock options every game accepts (PROTOCOL.md section 6), summed up in one phrase. */
 export const CLOCK_OPTIONS = new Set(["clock", "clock_ms", "increment_ms", "on_timeout"]);
 
+/** The spectator delay every room has (PROTOCOL.md section 6): said only when there is one. */
+export const SPECTATOR_DELAY = "spectator_delay";
+
 /** The clock presets of the create form: the clock options each one sets. */
 export const CLOCK_PRESETS = [
   { id: "none", label: "no clock", options: { clock: "none" } },
@@ -96,13 +99,13 @@ export function clockText(options) {
 
 /** A room's options as the lobby and the room's header list them: the game's own options that
  * apply, "label: value" each, then the clock in one phrase and, with a clock, what its running out
- * does. `game` is the room's game from the `games` list (without it, names and raw values). */
+ * does, then a spectator delay if the room has one. `game` is the room's game from the `games` list (without it, names and raw values). */
 export function optionsText(options, game) {
   const opts = options || {};
   const byName = describedOptions(game);
   const parts = [];
   for (const [name, value] of Object.entries(opts)) {
-    if (CLOCK_OPTIONS.has(name)) continue;
+    if (CLOCK_OPTIONS.has(name) || name === SPECTATOR_DELAY) continue;
     const opt = byName.get(name);
     if (!opt) parts.push(`${name}: ${num(value)}`);
     else if (applies(opt, opts)) parts.push(`${opt.label || name}: ${valueText(opt, value)}`);
@@ -113,6 +116,8 @@ export function optionsText(options, game) {
     if (opts.clock !== "none" && "on_timeout" in opts)
       parts.push(`on timeout: ${timeout ? valueText(timeout, opts.on_timeout) : opts.on_timeout}`);
   }
+  const delay = Number(num(opts[SPECTATOR_DELAY]) || 0);
+  if (delay > 0) parts.push(`spectators see the game ${delay} step${delay === 1 ? "" : "s"} behind`);
   return parts.join(" · ");
 }
 
