@@ -68,7 +68,10 @@ class Replay:
 
     def draw(self) -> str:
         """The step shown now, as each viewer saw it."""
-        head = self.viewers[0][1][self.at]
+        shown = [frames[self.at] for _, frames in self.viewers]
+        # The step as the viewer who may read its move saw it (every seat: the mover's own).
+        head = next((f for f in shown if f.get("step") and f["step"].get("move") is not None),
+                    shown[0])
         lines = [_position_line(head, self.at, self.last)]
         for label, frames in self.viewers:
             lines.append(_frame_text(label, frames[self.at]))

@@ -172,9 +172,11 @@ def test_playhall_replay_shows_a_seat_or_every_seat(
         (str(n), str(last)) for n in (0, 1, 2, 1, last)
     ]
     assert "-- as seat 2 Bob (you) --" in done.stdout and "Game over" in done.stdout
-    both = _playhall(str(path), "--all", stdin="q\n")
+    both = _playhall(str(path), "--all", stdin="n\nn\nq\n")
     assert both.returncode == 0 and "-- as seat 1 Alice (you) --" in both.stdout
     assert "-- as seat 2 Bob (you) --" in both.stdout
+    assert " moved ==" not in both.stdout  # every seat: each move is named, whoever made it
+    assert " moved ==" in done.stdout  # one seat: the other seat's moves are not
     watcher = _playhall(str(path), stdin="")
     assert watcher.returncode == 0 and "-- as a spectator --" in watcher.stdout
 

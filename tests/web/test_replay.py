@@ -1,6 +1,8 @@
 """The browser's replay of a finished room: opened from the outcome, it steps forward and back
 (buttons and arrow keys) through the frames the server replayed from the room's record, drawn
-by the game's renderer, as a spectator, as one seat, or every seat side by side."""
+by the game's renderer, as a spectator, as one seat, or every seat side by side. And a room
+with a spectator delay, set in the create form: a spectator's page shows the table two versions
+behind the player's, and the end at once."""
 
 from __future__ import annotations
 
@@ -11,9 +13,14 @@ from playwright.async_api import Page, expect
 
 from .conftest import NewPage
 from .pagekit import (
+    MIRROR,
+    OFFERED,
+    OUTCOME,
+    at_version,
     create_room,
     fill_with_bots_and_start,
     open_lobby,
+    page_version,
     page_view,
     play_to_outcome,
     screenshots_both_widths,
@@ -81,3 +88,33 @@ async def test_a_finished_game_replays_step_by_step_as_any_seat_saw_it(
     await screenshots_both_widths(page, "replay", tmp_path)
     await page.get_by_role("link", name="Back to the room").click()
     await page.get_by_test_id("room").wait_for()
+
+
+async def test_a_spectator_watches_the_game_two_steps_behind_and_sees_the_end_at_once(
+    new_page: NewPage,
+) -> None:
+    alice = await new_page()
+    await open_lobby(alice, "alice")
+    room = await create_room(alice, "mantis", 2, {"spectator_delay": 2})
+    await fill_with_bots_and_start(alice, 2)
+    watcher = await new_page()
+    await open_lobby(watcher, "watcher")
+    await watcher.goto(f"/#room={room}")
+    await watcher.get_by_test_id("room").wait_for()
+    await expect(watcher.get_by_test_id("room")).to_contain_text(
+        "spectators see the game 2 steps behind"
+    )
+    # Alice's table at her turn, then again two versions later (her move, the bot's): the
+    # spectator's page shows then the table of the first.
+    await alice.wait_for_selector(OFFERED)
+    before, seen_then = await page_version(alice), (await page_view(alice))["state"]
+    await alice.locator(OFFERED).first.click()
+    await alice.wait_for_function(f"{MIRROR}.version >= {before + 2}")
+    live = await page_view(alice)
+    await at_version(watcher, room, before + 2)
+    watched = await page_view(watcher)
+    assert watched["you"] is None and watched["state"] == seen_then != live["state"]
+    await play_to_outcome(alice)
+    final = await page_view(alice)
+    await watcher.locator(OUTCOME).wait_for()  # flushed: the end is shown at once
+    assert (await page_view(watcher))["state"] == final["state"]

@@ -4,6 +4,15 @@
 // play keeps its place across redraws (see `restoreFocus`).
 import { delegate, h, moveKey } from "../ui.js";
 
+/** What the board says while a view has no game to draw. */
+function noBoard(v) {
+  if (v.status === "waiting") return "Waiting for every seat to be filled and ready.";
+  const delay = Number((v.options || {}).spectator_delay || 0);
+  if (v.status === "playing" && v.you === null && delay > 0)
+    return `Spectators see this game ${delay} step${delay === 1 ? "" : "s"} behind: its board shows here once they have been played.`;
+  return "";
+}
+
 /** `play(move)`: sends one of the view's moves. */
 export function createBoard({ play }) {
   const el = h("div", { class: "board", "data-testid": "board", "aria-live": "off", tabindex: "-1" });
@@ -68,7 +77,7 @@ export function createBoard({ play }) {
     /** Draws `v` with `renderer` (null while it loads); `frame` is a replay frame, if one. */
     draw(v, renderer, ctx, frame) {
       if (!v || !renderer) note("loading…");
-      else if (!v.state) note(v.status === "waiting" ? "Waiting for every seat to be filled and ready." : "");
+      else if (!v.state) note(noBoard(v));
       else show(v, renderer, ctx, frame);
     },
     /** The move keys the board offers right now. */
