@@ -79,6 +79,7 @@ SPEC: dict[str, dict[str, tuple[tuple[type, ...], bool, int | None]]] = {
     "rematch": {"room": ((str,), True, 64)},
     "resign": {"room": ((str,), True, 64)},
     "record": {"room": ((str,), True, 64)},
+    "replay": {"room": ((str,), True, 64), "seat": ((int,), False, None)},
     "games_played": {
         "player": ((str,), False, 64),
         "limit": ((int,), False, None),

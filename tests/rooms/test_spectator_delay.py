@@ -31,6 +31,17 @@ def _started(delay: int) -> RoomRecord:
     return table.start(record, mantis(), "alice")[0]
 
 
+def _scored(record: RoomRecord) -> tuple[RoomRecord, list[dict[str, Any]]]:
+    """The next version and its events: whoever is to act scores."""
+    assert record.state is not None
+    seat = mantis().to_act(record.state)[0]
+    player = record.seats[seat].player
+    assert player is not None
+    return table.move(
+        record, mantis(), seat, player, record.version, record.version, {"type": "score"}
+    )
+
+
 def _mirror(viewer: FakeViewer) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
     """The view a client of ``viewer``'s frames holds, and the events of each frame."""
     view: dict[str, Any] = {}
@@ -59,13 +70,7 @@ def test_spectators_see_the_game_n_versions_behind_and_players_live() -> None:
     crowd.broadcast(record, [])
     past = {record.version: (record, [])}
     while record.status == PLAYING:
-        assert record.state is not None
-        seat = mantis().to_act(record.state)[0]
-        player = record.seats[seat].player
-        assert player is not None
-        record, events = table.move(
-            record, mantis(), seat, player, record.version, record.version, {"type": "score"}
-        )
+        record, events = _scored(record)
         past[record.version] = (record, events)
         crowd.broadcast(record, events)
         seen, seen_events = _mirror(watcher)
@@ -94,13 +99,7 @@ def test_a_catch_up_and_a_snapshot_show_spectators_the_delayed_room() -> None:
     crowd.broadcast(record, [])
     history = [record]
     for _ in range(DELAY + 2):
-        assert record.state is not None
-        seat = mantis().to_act(record.state)[0]
-        player = record.seats[seat].player
-        assert player is not None
-        record, events = table.move(
-            record, mantis(), seat, player, record.version, record.version, {"type": "score"}
-        )
+        record, events = _scored(record)
         history.append(record)
         crowd.broadcast(record, events)
     assert record.status == PLAYING
@@ -122,13 +121,7 @@ def test_a_catch_up_and_a_snapshot_show_spectators_the_delayed_room() -> None:
 def test_a_room_loaded_anew_withholds_the_game_until_n_versions_have_passed() -> None:
     record = _started(2)
     for _ in range(4):  # a room that has been played a while, then loaded by a new process
-        assert record.state is not None
-        seat = mantis().to_act(record.state)[0]
-        player = record.seats[seat].player
-        assert player is not None
-        record = table.move(
-            record, mantis(), seat, player, record.version, record.version, {"type": "score"}
-        )[0]
+        record = _scored(record)[0]
     crowd = Audience("r", mantis(), Config())
     watcher, bob = FakeViewer("w", "W"), FakeViewer("bob", "B")
     crowd.attach(record, watcher, None)
@@ -140,13 +133,7 @@ def test_a_room_loaded_anew_withholds_the_game_until_n_versions_have_passed() ->
     assert decode(bob.frames[-1])["view"]["state"] is not None  # a seat sees it live
     loaded = record
     for _ in range(2):
-        assert record.state is not None
-        seat = mantis().to_act(record.state)[0]
-        player = record.seats[seat].player
-        assert player is not None
-        record, events = table.move(
-            record, mantis(), seat, player, record.version, record.version, {"type": "score"}
-        )
+        record, events = _scored(record)
         crowd.broadcast(record, events)
     assert _mirror(watcher)[0] == _spectators_view(loaded)
 

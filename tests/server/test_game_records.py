@@ -1,6 +1,7 @@
-"""Game records over a real server: refused before the end, the whole history after it, valid
-against the format's JSON Schema, its hash chain recomputable, the replayed moves giving the
-outcome, a private room's record kept from outsiders, and ``playhall export``."""
+"""Game records over a real server: refused before the end (and so is a replay), the whole
+history after it, valid against the format's JSON Schema, its hash chain recomputable, the
+replayed moves giving the outcome, a private room's record and replay kept from outsiders, and
+``playhall export``."""
 
 from __future__ import annotations
 
@@ -64,6 +65,10 @@ async def test_a_finished_rooms_record_is_whole_valid_and_chained(url: str) -> N
         with pytest.raises(ServerError) as refused:
             await alice.record(room.room)
         assert refused.value.code == errors.WRONG_STATUS  # it would show hidden facts
+        for seat in (0, 1, None):  # nor a replay, from any seat
+            with pytest.raises(ServerError) as refused:
+                await stranger.replay(room.room, seat)
+            assert refused.value.code == errors.WRONG_STATUS
         await play_to_the_end(alice, room)
         record = await stranger.record(room.room)  # anyone who may view the room
     finally:
@@ -98,6 +103,10 @@ async def test_a_private_rooms_record_is_no_outsiders(url: str) -> None:
         assert (await alice.record(room.room))["room"] == room.room
         with pytest.raises(ServerError) as refused:
             await outsider.record(room.room)
+        assert refused.value.code == errors.NO_SUCH_ROOM
+        assert (await alice.replay(room.room))[-1]["view"]["status"] == "finished"
+        with pytest.raises(ServerError) as refused:
+            await outsider.replay(room.room)  # nor its replay
         assert refused.value.code == errors.NO_SUCH_ROOM
         code = room.view["code"]
     finally:
