@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import inspect
 import itertools
 import secrets
@@ -126,6 +127,20 @@ class RoomMirror:
         # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation.
         async with asyncio.timeout(timeout), self.changed:
             await self.changed.wait_for(lambda: predicate(self))
+
+
+def replay_views(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A ``replay`` reply's frames with every ``view`` whole: the first carries it, each later
+    one the ``diff`` from the view before it."""
+    out: list[dict[str, Any]] = []
+    view: Any = None
+    for frame in frames:
+        if "view" in frame:
+            view = frame["view"]
+        else:
+            view = apply_diff(copy.deepcopy(view), frame["diff"])
+        out.append({**{k: v for k, v in frame.items() if k != "diff"}, "view": view})
+    return out
 
 
 class Client:
@@ -658,8 +673,7 @@ class Client:
         if seat is not None:
             fields["seat"] = seat
         reply = await self.request("replay", **fields)
-        frames: list[dict[str, Any]] = reply["frames"]
-        return frames
+        return replay_views(reply["frames"])
 
     async def resign(self, room: str) -> dict[str, Any]:
         """Leave the game being played (the other player wins; in Mantis with three or more

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from playwright.async_api import Page, expect
 
+from playhall_client.client import replay_views
+
 from .conftest import NewPage
 from .pagekit import (
-    MIRROR,
     OFFERED,
     OUTCOME,
     at_version,
@@ -30,15 +32,15 @@ from .pagekit import (
 STEP = '[data-testid="replay-step"]'
 
 
-async def _frames(page: Page, viewer: str) -> list[dict[str, object]]:
-    """The frames the replay screen holds for ``viewer`` ("spectator" or a seat), as JSON."""
+async def _frames(page: Page, viewer: str) -> list[dict[str, Any]]:
+    """The frames the server replays for ``viewer`` ("spectator" or a seat), views made whole."""
     text = await page.evaluate(
         "(viewer) => window.playhall.request('replay', viewer === 'spectator' ? "
         "{room: window.playhallPage.screen.room} : {room: window.playhallPage.screen.room, "
         "seat: Number(viewer)}).then((r) => JSON.stringify(r.frames))",
         viewer,
     )
-    return list(json.loads(text))
+    return replay_views(json.loads(text))
 
 
 async def test_a_finished_game_replays_step_by_step_as_any_seat_saw_it(
@@ -46,7 +48,7 @@ async def test_a_finished_game_replays_step_by_step_as_any_seat_saw_it(
 ) -> None:
     page = await new_page()
     await open_lobby(page, "alice")
-    await create_room(page, "mantis", 2, {"target": 3})
+    await create_room(page, "mantis", 2, {"target": 6})  # no one move wins it: 2 steps at least
     await fill_with_bots_and_start(page, 2)
     await play_to_outcome(page)
     final = await page_view(page)
@@ -77,7 +79,7 @@ async def test_a_finished_game_replays_step_by_step_as_any_seat_saw_it(
     await expect(page.locator(STEP)).to_have_text(f"step {last} of {last}")
     await expect(page.get_by_test_id("outcome")).to_be_visible()
     mine = await _frames(page, "0")
-    assert mine[-1]["view"]["state"] == final["state"]  # type: ignore[index]
+    assert mine[-1]["view"]["state"] == final["state"]
     # Every seat: both boards side by side, at the same step.
     await page.get_by_test_id("replay-viewer").select_option("all")
     await expect(boards).to_have_count(2)
@@ -104,17 +106,19 @@ async def test_a_spectator_watches_the_game_two_steps_behind_and_sees_the_end_at
     await expect(watcher.get_by_test_id("room")).to_contain_text(
         "spectators see the game 2 steps behind"
     )
-    # Alice's table at her turn, then again two versions later (her move, the bot's): the
-    # spectator's page shows then the table of the first.
-    await alice.wait_for_selector(OFFERED)
-    before, seen_then = await page_version(alice), (await page_view(alice))["state"]
+    # At Alice's turn (nothing moves until she does) the spectator's page holds the table as
+    # it was two versions before, which the finished room's replay shows afterwards.
     await alice.locator(OFFERED).first.click()
-    await alice.wait_for_function(f"{MIRROR}.version >= {before + 2}")
-    live = await page_view(alice)
-    await at_version(watcher, room, before + 2)
+    await alice.wait_for_selector(OFFERED)
+    now, live = await page_version(alice), await page_view(alice)
+    await at_version(watcher, room, now)
+    assert await page_version(watcher) == now
     watched = await page_view(watcher)
-    assert watched["you"] is None and watched["state"] == seen_then != live["state"]
+    assert watched["you"] is None and watched["state"] != live["state"]
     await play_to_outcome(alice)
     final = await page_view(alice)
     await watcher.locator(OUTCOME).wait_for()  # flushed: the end is shown at once
     assert (await page_view(watcher))["state"] == final["state"]
+    replayed = await _frames(alice, "spectator")
+    then = [f for f in replayed if (f["step"] or {}).get("version", 0) <= now - 2]
+    assert watched["state"] == then[-1]["view"]["state"]

@@ -278,7 +278,7 @@ async def game_replay(room: Room, command: Command) -> dict[str, Any]:
         reason = f"the room's record does not replay: {exc}"
         raise table.RoomError(errors.INTERNAL, reason) from None
     frames = record_replay.frames(built, room.game, replayed, seat)
-    return {"room": record.id, "seat": seat, "frames": frames}
+    return {"room": record.id, "seat": seat, "frames": record_replay.as_diffs(frames)}
 
 
 async def relist(room: Room, command: Command) -> dict[str, Any]:

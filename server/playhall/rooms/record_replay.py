@@ -24,7 +24,7 @@ from playhall.games.contract import Event, Game, Rejected, State
 from playhall.rooms.replay import STEPS
 from playhall.rooms.table import game_options
 from playhall.rooms.views import visible_events
-from playhall_protocol import fairness
+from playhall_protocol import fairness, make_diff
 
 #: The most positions a record may replay to: far beyond any game the engines end, so a
 #: record made up to cost the server a long replay is refused instead.
@@ -191,3 +191,22 @@ def _shown_move(step: Mapping[str, Any], seat: int | None) -> Any:
     if step.get("kind") == "leave_game" or (seat is not None and step.get("seat") == seat):
         return step.get("move")
     return None
+
+
+def as_diffs(shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`frames` as the ``replay`` request sends them: the first with its ``view``, each
+    later one with ``diff`` instead, the operations (PROTOCOL.md section 7) that turn the view
+    before it into its own. Consecutive views differ in little, so the reply is a fraction of
+    the whole views' size."""
+    out = []
+    previous: dict[str, Any] | None = None
+    for frame in shown:
+        view = frame["view"]
+        sent = {name: value for name, value in frame.items() if name != "view"}
+        if previous is None:
+            sent["view"] = view
+        else:
+            sent["diff"] = make_diff(previous, view)
+        previous = view
+        out.append(sent)
+    return out

@@ -1,8 +1,10 @@
 // The replay of a finished room (#replay=<id>): the game step by step, as one seat saw it, as a
 // spectator saw it, or every seat's view side by side. The page has no engine: the server
 // replays the room's record and sends each viewer's frames (the `replay` request: per step, the
-// step, the events that viewer could see and its room view), and each frame is drawn by the
+// step, the events that viewer could see and its room view, as a diff from the step before),
+// and each frame is drawn by the
 // game's own renderer, with no move offered. Steps move with the buttons or the arrow keys.
+import { applyDiff, copyValue } from "../lib/playhall.js";
 import { h, seatName } from "./ui.js";
 import { createBoard } from "./room/board.js";
 import { describeRoomEvent } from "./room/log.js";
@@ -69,8 +71,14 @@ export function showReplay(app, root, room) {
     const fields = { room };
     if (viewer !== SPECTATOR) fields.seat = Number(viewer);
     const reply = await conn.request("replay", fields);
-    frames.set(viewer, reply.frames);
-    return reply.frames;
+    // The first frame carries its view, each later one the diff from the view before it.
+    let view = null;
+    const whole = reply.frames.map((frame) => {
+      view = frame.view !== undefined ? frame.view : applyDiff(copyValue(view), frame.diff);
+      return { ...frame, view };
+    });
+    frames.set(viewer, whole);
+    return whole;
   }
 
   async function show(viewer) {
