@@ -196,8 +196,8 @@ def _shown_move(step: Mapping[str, Any], seat: int | None) -> Any:
 def as_diffs(shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """:func:`frames` as the ``replay`` request sends them: the first with its ``view``, each
     later one with ``diff`` instead, the operations (PROTOCOL.md section 7) that turn the view
-    before it into its own. Consecutive views differ in little, so the reply is a fraction of
-    the whole views' size."""
+    before it into its own. Consecutive views differ in little: a reply a third to a half
+    of the whole views' size (PROTOCOL.md, ``replay``, gives an example)."""
     out = []
     previous: dict[str, Any] | None = None
     for frame in shown:
