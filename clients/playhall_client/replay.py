@@ -39,12 +39,13 @@ class Replay:
     """Which step is shown, and how to move between steps. ``viewers``: one list of frames per
     viewer shown, all of the same length (one frame per position)."""
 
-    def __init__(self, viewers: Sequence[tuple[str, list[Frame]]]) -> None:
+    def __init__(self, viewers: Sequence[tuple[str, list[Frame]]], title: str = "") -> None:
         if not viewers or not viewers[0][1]:
             raise ValueError("a replay needs at least one viewer and one position")
         if len({len(frames) for _, frames in viewers}) != 1:
             raise ValueError("every viewer needs one frame per position")
         self.viewers = list(viewers)
+        self.title = title  # the game's, for people (else its id)
         self.at = 0
 
     @property
@@ -72,20 +73,19 @@ class Replay:
         # The step as the viewer who may read its move saw it (every seat: the mover's own).
         head = next((f for f in shown if f.get("step") and f["step"].get("move") is not None),
                     shown[0])
-        lines = [_position_line(head, self.at, self.last)]
+        lines = [_position_line(head, self.at, self.last, self.title)]
         for label, frames in self.viewers:
             lines.append(_frame_text(label, frames[self.at]))
         return "\n".join(lines)
 
 
-def _position_line(frame: Frame, at: int, last: int) -> str:
+def _position_line(frame: Frame, at: int, last: int, title: str) -> str:
     view = frame["view"]
     step = frame.get("step")
-    where = f"step {at}/{last}"
+    where = f"{title or view.get('game')} · room {view.get('room')} · step {at}/{last}"
     if step is None:
-        return f"== {view.get('game')} · room {view.get('room')} · {where}: the game is set up =="
-    return (f"== {view.get('game')} · room {view.get('room')} · {where} "
-            f"(v{step.get('version')}): {_step_text(step, view)} ==")
+        return f"== {where}: the game is set up =="
+    return f"== {where} (v{step.get('version')}): {_step_text(step, view)} =="
 
 
 def _step_text(step: dict[str, Any], view: dict[str, Any]) -> str:
@@ -125,9 +125,11 @@ def viewer_label(view: dict[str, Any], seat: int | None) -> str:
     return "a spectator" if seat is None else _seat_name(view, seat)
 
 
-async def run(viewers: Sequence[tuple[str, list[Frame]]], read: ReadLine, write: Write) -> int:
+async def run(
+    viewers: Sequence[tuple[str, list[Frame]]], read: ReadLine, write: Write, title: str = ""
+) -> int:
     """Show the replay from its setup and follow the keys until ``q`` or the input ends."""
-    replay = Replay(viewers)
+    replay = Replay(viewers, title)
     write(KEYS)
     write(replay.draw())
     while True:

@@ -214,7 +214,11 @@ def _replay(args: argparse.Namespace) -> int:
     labelled = [(replay.viewer_label(frames[0]["view"], seat), frames) for seat, frames in viewers]
 
     async def show() -> int:
-        return await replay.run(labelled, stdin_reader(), lambda text: print(text, flush=True))
+        named = record.get("title")
+        title = named if isinstance(named, str) else game.title
+        return await replay.run(
+            labelled, stdin_reader(), lambda text: print(text, flush=True), title
+        )
 
     return asyncio.run(show())
 
