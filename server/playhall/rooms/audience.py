@@ -274,12 +274,12 @@ class Audience:
                 diff = packed_diff(previous[1], new_view, shared)
                 if parts is None:
                     parts = UpdateParts(self.room, version, events)
-                if key is None and watched is not events:
-                    frame = UpdateParts(self.room, version, watched).frame(diff, key)
-                    frames[key] = self._update_or_snapshot(record, key, frame, watched)
-                    continue
-                frame = parts.frame(diff, key)
-                frames[key] = self._update_or_snapshot(record, key, frame, events)
+                seen = watched if key is None else events
+                if seen is events:
+                    frame = parts.frame(diff, key)
+                else:  # spectators under a delay: another version's events
+                    frame = UpdateParts(self.room, version, seen).frame(diff, key)
+                frames[key] = self._update_or_snapshot(record, key, frame, seen)
         self._history.record(version, frames)
         for session, state in self.viewers.items():
             if session.is_stale(self.room):
