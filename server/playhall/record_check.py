@@ -19,7 +19,7 @@ import playhall
 from playhall.catalog import get_game
 from playhall.games.contract import Applied, Game, Rejected, State
 from playhall.games.rng import bot_state
-from playhall.rooms import clocks
+from playhall.rooms import room_options
 from playhall.rooms.table import game_options
 from playhall_protocol.recordcheck import GAME_STEPS, Diverged
 
@@ -54,10 +54,10 @@ def set_up(record: dict[str, Any], key: bytes) -> tuple[Game, State]:
     options = record.get("options")
     if not isinstance(options, dict):
         raise Diverged("record", "options", "not a map")
-    own, clock = clocks.split_options(options)
+    own, room = room_options.split(options)
     try:
         game.normalize_options(own)
-        clocks.normalize(clock)
+        room_options.normalize(room)
     except Rejected as exc:
         raise Diverged("record", "options", exc.reason) from None
     return game, game.setup(seats, game_options(options), key)
