@@ -22,7 +22,7 @@ import secrets
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from playhall import log
 from playhall.counters import Counters
@@ -45,6 +45,10 @@ from playhall.store.outage import is_store_error
 from playhall_protocol import errors
 
 logger = log.get("playhall.fleet")
+
+
+#: Seconds after a batch was lost on its way to Redis before the edge is sent the next one.
+RESEND_AFTER: Final = 0.2
 
 
 class HeldRooms(Protocol):
@@ -101,13 +105,21 @@ class EdgeMail:
         self._sends: set[asyncio.Future[Any]] = set()
 
     def post(self, edge: str, item: list[Any]) -> None:
+        self._batch(edge).append(item)
+
+    def _nudge(self, edge: str) -> None:
+        """Send ``edge`` a batch now, empty if nothing is due (it carries the next number)."""
+        self._batch(edge)
+
+    def _batch(self, edge: str) -> list[Any]:
+        """The items going to ``edge`` in this pass's batch (which is then sent)."""
         items = self._pending.get(edge)
         if items is None:
             items = self._pending[edge] = []
             if not self._scheduled:
                 self._scheduled = True
                 asyncio.get_running_loop().call_soon(self.flush)
-        items.append(item)
+        return items
 
     def flush(self) -> None:
         self._scheduled = False
@@ -127,9 +139,12 @@ class EdgeMail:
         if sent.cancelled():
             return
         failure = sent.exception()
-        if failure is not None:  # lost: the edge sees the gap in the numbers and asks again
+        if failure is not None:
+            # Lost. The edge notices by the gap in the numbers and syncs its rooms again, but
+            # only when a later batch comes: one comes shortly, empty if nothing else is due.
             if not is_store_error(failure):
                 logger.error("edge_publish_failed", edge=edge, error=repr(failure))
+            asyncio.get_running_loop().call_later(RESEND_AFTER, self._nudge, edge)
             return
         if sent.result() == 0:
             self._on_gone(instance_of(edge), at)

@@ -1,0 +1,45 @@
+"""The owner's side of forwarding, as pure code: what it sends each edge, numbered, and a batch
+lost on its way to Redis followed shortly by another (so the edge sees the gap even when
+nothing else is due). The bus is a stand-in that records what is published."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from playhall.fleet.messages import FRAME, unpack_batch
+from playhall.fleet.owner import EdgeMail
+from playhall.store.keys import Keys
+
+
+class FailingOnce:
+    """A bus whose first publish fails as a reset connection does; the rest reach one edge."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[bytes, tuple[str, int, list[Any], str]]] = []
+
+    def publish(self, channel: bytes, payload: bytes) -> Any:
+        future = asyncio.get_running_loop().create_future()
+        if not self.sent:
+            future.set_exception(RedisConnectionError("reset"))
+        else:
+            future.set_result(1)
+        self.sent.append((channel, unpack_batch(payload)))
+        return future
+
+
+async def test_a_batch_lost_on_its_way_is_followed_by_the_next_number() -> None:
+    bus = FailingOnce()
+    gone: list[str] = []
+    mail = EdgeMail(bus, Keys("ph:"), lambda edge, at: gone.append(edge))  # type: ignore[arg-type]
+    mail.post("host:1#ab", [FRAME, 3, "r1", b"frame"])
+    async with asyncio.timeout(5):
+        while len(bus.sent) < 2:
+            await asyncio.sleep(0.01)
+    (channel, first), (_, second) = bus.sent
+    assert channel == b"ph:edge:host:1"
+    assert first[1:] == (1, [[FRAME, 3, "r1", b"frame"]], "host:1#ab")
+    assert second[1:] == (2, [], "host:1#ab")  # empty, numbered next: the edge sees the gap
+    assert gone == []
