@@ -265,7 +265,8 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
            "--new-players-per-minute", "0", "--address-rooms-per-minute", "0",
            "--rooms-per-minute", "0",
            # The metrics listener on a free port: runs of two trees may share the machine.
-           "--metrics-listen", "127.0.0.1:0"]
+           "--metrics-listen", "127.0.0.1:0",
+           "--admin-listen", "127.0.0.1:0"]
     counted = os.environ.get("BENCH_CALLGRIND")
     instructions = 0
     totals: dict[str, int] = {}

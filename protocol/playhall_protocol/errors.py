@@ -13,6 +13,7 @@ UNSUPPORTED_VERSION = "unsupported_version"
 BAD_TOKEN = "bad_token"  # resume token unknown or wrong
 BAD_HOST_TOKEN = "bad_host_token"  # host's signed token expired, forged, foreign or not taken
 RATE_LIMITED = "rate_limited"  # too many messages; this one was dropped
+ADDRESS_REFUSED = "address_refused"  # an operator refuses the client's address for a time
 
 # Lobby and rooms
 NO_SUCH_GAME = "no_such_game"
@@ -27,6 +28,7 @@ SEAT_TAKEN = "seat_taken"
 NO_SUCH_SEAT = "no_such_seat"
 NOT_SEATED = "not_seated"  # the action needs a seat in this room
 NOT_IN_ROOM = "not_in_room"  # not watching or seated
+MUTED = "muted"  # chat from a player an operator muted in this room
 NOT_CREATOR = "not_creator"
 WRONG_STATUS = "wrong_status"  # e.g. ready after the game started
 NOT_READY = "not_ready"  # start with empty seats

@@ -26,6 +26,7 @@ from playhall.fleet.node import FleetNode
 from playhall.heartbeat import Heartbeat
 from playhall.lobby import Lobby
 from playhall.lobby_feed import LobbyFeed, client_name
+from playhall.net.admin import Admin, check_listen
 from playhall.net.descriptors import DescriptorWatch
 from playhall.net.endpoint import Endpoint
 from playhall.net.metrics import Metrics
@@ -58,6 +59,8 @@ class Running:
     heartbeat: Heartbeat
     #: The metrics listener (``metrics_listen``), if there is one.
     metrics_server: asyncio.Server | None = None
+    #: The operator's listener (``admin_listen``), if there is one.
+    admin_server: asyncio.Server | None = None
     sweeper: asyncio.Task[None] | None = None
     counter: asyncio.Task[None] | None = None
     supervisor: asyncio.Task[None] | None = None
@@ -69,6 +72,12 @@ class Running:
     @property
     def port(self) -> int:
         return int(self.server.sockets[0].getsockname()[1])
+
+    @property
+    def admin_port(self) -> int | None:
+        if self.admin_server is None:
+            return None
+        return int(self.admin_server.sockets[0].getsockname()[1])
 
     @property
     def metrics_port(self) -> int | None:
@@ -97,9 +106,10 @@ class Running:
         self.server.close()
         await self.server.wait_closed()
         await self.heartbeat.leave()
-        if self.metrics_server is not None:  # open until here: a scrape sees the drain
-            self.metrics_server.close()
-            await self.metrics_server.wait_closed()
+        for listener in (self.metrics_server, self.admin_server):
+            if listener is not None:  # open until here: a scrape sees the drain
+                listener.close()
+                await listener.wait_closed()
         self.endpoint.store.close()
         await self.redis.aclose()
         if self.embedded is not None:
@@ -151,6 +161,7 @@ async def start(config: Config) -> Running:
     # The games first: a failed plugin is reported now, and two games claiming one id
     # (catalog.GameConflict) stop the start before anything runs.
     offered = sorted(all_games())
+    check_listen(config.admin_listen, config.admin_token)  # before anything is opened
     embedded = None
     url = config.redis_url
     if not url:
@@ -196,6 +207,7 @@ async def start(config: Config) -> Running:
     if metrics.on_game_port():
         endpoint.metrics = metrics.answer
     metrics_server = await _listen_for_metrics(metrics, config.metrics_listen)
+    admin_server = await _listen_for_admin(Admin(store, rooms, config.admin_token), config)
     server = await asyncio.get_running_loop().create_server(
         endpoint.websocket, config.host, config.port, backlog=1024
     )
@@ -207,6 +219,7 @@ async def start(config: Config) -> Running:
         heartbeat,
         metrics_server,
     )
+    running.admin_server = admin_server
     _tune_gc()
     await feed.start()
     restored = await keeper.restore_active()
@@ -238,6 +251,10 @@ async def start(config: Config) -> Running:
             if running.metrics_port is not None else None
         ),
         metrics_on_game_port=metrics.on_game_port(),
+        admin=(
+            f"http://{config.admin_listen.rpartition(':')[0]}:{running.admin_port}/admin/"
+            if running.admin_port is not None else None
+        ),
         loop=eventloop.loop_name(asyncio.get_running_loop()),
         # The C speedups of packing and diffing (playhall_protocol._speedups), or the reference.
         speedups=codec.SPEEDUPS is not None,
@@ -256,6 +273,21 @@ async def _listen_for_metrics(metrics: Metrics, listen: str) -> asyncio.Server |
         raise OSError(
             exc.errno, f"metrics_listen {listen}: {exc.strerror}; give each process its own "
             "address, or an empty metrics_listen for none"
+        ) from exc
+
+
+async def _listen_for_admin(admin: Admin, config: Config) -> asyncio.Server | None:
+    """The operator's listener at ``admin_listen``, or None if it is empty."""
+    listen = config.admin_listen
+    if not listen:
+        return None
+    host, port = parse_listen(listen)
+    try:
+        return await admin.listen(host, port)
+    except OSError as exc:
+        raise OSError(
+            exc.errno, f"admin_listen {listen}: {exc.strerror}; give each process its own "
+            "address, or an empty admin_listen for none"
         ) from exc
 
 

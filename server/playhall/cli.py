@@ -4,7 +4,8 @@
 (:mod:`playhall.games.conformance`) against one game, a built-in, an installed plugin or a
 module; ``playhall verify`` checks a game record, replaying it through this server's engines
 (:mod:`playhall.record_check`); ``playhall replay`` replays a game record through the game's
-engine and shows it with the terminal client's replay screen. ``playhall play`` (terminal
+engine and shows it with the terminal client's replay screen; ``playhall admin`` sends an
+operator's commands to a running server (:mod:`playhall.admin`). ``playhall play`` (terminal
 client) and ``playhall bot`` (a client-side bot) are the client package's; this module only
 routes to them, importing them when asked so the server never depends on client code.
 """
@@ -21,7 +22,7 @@ from dataclasses import Field
 from pathlib import Path
 from typing import Any
 
-from playhall import eventloop, log
+from playhall import admin, eventloop, log
 from playhall.catalog import GameConflict
 from playhall.config import Config, parse
 from playhall.games.contract import Game
@@ -230,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     _check_game_parser(sub)
     _verify_parser(sub)
     _replay_parser(sub)
+    admin.add_parser(sub)
     client_cli = _client_cli()
     if client_cli is not None:
         client_cli.add_parsers(sub)
@@ -240,9 +242,11 @@ def main(argv: list[str] | None = None) -> int:
         log.configure(config.log_format, config.log_level)
         from playhall.app import serve_forever
         from playhall.host_identity import HostTokens
+        from playhall.net.admin import check_listen
 
         try:
             HostTokens.from_config(config)  # a key that cannot be read stops here, saying why
+            check_listen(config.admin_listen, config.admin_token)
         except ValueError as exc:
             parser.exit(2, f"playhall serve: {exc}\n")
 
@@ -262,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         return _verify(args)
     if args.command == "replay":
         return _replay(args)
+    if args.command == "admin":
+        return admin.run(args)
     assert client_cli is not None
     return int(client_cli.run(args))
 

@@ -94,6 +94,17 @@ class Config:
         "bearer token GET /metrics must carry; when set, the game port serves /metrics too "
         "(never without one)",
     )
+    admin_listen: str = setting(
+        "127.0.0.1:9766",
+        "host:port of the operator's listener that `playhall admin` talks to (loopback only "
+        "by default; any other address needs admin_token; port 0: any free port); empty: none",
+        check=_listen_address,
+    )
+    admin_token: str = setting(
+        "",
+        "bearer token the operator's requests must carry (`playhall admin` reads it from "
+        "PLAYHALL_ADMIN_TOKEN); needed when admin_listen is not a loopback address",
+    )
     redis_url: str = setting(
         "", "Redis to use, e.g. redis://host:6379/0; empty: start an embedded Redis in data_dir"
     )

@@ -9,7 +9,8 @@ number shown is ``round(60 * mu)`` (1500 to start, the scale players know from c
 Pure functions only: the stored ratings and the once-only write are playhall.results'.
 
 A game is rated when the room asked for it, at least two different people held its seats and
-played it to an end (no bot seat, not ``abandoned``). Places come from the outcome alone,
+played it to an end (no bot seat, not ended by the server: ``abandoned`` or
+``closed_by_operator``). Places come from the outcome alone,
 because ``scores`` mean different things in different games: the winners share first place,
 the seats that left the game (resigned, timed out) and the players a stand-in was playing for
 when it ended share last place, everyone else shares the place between. Nobody won: everyone
@@ -30,6 +31,10 @@ START_MU: Final = MODEL.mu
 START_SIGMA: Final = MODEL.sigma
 #: The shown rating is ``SCALE * mu``.
 SCALE: Final = 60
+
+#: The reasons of a game the server ended without a result: nobody won or lost it, and it
+#: moves no rating.
+NO_RESULT: Final = frozenset({"abandoned", "closed_by_operator"})
 
 
 @dataclass(frozen=True)
@@ -54,9 +59,10 @@ class Rating:
 
 
 def result_of(outcome: dict[str, Any] | None, seat: int, seats: int) -> str:
-    """``w`` (among the winners), ``d`` (nobody won) or ``l``; empty for an abandoned game. A
-    one-seat game nobody won was lost to the game itself (Mandala solo: Master Yoga won)."""
-    if not outcome or outcome.get("reason") == "abandoned":
+    """``w`` (among the winners), ``d`` (nobody won) or ``l``; empty for a game the server
+    ended (:data:`NO_RESULT`). A one-seat game nobody won was lost to the game itself (Mandala
+    solo: Master Yoga won)."""
+    if not outcome or outcome.get("reason") in NO_RESULT:
         return ""
     winners = outcome.get("winners") or []
     if not winners:
@@ -77,7 +83,7 @@ def rated_players(
     rated: bool, seats: list[dict[str, Any]], outcome: dict[str, Any] | None
 ) -> bool:
     """Whether a finished game with these seats (``player``, ``bot``) is rated at all."""
-    if not rated or not outcome or outcome.get("reason") == "abandoned":
+    if not rated or not outcome or outcome.get("reason") in NO_RESULT:
         return False
     if any(seat.get("bot") or not seat.get("player") for seat in seats):
         return False

@@ -50,6 +50,7 @@ def server_config(redis_url: str, **overrides: object) -> Config:
         log_format="json",
         log_level="error",
         metrics_listen="127.0.0.1:0",  # a free port each: tests run several servers at once
+        admin_listen="127.0.0.1:0",
     )
     for name, value in overrides.items():
         setattr(config, name, value)

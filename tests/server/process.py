@@ -63,6 +63,8 @@ class ServerProcess:
             # A free port each: tests run several servers side by side.
             "--metrics-listen",
             "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
             *(extra or []),
         ]
         self.env = {

@@ -101,6 +101,7 @@ class Endpoint:
         # Refusals a client can repeat at will are logged once per address and window.
         self.connections_refused = RefusalLog(logger, "connection_refused")
         self.requests_refused = RefusalLog(logger, "http_refused")
+        self.addresses_refused = RefusalLog(logger, "address_refused")
         self.code_tries = CodeTries(
             store.redis, store.keys.p,
             config.code_tries, config.code_backoff, config.code_backoff_max,
@@ -502,6 +503,7 @@ class Endpoint:
                 errors.UNSUPPORTED_VERSION,
                 f"this server speaks protocol versions {list(SUPPORTED_VERSIONS)}",
             )
+        await self._not_refused(session)
         if not session.counted:
             try:
                 counted = await self.caps.connection(session.address, self._member(session))
@@ -541,6 +543,26 @@ class Endpoint:
         if who.token is not None:
             reply["token"] = who.token
         return reply
+
+    async def _not_refused(self, session: Session) -> None:
+        """Refuse the ``hello`` of a connection from an address an operator refuses
+        (``address_refused``, with the seconds left as ``retry_after``), on every process
+        together (playhall.store.refused); logged once per address and window."""
+        address = session.address
+        refusal = await self.store.refused.check(address) if address else None
+        if refusal is None:
+            return
+        left = max(0.0, refusal.until - time.time())
+        self.addresses_refused.refused(
+            address, peer=session.ws.remote_address, by=refusal.by, until=refusal.until
+        )
+        why = f" ({refusal.reason})" if refusal.reason else ""
+        raise RoomError(
+            errors.ADDRESS_REFUSED,
+            f"this server refuses connections from your address for {math.ceil(left)} s "
+            f"more{why}",
+            retry_after=round(left, 1),
+        )
 
     async def _rename(self, session: Session, wanted: str) -> dict[str, Any]:
         """The player goes by ``wanted`` from now on: stored, on every connection of theirs

@@ -291,7 +291,8 @@ class Room:
             game=new.game,
             order=order,
         )
-        ends = new.status == FINISHED and old.status != FINISHED
+        # (A room closed while it waited for its game ends no game: it leaves no results.)
+        ends = new.status == FINISHED and old.status == PLAYING
         if ends:  # noted first: a process that dies after the commit leaves it to the next
             await results_of(self.store, self.config).expect(old, new)
         reply_lost = False

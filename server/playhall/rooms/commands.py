@@ -440,7 +440,43 @@ async def expire(room: Room, command: Command) -> dict[str, Any]:
     return {}
 
 
-#: What each kind of command does.
+# -- an operator's commands (playhall admin, through playhall.net.admin) -------------------------
+
+
+async def operator_end(room: Room, command: Command) -> dict[str, Any]:
+    """An operator ends the room (``args``: ``operator``, who did): its game, or its wait for
+    one, is over with reason ``closed_by_operator``, a version every viewer gets."""
+    record = room.record
+    new, events = table.close_by_operator(record, time.time())
+    room.log.info(
+        "room_closed_by_operator", operator=command.args["operator"], status=record.status,
+        version=new.version,
+    )
+    await room.commit(new, "close", None, None, None, events)
+    return {"room": record.id, "version": new.version, "status": new.status}
+
+
+async def operator_mute(room: Room, command: Command) -> dict[str, Any]:
+    """An operator mutes (``args["muted"]``) or unmutes ``args["player"]``'s chat in the room:
+    a version whose event every viewer gets; their chat is refused (``muted``) meanwhile."""
+    args = command.args
+    player, muted = args["player"], bool(args["muted"])
+    record = room.record
+    stored = await room.store.players.player(player)
+    seat = record.seat_of(player)
+    if stored is None and seat is None:
+        raise RoomError(errors.NO_SUCH_PLAYER, f"no player has the id {player!r}")
+    name = stored.name if stored is not None else record.seats[seat or 0].name
+    new, events = table.mute(record, player, name, muted)
+    if new is not record:
+        room.log.info(
+            "chat_muted" if muted else "chat_unmuted", operator=args["operator"],
+            player=player, version=new.version,
+        )
+        await room.commit(new, "mute" if muted else "unmute", seat, player, events=events)
+    return {"room": record.id, "version": room.record.version, "muted": list(room.record.muted)}
+
+
 async def quick_start(room: Room, command: Command) -> dict[str, Any]:
     """A quick-play table starts (playhall.matchmaking asks): once its wait is over, its empty
     seats going to the server's bots (``bots``, the default); or once every seat is taken,
@@ -476,6 +512,7 @@ async def table_state(room: Room, command: Command) -> dict[str, Any]:
     }
 
 
+#: What each kind of command does.
 HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]] = {
     "join": join,
     "sync": sync,
@@ -501,4 +538,6 @@ HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]]
     "_expire": expire,
     "_quick_start": quick_start,
     "_table": table_state,
+    "_operator_end": operator_end,
+    "_operator_mute": operator_mute,
 }

@@ -86,6 +86,8 @@ class RoomRecord:
     contributions: tuple[bytes | None, ...] = ()
     #: Whether the game counts for its players' ratings (playhall.ratings says when it can).
     rated: bool = False
+    #: Players whose chat an operator muted in this room (``playhall admin mute``).
+    muted: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -109,6 +111,7 @@ class RoomRecord:
         clocks: dict[str, Any] | None = None,
         contributions: tuple[bytes | None, ...] = (),
         rated: bool = False,
+        muted: tuple[str, ...] = (),
     ) -> None:
         """The fields in order, as the dataclass would take them (see docs/operations.md, "The
         compiled build", for why it is written out)."""
@@ -132,6 +135,7 @@ class RoomRecord:
         object.__setattr__(self, "clocks", clocks)
         object.__setattr__(self, "contributions", contributions)
         object.__setattr__(self, "rated", rated)
+        object.__setattr__(self, "muted", muted)
 
     def evolve(self, **changes: Any) -> RoomRecord:
         """A new record with ``changes`` and the version moved on by one."""
@@ -176,6 +180,7 @@ class RoomRecord:
             clocks,
             self.contributions,
             self.rated,
+            self.muted,
         )
 
     def fields(self) -> dict[str, Any]:
@@ -201,6 +206,7 @@ class RoomRecord:
             "clocks": self.clocks,
             "contributions": self.contributions,
             "rated": self.rated,
+            "muted": self.muted,
         }
 
     def seat_of(self, player: str) -> int | None:
@@ -235,6 +241,7 @@ class RoomRecord:
         data = self.fields()
         data["seats"] = [seat.as_dict() for seat in self.seats]
         data["contributions"] = list(self.contributions)
+        data["muted"] = list(self.muted)
         return pack(data)
 
     @classmethod
@@ -242,6 +249,7 @@ class RoomRecord:
         data = msgpack.unpackb(blob, raw=False, strict_map_key=False)
         data["seats"] = tuple(Seat(**s) for s in data["seats"])
         data["contributions"] = tuple(data.get("contributions", ()))
+        data["muted"] = tuple(data.get("muted", ()))
         if "seed" in data:  # a record stored before rooms had secrets: its seed names a key
             data["secret"] = data.pop("seed").to_bytes(32, "big")
         return cls(**data)

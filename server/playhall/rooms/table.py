@@ -282,6 +282,8 @@ def chat_line(
     record: RoomRecord, player: str, name: str, text: str, now: float
 ) -> dict[str, Any]:
     """The chat message a viewer's line becomes (the room's viewers get it as it is)."""
+    if player in record.muted:
+        raise RoomError(errors.MUTED, "an operator of this server has muted your chat in this room")
     text = text.strip()
     if not text:
         raise RoomError(errors.BAD_MESSAGE, "empty chat line")
@@ -510,13 +512,50 @@ def abandon(record: RoomRecord, now: float) -> Change:
     scores); the record then expires as any finished room does."""
     if record.status != PLAYING:
         return record, []
-    stopped = clocks.advance(clocks.Rules(record.options), record.clocks, [], None, now)
-    outcome = {"winners": [], "scores": [], "reason": "abandoned"}
+    return _ended_without_result(record, "abandoned", now)
+
+
+#: The reason of a room an operator ended (``playhall admin end``).
+CLOSED_BY_OPERATOR = "closed_by_operator"
+
+
+def close_by_operator(record: RoomRecord, now: float) -> Change:
+    """An operator ends the room (reason ``closed_by_operator``: no winners, no scores),
+    whether its game is being played or it still waits for one; it then expires as any
+    finished room does. A finished room is refused: there is nothing left to end."""
+    if record.status == FINISHED:
+        raise RoomError(errors.GAME_OVER, "the room is finished already", version=record.version)
+    return _ended_without_result(record, CLOSED_BY_OPERATOR, now)
+
+
+def _ended_without_result(record: RoomRecord, reason: str, now: float) -> Change:
+    """``record`` finished for ``reason`` with nobody winning, its clocks stopped."""
+    stopped = (
+        clocks.advance(clocks.Rules(record.options), record.clocks, [], None, now)
+        if record.status == PLAYING else record.clocks
+    )
+    outcome = {"winners": [], "scores": [], "reason": reason}
     new = record.evolve(
         status=FINISHED, outcome=outcome, deadline=None, clocks=stopped,
         seats=played_by_players(record.seats),
     )
     return new, [{"type": "game_over", **outcome}]
+
+
+def mute(record: RoomRecord, player: str, name: str | None, muted: bool) -> Change:
+    """An operator mutes (or unmutes) ``player``'s chat in the room (``name``: theirs, for the
+    event); no change if they already are (or are not)."""
+    if (player in record.muted) == muted:
+        return record, []
+    if muted:
+        now_muted = (*record.muted, player)
+    else:
+        now_muted = tuple(p for p in record.muted if p != player)
+    event: Event = {
+        "type": "chat_muted" if muted else "chat_unmuted", "player": player, "name": name,
+        "seat": record.seat_of(player),
+    }
+    return record.evolve(muted=now_muted), [event]
 
 
 def expiry_ttl(record: RoomRecord, waiting_ttl: float, abandoned_ttl: float) -> float | None:
@@ -565,6 +604,7 @@ def rematch(
         rematch_of=record.id,
         created=created,
         rated=record.rated,
+        muted=record.muted,  # an operator's mute holds at the same table
     )
     if len(seats) == 1:
         new_room = _set_up(new_room, game, created)

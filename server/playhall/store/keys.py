@@ -36,6 +36,9 @@ players (``store/players.py``)
                                (expires)
 ``p address:<a>:conns``        sorted set: the greeted connections from ``a`` on every process
                                ("<instance>:<connection id>" -> when it lapses unless renewed)
+``p refused:<a>``              client address ``a`` refused by an operator: who, why, until
+                               when (msgpack), with a TTL of the time left
+                               (``store/refused.py``)
 join-code tries (``store/code_tries.py``)
 ``p tries:player:<pid>``,      join-code tries of a player and of an address (hashes, kept
 ``p tries:address:<a>``        by ``store.code_tries``, expire)
@@ -128,6 +131,9 @@ class Keys:
     def connections_key(self, address: str) -> str:
         return f"{self.p}address:{address}:conns"
 
+    def refused_key(self, address: str) -> str:
+        return f"{self.p}refused:{address}"
+
     def game_key(self, room: str) -> str:
         return f"{self.p}game:{room}"
 
@@ -175,3 +181,9 @@ def as_bytes(value: bytes | str) -> bytes:
 
 def as_text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def scan_pattern(prefix: str) -> str:
+    """A SCAN pattern for the keys that start with ``prefix`` (the characters a pattern gives
+    a meaning escaped)."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in prefix) + "*"

@@ -7,7 +7,8 @@
 - ``players`` (:class:`PlayerStore`): players, the rooms they sit in or created, and the
   windowed counters behind the per-player and per-address caps;
 - ``expiry`` (:class:`ExpiryStore`): when each unfinished room is next checked for expiry;
-- ``fleet`` (:class:`FleetStore`): the server processes alive on this Redis.
+- ``fleet`` (:class:`FleetStore`): the server processes alive on this Redis;
+- ``refused`` (:class:`RefusedAddresses`): the client addresses an operator refuses for a time.
 
 (Join-code tries are kept apart, by ``code_tries``.)
 
@@ -29,6 +30,7 @@ from playhall.store.lobby import LobbyStore
 from playhall.store.outage import Outage
 from playhall.store.pipe import CommandPipe
 from playhall.store.players import PlayerStore
+from playhall.store.refused import RefusedAddresses
 from playhall.store.rooms import RoomStore
 from playhall.store.scripts import SCRIPT_LOADS
 
@@ -47,6 +49,7 @@ class Store:
         self.players = PlayerStore(client, pipe, self.keys, player_ttl)
         self.expiry = ExpiryStore(client, pipe, self.keys)
         self.fleet = FleetStore(pipe, self.keys)
+        self.refused = RefusedAddresses(client, self.keys)
         #: When Redis last answered (monotonic seconds), for /healthz.
         self.answered_at = time.monotonic()
         #: Whether Redis is away now, for logging an outage once (see ``outage``).

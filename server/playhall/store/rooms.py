@@ -19,7 +19,7 @@ import redis.asyncio as aioredis
 
 from playhall.store import scripts
 from playhall.store.codes import new_code
-from playhall.store.keys import Keys, as_bytes, as_text
+from playhall.store.keys import Keys, as_bytes, as_text, scan_pattern
 from playhall.store.pipe import CommandPipe, encode_bulk
 from playhall.store.scripts import RENEW_BATCH, Fenced, VersionConflict
 
@@ -292,6 +292,36 @@ class RoomStore:
             for _, fields in reversed(entries)
         ]
 
+    async def room_ids(self) -> list[str]:
+        """Every stored room's id, by a SCAN of the keyspace (for an operator's listing, never
+        on a player's path: it reads every key name once)."""
+        prefix = self.keys.room_key("")
+        ids = set()
+        async for key in self.redis.scan_iter(match=scan_pattern(prefix), count=1000, _type="hash"):
+            room = as_text(key)[len(prefix):]
+            if ":" not in room:
+                ids.add(room)
+        return sorted(ids)
+
+    async def peek(self, rooms: list[str]) -> list[tuple[bytes | None, int, str | None]]:
+        """For each room, its last checkpoint's record (packed; None: no such room), its
+        version and its lease (``"<instance>|<fence>"``; None: no process holds it), read in
+        one round trip without a lease. The checkpoint's status and seats are the room's own:
+        every change of either is stored whole."""
+        pipe = self.redis.pipeline(transaction=False)
+        for room in rooms:
+            pipe.hmget(self.keys.room_key(room), ["d", "v"])
+            pipe.get(self.keys.lease_key(room))
+        replies = await pipe.execute()
+        return [
+            (
+                None if blob is None else as_bytes(blob),
+                0 if version is None else int(version),
+                None if lease is None else as_text(lease),
+            )
+            for (blob, version), lease in zip(replies[::2], replies[1::2], strict=True)
+        ]
+
     async def active_rooms(self) -> list[str]:
         return sorted(as_text(m) for m in await self.redis.smembers(self.keys.active))
 
@@ -335,3 +365,4 @@ class RoomStore:
         key = self.keys.chat_key(room).encode()
         lines: list[bytes] = await self.pipe.call(b"LRANGE", key, b"0", b"-1")
         return lines
+
