@@ -155,6 +155,8 @@ class Admin:
             await writer.drain()
         except ConnectionError:
             pass  # the operator's program went away: nothing to answer
+        except Exception:  # a bug: said in the log, the connection closed unanswered
+            logger.exception("admin_request_failed", peer=peer_text)
         finally:
             writer.close()
 
@@ -364,10 +366,14 @@ def _address(args: dict[str, Any]) -> str:
 
 
 def _named(args: dict[str, Any]) -> dict[str, Any]:
-    """What an action's log line names of its arguments (bounded: no free text but the
-    reason)."""
-    return {k: str(args[k])[:REASON_MAX] for k in ("room", "player", "address", "seconds",
-                                                   "reason") if k in args}
+    """What an action's log line names of its arguments, each cut short (``note``: the reason
+    given for a refusal)."""
+    named: dict[str, Any] = {k: str(args[k])[:REASON_MAX]
+                             for k in ("room", "player", "address", "seconds")
+             if k in args}
+    if args.get("reason"):
+        named["note"] = str(args["reason"])[:REASON_MAX]
+    return named
 
 
 def _summary(record: RoomRecord, version: int, lease: str | None) -> dict[str, Any]:
