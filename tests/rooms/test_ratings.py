@@ -19,8 +19,9 @@ def test_only_games_between_different_people_played_to_an_end_are_rated() -> Non
     assert not ratings.rated_players(True, [PEOPLE[0], {"player": None, "bot": True}], won)
     assert not ratings.rated_players(True, PEOPLE[:1], won)  # solo
     assert not ratings.rated_players(True, [PEOPLE[0], PEOPLE[0]], won)  # one person twice
-    abandoned = {"winners": [], "scores": [], "reason": "abandoned"}
-    assert not ratings.rated_players(True, PEOPLE, abandoned)
+    for reason in ("abandoned", "closed_by_operator"):  # the server ended it: no result
+        ended = {"winners": [], "scores": [], "reason": reason}
+        assert not ratings.rated_players(True, PEOPLE, ended)
 
 
 @pytest.mark.parametrize(
@@ -43,6 +44,7 @@ def test_results_of_seats() -> None:
     assert [ratings.result_of({"winners": [1]}, s, 2) for s in (0, 1)] == ["l", "w"]
     assert ratings.result_of({"winners": []}, 0, 2) == "d"
     assert ratings.result_of({"winners": [], "reason": "abandoned"}, 0, 2) == ""
+    assert ratings.result_of({"winners": [], "reason": "closed_by_operator"}, 0, 1) == ""
     # Mandala solo: nobody won means Master Yoga (who has no seat) did.
     assert ratings.result_of({"winners": [], "reason": "harvest"}, 0, 1) == "l"
     assert ratings.result_of({"winners": [0], "reason": "harvest"}, 0, 1) == "w"

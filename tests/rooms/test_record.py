@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import msgpack
 import pytest
 
 from playhall.games.rng import int_key
@@ -32,8 +33,19 @@ def test_evolve_refuses_unknown_fields() -> None:
 
 
 def test_a_record_survives_packing() -> None:
-    new = record().evolve(state={"deck": [3, 1, 2]}, seen={"a": {"m": 1, 7: 2}})
+    new = record().evolve(state={"deck": [3, 1, 2]}, seen={"a": {"m": 1, 7: 2}}, muted=("a",))
     assert RoomRecord.unpack(new.pack()) == new
+
+
+def test_a_record_stored_before_mutes_existed_mutes_nobody() -> None:
+    data = msgpack.unpackb(record().pack())
+    del data["muted"]
+    assert RoomRecord.unpack(msgpack.packb(data)).muted == ()
+
+
+def test_a_game_step_keeps_the_mutes() -> None:
+    muted = record().evolve(muted=("a",), status=PLAYING)
+    assert muted.stepped({"y": 1}, PLAYING, None, None, None).muted == ("a",)
 
 
 def test_fields_names_every_field_in_order() -> None:

@@ -406,3 +406,35 @@ def test_a_private_room_s_creator_needs_no_code() -> None:
     assert same is record and seat is None
     with refused("no_such_room"):
         table.join(record, mantis(), "bob", "Bob", watch=True)
+
+
+def test_an_operator_ends_a_game_or_a_wait_for_one_without_a_result() -> None:
+    closed = {"winners": [], "scores": [], "reason": "closed_by_operator"}
+    for before in (playing(), room()):
+        new, events = table.close_by_operator(before, 9.0)
+        assert (new.status, new.outcome, new.version) == (FINISHED, closed, before.version + 1)
+        assert events == [{"type": "game_over", **closed}] and new.deadline is None
+        with refused("game_over"):  # nothing left to end
+            table.close_by_operator(new, 10.0)
+
+
+def test_a_muted_players_chat_is_refused_until_unmuted() -> None:
+    record, _, _ = table.join(room(), mantis(), "alice", "Alice")
+    muted, events = table.mute(record, "alice", "Alice", True)
+    assert muted.muted == ("alice",) and muted.version == record.version + 1
+    assert events == [{"type": "chat_muted", "player": "alice", "name": "Alice", "seat": 0}]
+    with refused("muted"):
+        table.chat_line(muted, "alice", "Alice", "hi", 5.0)
+    assert table.chat_line(muted, "eve", "Eve", "hi", 5.0)["text"] == "hi"  # others may
+    assert table.mute(muted, "alice", "Alice", True) == (muted, [])  # muted once
+    unmuted, events = table.mute(muted, "alice", "Alice", False)
+    assert unmuted.muted == () and events[0]["type"] == "chat_unmuted"
+    assert table.chat_line(unmuted, "alice", "Alice", "hi", 6.0)["text"] == "hi"
+
+
+def test_a_rematch_keeps_the_tables_mutes() -> None:
+    finished = table.mute(playing(), "alice", "Alice", True)[0].evolve(status=FINISHED)
+    rematch, _, _ = table.rematch(
+        finished, mantis(), "alice", room_id="r2", secret=int_key(9), created=3.0
+    )
+    assert rematch.muted == ("alice",)

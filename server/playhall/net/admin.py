@@ -368,9 +368,10 @@ def _address(args: dict[str, Any]) -> str:
 def _named(args: dict[str, Any]) -> dict[str, Any]:
     """What an action's log line names of its arguments, each cut short (``note``: the reason
     given for a refusal)."""
-    named: dict[str, Any] = {k: str(args[k])[:REASON_MAX]
-                             for k in ("room", "player", "address", "seconds")
-             if k in args}
+    named: dict[str, Any] = {
+        k: str(args[k])[:REASON_MAX] for k in ("room", "player", "address", "seconds")
+        if k in args
+    }
     if args.get("reason"):
         named["note"] = str(args["reason"])[:REASON_MAX]
     return named
