@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
+
+#: The outcome reasons of a game the server ended without a result (PROTOCOL.md, the view's
+#: ``outcome``).
+NO_RESULT: Final = frozenset({"abandoned", "closed_by_operator"})
 
 Title = Callable[[str], str]
 
@@ -45,8 +49,8 @@ def game_line(game: dict[str, Any], player: str, title: Title, now: float | None
     others = [s.get("name") or "bot" for i, s in enumerate(seats) if i != mine]
     outcome = game.get("outcome") or {}
     winners = outcome.get("winners") or []
-    if outcome.get("reason") == "abandoned":
-        result = "abandoned"
+    if outcome.get("reason") in NO_RESULT:  # the server ended it: nobody won or lost
+        result = str(outcome["reason"]).replace("_", " ")
     elif not winners:
         result = "lost" if len(seats) == 1 else "draw"  # solo: the game itself won
     else:

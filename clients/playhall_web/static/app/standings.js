@@ -5,6 +5,8 @@ import { h } from "./ui.js";
 
 /** Places on the leaderboard shown. */
 const TOP = 10;
+/** The outcome reasons of a game the server ended without a result (PROTOCOL.md, the view's `outcome`). */
+const NO_RESULT = new Set(["abandoned", "closed_by_operator"]);
 
 function title(app, id) {
   const g = app.games.find((x) => x.id === id);
@@ -18,7 +20,8 @@ function ratingText(r) {
 function resultText(game, player) {
   const mine = game.seats.findIndex((s) => s.player === player);
   const outcome = game.outcome || {};
-  if (outcome.reason === "abandoned") return "abandoned";
+  // The server ended it (nobody played it, or an operator closed it): nobody won or lost.
+  if (NO_RESULT.has(outcome.reason)) return outcome.reason.replaceAll("_", " ");
   // A one-seat game nobody won was lost to the game itself (Mandala solo: Master Yoga).
   if (!(outcome.winners || []).length) return game.seats.length === 1 ? "lost" : "draw";
   return outcome.winners.includes(mine) ? "won" : "lost";

@@ -217,11 +217,12 @@ function describe(ev, view) {
 }
 
 /** The winners as indices into the outcome's scores: in solo an empty `winners` is Master Yoga's
- * win (player 1, who has no seat), unless nobody played the game to an end (abandoned). */
+ * win (player 1, who has no seat), unless nobody played the game to an end (abandoned, or closed
+ * by the server's operator). */
 function winners(view) {
   const o = view.outcome;
   if (!o || o.winners.length || !view.state || view.state.mode !== "solo") return null;
-  return o.reason === "abandoned" ? [] : [1];
+  return o.reason === "abandoned" || o.reason === "closed_by_operator" ? [] : [1];
 }
 
 export default { render, describe, winners };

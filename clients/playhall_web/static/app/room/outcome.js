@@ -6,6 +6,7 @@ const REASONS = {
   resignation: "resignation: a player left the game",
   timeout: "timeout: a player ran out of time",
   abandoned: "abandoned: nobody played or watched it for a long time",
+  closed_by_operator: "closed by the server's operator",
 };
 
 /** Name for a score's index: a seat, or a non-seat player of the game (Master Yoga). */
