@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import gc
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
@@ -63,6 +63,8 @@ class Running:
     admin_server: asyncio.Server | None = None
     sweeper: asyncio.Task[None] | None = None
     counter: asyncio.Task[None] | None = None
+    #: Closes the connections from addresses an operator refuses (``Endpoint.keep_refused``).
+    refusals: asyncio.Task[None] | None = None
     supervisor: asyncio.Task[None] | None = None
     #: Watches for the process running out of file descriptors (playhall.net.descriptors).
     descriptors: asyncio.Task[None] | None = None
@@ -89,7 +91,8 @@ class Running:
         logger.info("draining", rooms=len(self.rooms.rooms), sessions=len(self.endpoint.sessions))
         self.endpoint.draining = True
         await self.heartbeat.drain()  # the registry says so before anything stops
-        for task in (self.sweeper, self.counter, self.supervisor, self.descriptors):
+        for task in (self.sweeper, self.counter, self.refusals, self.supervisor,
+                     self.descriptors):
             if task is not None:
                 task.cancel()
         self.keeper.stop()
@@ -232,6 +235,7 @@ async def start(config: Config) -> Running:
     running.restore_handler = watch.install(asyncio.get_running_loop())
     running.descriptors = asyncio.create_task(watch.watch())
     running.counter = asyncio.create_task(endpoint.keep_counted())
+    running.refusals = asyncio.create_task(endpoint.keep_refused())
     if embedded is not None:
         running.supervisor = asyncio.create_task(supervise(embedded, endpoint))
     logger.info(
@@ -264,30 +268,28 @@ async def start(config: Config) -> Running:
 
 async def _listen_for_metrics(metrics: Metrics, listen: str) -> asyncio.Server | None:
     """The metrics listener at ``listen`` (``host:port``), or None if it is empty."""
-    if not listen:
-        return None
-    host, port = parse_listen(listen)
-    try:
-        return await metrics.listen(host, port)
-    except OSError as exc:
-        raise OSError(
-            exc.errno, f"metrics_listen {listen}: {exc.strerror}; give each process its own "
-            "address, or an empty metrics_listen for none"
-        ) from exc
+    return await _listen("metrics_listen", listen, metrics.listen)
 
 
 async def _listen_for_admin(admin: Admin, config: Config) -> asyncio.Server | None:
     """The operator's listener at ``admin_listen``, or None if it is empty."""
-    listen = config.admin_listen
+    return await _listen("admin_listen", config.admin_listen, admin.listen)
+
+
+async def _listen(
+    setting: str, listen: str, open_at: Callable[[str, int], Awaitable[asyncio.Server]]
+) -> asyncio.Server | None:
+    """A listener of its own at ``listen`` (the value of ``setting``), or None if it is empty;
+    an address it cannot listen on is refused, saying which setting named it."""
     if not listen:
         return None
     host, port = parse_listen(listen)
     try:
-        return await admin.listen(host, port)
+        return await open_at(host, port)
     except OSError as exc:
         raise OSError(
-            exc.errno, f"admin_listen {listen}: {exc.strerror}; give each process its own "
-            "address, or an empty admin_listen for none"
+            exc.errno, f"{setting} {listen}: {exc.strerror}; give each process its own "
+            f"address, or an empty {setting} for none"
         ) from exc
 
 

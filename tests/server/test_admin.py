@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from playhall.net.admin import check_listen
 from playhall_client import Client, ServerError
-from playhall_protocol import errors
+from playhall_protocol import decode, encode, errors
 
 from .helpers import started_table
 from .process import ROOT, ServerProcess, free_port
@@ -185,6 +187,21 @@ async def test_a_refused_address_cannot_say_hello_until_its_time_is_over(
     await client.close()
     status, listed, _ = await served.admin("refusals")
     assert listed["refusals"] == []
+
+
+async def test_a_connection_greeted_before_its_address_is_refused_is_closed(
+    served: Served,
+) -> None:
+    async with connect(served.server.url) as ws:
+        await ws.send(encode({"t": "hello", "id": 1, "protocol": [1]}))
+        assert decode(await ws.recv())["t"] == "ok"
+        assert (await served.admin("refuse", "127.0.0.1", "1m"))[0] == 0
+        with pytest.raises(ConnectionClosed) as closed:
+            async with asyncio.timeout(20):  # every process checks every third of lease_ms
+                while True:
+                    await ws.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == errors.CLOSE_POLICY
+    assert [line.get("at") for line in served.lines("address_refused")] == ["connected"]
 
 
 async def test_a_lifted_refusal_lets_the_address_in_at_once(served: Served) -> None:

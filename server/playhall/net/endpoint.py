@@ -704,6 +704,34 @@ class Endpoint:
                 else:
                     self.store.outage.failed(exc, during="connection renewal")
 
+    # -- addresses an operator refuses (playhall.store.refused) --------------------------------
+
+    async def keep_refused(self) -> None:
+        """Close the greeted connections from an address an operator has refused since they
+        said hello (through any process), with 1008: checked every third of ``lease_ms``, one
+        read of Redis a pass unless a refusal was made or lifted (then one more)."""
+        seen: int | None = None
+        while True:
+            await asyncio.sleep(self.config.lease_ms / 3000)
+            try:
+                stamp = await self.store.refused.stamp()
+                if stamp == seen:
+                    continue
+                addresses = sorted({s.address for s in self.sessions if s.greeted and s.address})
+                refused = await self.store.refused.refused_among(addresses) if addresses else set()
+                seen = stamp
+            except Exception as exc:
+                if not is_store_error(exc):
+                    logger.exception("refusal_check_failed")
+                else:
+                    self.store.outage.failed(exc, during="refusal check")
+                continue
+            for session in [s for s in self.sessions if s.greeted and s.address in refused]:
+                self.addresses_refused.refused(
+                    session.address, peer=session.ws.remote_address, at="connected"
+                )
+                session.ws.close(errors.CLOSE_POLICY, "your address is refused by an operator")
+
     # -- slow connections ----------------------------------------------------------------------
 
     async def sweep_slow(self, every: float = 1.0) -> None:

@@ -39,6 +39,8 @@ players (``store/players.py``)
 ``p refused:<a>``              client address ``a`` refused by an operator: who, why, until
                                when (msgpack), with a TTL of the time left
                                (``store/refused.py``)
+``p refusals``                 counter: moved on by every refusal made or lifted, so a process
+                               reads the refusals again only when they changed
 join-code tries (``store/code_tries.py``)
 ``p tries:player:<pid>``,      join-code tries of a player and of an address (hashes, kept
 ``p tries:address:<a>``        by ``store.code_tries``, expire)
@@ -133,6 +135,9 @@ class Keys:
 
     def refused_key(self, address: str) -> str:
         return f"{self.p}refused:{address}"
+
+    def refusals_key(self) -> str:
+        return f"{self.p}refusals"
 
     def game_key(self, room: str) -> str:
         return f"{self.p}game:{room}"

@@ -3,7 +3,9 @@ process together: one key per address, ``p refused:<address>``, whose value says
 it, why and until when, and whose TTL is the time left, so a refusal lapses by itself.
 
 Read once per ``hello`` (:meth:`RefusedAddresses.check`), which every connection must say
-before it can do anything.
+before it can do anything; and, for the connections greeted before their address was refused,
+by every process every third of ``lease_ms``, but only once the counter ``p refusals`` (moved on
+by every refusal made or lifted) says something changed (:meth:`RefusedAddresses.stamp`).
 """
 
 from __future__ import annotations
@@ -46,14 +48,29 @@ class RefusedAddresses:
         replaced: the last word counts)."""
         refusal = Refusal(address, now + seconds, by, reason)
         blob = msgpack.packb([refusal.until, by, reason])
-        await self.redis.set(
-            self.keys.refused_key(address), blob, px=max(1, math.ceil(seconds * 1000))
-        )
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.set(self.keys.refused_key(address), blob, px=max(1, math.ceil(seconds * 1000)))
+        pipe.incr(self.keys.refusals_key())
+        await pipe.execute()
         return refusal
 
     async def lift(self, address: str) -> bool:
         """End ``address``'s refusal now; False if it had none."""
-        return bool(await self.redis.delete(self.keys.refused_key(address)))
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.delete(self.keys.refused_key(address))
+        pipe.incr(self.keys.refusals_key())
+        deleted, _ = await pipe.execute()
+        return bool(deleted)
+
+    async def stamp(self) -> int:
+        """The refusals' counter: it moves on whenever a refusal is made or lifted."""
+        value = await self.redis.get(self.keys.refusals_key())
+        return 0 if value is None else int(value)
+
+    async def refused_among(self, addresses: list[str]) -> set[str]:
+        """Those of ``addresses`` refused now (one read)."""
+        blobs = await self.redis.mget([self.keys.refused_key(a) for a in addresses])
+        return {a for a, blob in zip(addresses, blobs, strict=True) if blob is not None}
 
     async def check(self, address: str) -> Refusal | None:
         """``address``'s refusal, if it has one now."""
