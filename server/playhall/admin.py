@@ -159,7 +159,9 @@ def shown(action: str, answer: dict[str, Any]) -> list[str]:
     if action == "rooms":
         lines = [_room_line(room) for room in answer["rooms"]]
         more = answer["matched"] - len(answer["rooms"])
-        return [*lines, f"{answer['matched']} rooms" + (f" ({more} not shown)" if more else "")]
+        matched = answer["matched"]
+        counted = f"{matched} room{'' if matched == 1 else 's'}"
+        return [*lines, counted + (f" ({more} not shown)" if more else "")]
     if action == "room":
         room = answer["room"]
         lines = [_room_line(room)]

@@ -9,6 +9,8 @@ import asyncio
 import json
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -267,6 +269,61 @@ async def test_the_listener_is_not_reached_when_nothing_listens() -> None:
     )
     _, err = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode == 1 and b"cannot reach" in err
+
+
+def _http(
+    url: str, method: str, body: bytes, headers: dict[str, str]
+) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(url, body or None, headers, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read())
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "operator", "status", "code"),
+    [
+        ("GET", "/admin/rooms", b"", OPERATOR, 405, "method_not_allowed"),
+        ("POST", "/metrics", b"", OPERATOR, 404, "not_found"),
+        ("POST", "/admin/rooms", b"", "", 400, "bad_operator"),
+        ("POST", "/admin/rooms", b"{not json", OPERATOR, 400, "bad_request"),
+        ("POST", "/admin/rooms", b"[1]", OPERATOR, 400, "bad_request"),
+        ("POST", "/admin/rooms", b'{"status": "gone"}', OPERATOR, 400, "bad_request"),
+        ("POST", "/admin/explode", b"{}", OPERATOR, 404, "unknown_action"),
+        ("POST", "/admin/refuse", b'{"address": "10.0.0.1", "seconds": "soon"}', OPERATOR, 400,
+         "bad_duration"),
+        ("POST", "/admin/refuse", b'{"address": "10.0.0.1", "seconds": -5}', OPERATOR, 400,
+         "bad_duration"),
+        ("POST", "/admin/rooms", b"x" * 20_000, OPERATOR, 413, "too_large"),
+    ],
+)
+async def test_the_listener_refuses_what_it_does_not_take_with_a_code(
+    served: Served, method: str, path: str, body: bytes, operator: str, status: int, code: str
+) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    if operator:
+        headers["X-Playhall-Operator"] = operator
+    got, answer = await asyncio.to_thread(_http, served.url + path, method, body, headers)
+    assert (got, answer["error"]) == (status, code) and answer["reason"]
+    assert (await served.admin("refusals"))[1]["refusals"] == []  # nothing was changed
+
+
+async def test_people_read_the_listing_without_json(served: Served) -> None:
+    table = await started_table(served.server.url)
+    try:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "playhall.cli", "admin", "--url", served.url, "--token", TOKEN,
+            "rooms", stdout=asyncio.subprocess.PIPE, env=served.server.env,
+        )
+        out, _ = await asyncio.wait_for(process.communicate(), 30)
+    finally:
+        await table.close()
+    lines = out.decode().splitlines()
+    assert process.returncode == 0 and lines[-1] == "1 room"
+    assert table.room in lines[0] and "playing" in lines[0] and "owner admin-test" in lines[0]
+    assert f"p0 ({table.clients[0].player})" in lines[0]
 
 
 def test_the_listener_off_the_loopback_interface_needs_a_token() -> None:
