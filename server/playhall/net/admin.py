@@ -199,9 +199,8 @@ class Admin:
             self.store.outage.failed(exc, during="admin", action=action)
             return self._logged(action, operator, peer, args,
                                 Refused(errors.STORE_FAILED, "Redis is unreachable; retry"))
-        if action not in ("rooms", "room", "refusals"):  # what changes something is noted
-            logger.info("admin_action", action=action, operator=operator, peer=peer,
-                        result="ok", **_named(args))
+        logger.info("admin_action", action=action, operator=operator, peer=peer, result="ok",
+                    **_named(args))
         return HTTPStatus.OK, result
 
     def _logged(
