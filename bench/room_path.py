@@ -1,12 +1,16 @@
 """CPU per move of a room's whole command path, in one process: no network, Redis faked at the
 commit connection (the commit's arguments are still built and encoded).
 
-    python bench/room_path.py [--moves 3000] [--profile]
+    python bench/room_path.py [--moves 3000] [--profile | --count]
 
-Real 2-seat Mantis rooms (target 105) with two viewers each play to the end, one move at a time
-through ``Room.ask`` (queue, actor, apply, record, commit, views, diffs, frames, reply), until
+Real 2-seat Mantis rooms (target 105) with two viewers each play to the end, one move at a time:
+the client's frame read as the server reads it (``Request``: decoded and checked), then
+``Room.ask`` (queue, actor, apply, record, commit, views, diffs, frames, reply), until
 ``--moves`` moves are made. Reported: process CPU microseconds per move. ``--profile`` prints
 the cProfile of the moves instead (cProfile inflates Python-heavy parts; use it for shares).
+``--count`` prints instructions per move under valgrind's callgrind instead, which the machine's
+load does not move: the script runs itself twice under it, with ``--moves`` and twice as many,
+and divides the difference (start-up and imports cancel out).
 Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
 """
 
@@ -16,7 +20,10 @@ import argparse
 import asyncio
 import cProfile
 import pstats
+import re
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -33,10 +40,13 @@ from playhall.counters import Counters  # noqa: E402
 from playhall.games.rng import int_key  # noqa: E402
 from playhall.lobby import Lobby  # noqa: E402
 from playhall.net.replies import ReplyRouter  # noqa: E402
+from playhall.net.session import Request  # noqa: E402
+from playhall.results import results_of  # noqa: E402
 from playhall.rooms.actor import Room  # noqa: E402
 from playhall.rooms.record import RoomRecord, Seat  # noqa: E402
 from playhall.store.pipe import encode_command  # noqa: E402
 from playhall.store.redis_store import Store  # noqa: E402
+from playhall_protocol import encode  # noqa: E402
 
 
 class FakePipe:
@@ -78,6 +88,15 @@ async def run(moves: int, profiler: cProfile.Profile | None) -> float:
     # The redis-py client is never used: only the commit goes out, through the fake pipe.
     store = Store(aioredis.Redis(), FakePipe(), "bench:")
     config = Config()
+    # A game's end notes its results as due and writes them through redis-py, which goes
+    # nowhere here: both are left out (they happen once a game, not once a move).
+    results = results_of(store, config)
+
+    async def expect(old: RoomRecord, new: RoomRecord) -> None:
+        pass
+
+    results.expect = expect  # type: ignore[method-assign]
+    results.ended = lambda new: None  # type: ignore[method-assign]
     game = get_game("mantis")
     assert game is not None
     made, cpu = 0, 0.0
@@ -117,10 +136,14 @@ async def run(moves: int, profiler: cProfile.Profile | None) -> float:
             seat = game.to_act(room.record.state)[0]
             move = room.audience.view(room.record, seat)["moves"][0]
             mid += 1
-            args = {"room": record.id, "version": room.record.version, "mid": mid, "move": move}
+            frame = encode({"t": "move", "id": mid, "room": record.id,
+                            "version": room.record.version, "mid": mid, "move": move})
             started = time.process_time()
             if profiler is not None:
                 profiler.enable()
+            request = Request(frame)
+            assert request.error is None, request.error
+            args = request.message
             await room.ask("move", viewers[seat], args)
             if profiler is not None:
                 profiler.disable()
@@ -130,11 +153,29 @@ async def run(moves: int, profiler: cProfile.Profile | None) -> float:
     return cpu / made
 
 
+def instructions(moves: int) -> int:
+    """What callgrind counts for a whole run of this script making ``moves`` moves."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cg.out"
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                        sys.executable, __file__, "--moves", str(moves)],
+                       check=True, capture_output=True)
+        summary = re.search(r"^summary: (\d+)", out.read_text(), re.M)
+        assert summary is not None
+        return int(summary.group(1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moves", type=int, default=3000)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--count", action="store_true", help="instructions under callgrind")
     args = parser.parse_args()
+    if args.count:
+        few, many = instructions(args.moves), instructions(2 * args.moves)
+        print(f"{(many - few) / args.moves:,.0f} instructions per move "
+              f"({args.moves} and {2 * args.moves} moves)")
+        return
     log.configure("json", "warning")
     profiler = cProfile.Profile() if args.profile else None
     per_move = asyncio.run(run(args.moves, profiler))
