@@ -24,6 +24,9 @@ class ProtocolError(Exception):
         super().__init__(f"{code}: {reason}")
         self.code = code
         self.reason = reason
+        #: The request id of the refused message, where it was decoded and had a usable one
+        #: (set by ``messages.read``, so the error reply can name it).
+        self.request_id: int | None = None
 
 
 def _as_plain(value: Any) -> Any:
@@ -116,11 +119,31 @@ def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
     A frame is one msgpack map with string keys, no key twice in any map, nested at most
     ``max_depth`` levels (the map itself is 1), without extension types. msgpack's own
     unpacker reads it; the checks it does not make are made here."""
+    binary = as_binary(frame)
+    message = unpack_map(binary)
+    check_map(binary, message, max_depth)
+    return message
+
+
+def as_binary(frame: bytes | str) -> bytes:
+    """``frame``, refused if it came as a text message."""
     if isinstance(frame, str):
         raise ProtocolError(BAD_FRAME, "text frames are not accepted; send binary msgpack")
+    return frame
+
+
+def unpack_map(frame: bytes) -> dict[str, Any]:
+    """The first half of :func:`decode`: the frame unpacked by msgpack, which must give a map;
+    nothing else about it checked yet (:func:`check_map` does the rest)."""
     message = _unpack(frame, None)
     if type(message) is not dict:
         raise ProtocolError(BAD_FRAME, "a frame must be a msgpack map")
+    return message
+
+
+def check_map(frame: bytes, message: dict[str, Any], max_depth: int = 32) -> None:
+    """The second half of :func:`decode`: what msgpack lets through that a frame may not hold
+    (see :func:`_check`), and a key twice in any map."""
     problem = _check(message, 1, max_depth)
     if problem is not None:
         raise ProtocolError(BAD_FRAME, problem)
@@ -130,7 +153,42 @@ def decode(frame: bytes | str, *, max_depth: int = 32) -> dict[str, Any]:
     # map by map, to look for the key.
     if _pack(message) != frame:
         _unpack(frame, _map)
-    return message
+
+
+def check_value(value: Any, level: int, max_depth: int = 32) -> None:
+    """:func:`check_map`'s first check for one value of a frame at nesting ``level`` (the
+    frame's map is 1), for a reader that knows the rest of the frame holds nothing to check."""
+    problem = _check(value, level, max_depth)
+    if problem is not None:
+        raise ProtocolError(BAD_FRAME, problem)
+
+
+def packed_size(value: str | int) -> int:
+    """How many bytes the packer makes of a str or an int: the smallest msgpack form."""
+    if type(value) is str:
+        n = len(value) if value.isascii() else len(value.encode())
+        return n + (1 if n < 32 else 2 if n < 256 else 3 if n < 65536 else 5)
+    number: int = value  # type: ignore[assignment]
+    if -32 <= number < 128:
+        return 1
+    if -128 <= number < 256:
+        return 2
+    if -32768 <= number < 65536:
+        return 3
+    if -(2**31) <= number < 2**32:
+        return 5
+    return 9
+
+
+def smallest_form(frame: bytes, size: int) -> bool:
+    """Whether ``frame`` is ``size`` bytes long, ``size`` being what the packer would make of
+    the message decoded from it, with no float32 in it. Then it holds no key twice, without
+    packing the message again to compare: every other msgpack form of a value is at least as
+    long as the packer's (the smallest), and a map with a key twice is longer than the map it
+    decodes to, so a frame that is no longer than its message packed has no such map. A
+    float32 (type byte 0xca) is the one form shorter than the packer's (it packs floats in 64
+    bits); a frame with that byte anywhere, even inside a string, is not cleared here."""
+    return len(frame) == size and b"\xca" not in frame
 
 
 def _unpack(frame: bytes, pairs_hook: Any) -> Any:

@@ -27,7 +27,7 @@ from playhall.counters import Counters
 from playhall.net.ratelimit import TokenBucket
 from playhall_protocol import ProtocolError, decode, encode, errors
 from playhall_protocol.codec import frame_head, pack
-from playhall_protocol.messages import request_id_of, validate
+from playhall_protocol.messages import read, request_id_of
 
 
 class Request:
@@ -42,10 +42,9 @@ class Request:
         self.message: Any = None
         self.error: ProtocolError | None = None
         try:
-            self.message = decode(frame)
-            self.kind, self.rid = validate(self.message)
+            self.message, self.kind, self.rid = read(frame)
         except ProtocolError as exc:
-            self.rid = request_id_of(self.message)
+            self.rid = exc.request_id
             self.error = exc
 
 
