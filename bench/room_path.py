@@ -1,9 +1,10 @@
 """CPU per move of a room's whole command path, in one process: no network, Redis faked at the
 commit connection (the commit's arguments are still built and encoded).
 
-    python bench/room_path.py [--moves 3000] [--profile | --count]
+    python bench/room_path.py [--moves 3000] [--seats 2] [--spectators 0] [--profile | --count]
 
-Real 2-seat Mantis rooms (target 105) with two viewers each play to the end, one move at a time:
+Real Mantis rooms (target 105) of ``--seats`` players (2), each seat with a viewer, and
+``--spectators`` more viewers (0), play to the end, one move at a time:
 the client's frame read as the server reads it (``Request``: decoded and checked), then
 ``Room.ask`` (queue, actor, apply, record, commit, views, diffs, frames, reply), until
 ``--moves`` moves are made. Reported: process CPU microseconds per move. ``--profile`` prints
@@ -84,7 +85,8 @@ class FakeViewer:
         pass
 
 
-async def run(moves: int, profiler: cProfile.Profile | None) -> float:
+async def run(moves: int, profiler: cProfile.Profile | None, seats: int = 2,
+              spectators: int = 0) -> float:
     # The redis-py client is never used: only the commit goes out, through the fake pipe.
     store = Store(aioredis.Redis(), FakePipe(), "bench:")
     config = Config()
@@ -101,14 +103,14 @@ async def run(moves: int, profiler: cProfile.Profile | None) -> float:
     assert game is not None
     made, cpu = 0, 0.0
     while made < moves:
-        seats = (Seat("a", "a", False, True), Seat("b", "b", False, True))
+        players = [f"p{seat}" for seat in range(seats)]
         record = RoomRecord(
             id=f"room{made}",
             game="mantis",
             options=game.normalize_options({"target": 105}),
-            seats=seats,
+            seats=tuple(Seat(p, p, False, True) for p in players),
             secret=int_key(made + 1),
-            creator="a",
+            creator=players[0],
         )
 
         async def create(r: RoomRecord) -> None:
@@ -126,9 +128,11 @@ async def run(moves: int, profiler: cProfile.Profile | None) -> float:
             on_idle=lambda r: None,
         )
         room.start()
-        viewers = (FakeViewer("a"), FakeViewer("b"))
+        viewers = [FakeViewer(p) for p in players]
         for seat, viewer in enumerate(viewers):
             room.audience.attach(room.record, viewer, seat)
+        for n in range(spectators):
+            room.audience.attach(room.record, FakeViewer(f"w{n}"), None)
         await room.ask("start", viewers[0], {})
         mid = 0
         while room.record.status == "playing" and made < moves:
@@ -153,12 +157,12 @@ async def run(moves: int, profiler: cProfile.Profile | None) -> float:
     return cpu / made
 
 
-def instructions(moves: int) -> int:
+def instructions(moves: int, options: list[str]) -> int:
     """What callgrind counts for a whole run of this script making ``moves`` moves."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cg.out"
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                        sys.executable, __file__, "--moves", str(moves)],
+                        sys.executable, __file__, "--moves", str(moves), *options],
                        check=True, capture_output=True)
         summary = re.search(r"^summary: (\d+)", out.read_text(), re.M)
         assert summary is not None
@@ -170,15 +174,18 @@ def main() -> None:
     parser.add_argument("--moves", type=int, default=3000)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--count", action="store_true", help="instructions under callgrind")
+    parser.add_argument("--seats", type=int, default=2, help="players in each room (2-6)")
+    parser.add_argument("--spectators", type=int, default=0, help="spectators in each room")
     args = parser.parse_args()
     if args.count:
-        few, many = instructions(args.moves), instructions(2 * args.moves)
+        options = ["--seats", str(args.seats), "--spectators", str(args.spectators)]
+        few, many = instructions(args.moves, options), instructions(2 * args.moves, options)
         print(f"{(many - few) / args.moves:,.0f} instructions per move "
               f"({args.moves} and {2 * args.moves} moves)")
         return
     log.configure("json", "warning")
     profiler = cProfile.Profile() if args.profile else None
-    per_move = asyncio.run(run(args.moves, profiler))
+    per_move = asyncio.run(run(args.moves, profiler, args.seats, args.spectators))
     if profiler is not None:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
     print(f"{per_move * 1e6:.1f} us of CPU per move ({args.moves} moves)")
