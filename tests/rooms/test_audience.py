@@ -47,12 +47,12 @@ def mantis() -> Game:
     return game
 
 
-def started() -> RoomRecord:
+def started(seats: int = 2) -> RoomRecord:
     record = table.create(
-        "mantis", {}, 2, "alice", private=False, room_id="r", secret=int_key(3), created=0.0
+        "mantis", {}, seats, "alice", private=False, room_id="r", secret=int_key(3), created=0.0
     ).evolve()
-    record, _, _ = table.join(record, mantis(), "alice", "Alice")
-    record, _, _ = table.join(record, mantis(), "bob", "Bob")
+    for player in ("alice", "bob", "carol", "dan")[:seats]:
+        record, _, _ = table.join(record, mantis(), player, player.title())
     record, _ = table.start(record, mantis(), "alice")
     return record
 
@@ -202,3 +202,52 @@ def test_the_views_of_a_version_share_what_they_have_in_common() -> None:
     new = step(record)
     assert crowd.view(new, 0)["seats"] is alice["seats"]  # the seats did not change
     assert crowd.view(new, 0)["state"] is not alice["state"]
+
+
+def test_keys_whose_views_change_alike_share_one_encoded_frame() -> None:
+    """Four seats and two spectators: the seat that moved and the seat now to act have
+    updates of their own; the two other seats and the spectators' key get one frame, the very
+    same bytes, which still brings each of them to its own view."""
+    record = started(4)
+    crowd = audience()
+    viewers = {key: FakeViewer(f"p{key}", "P") for key in (0, 1, 2, 3, None)}
+    extra = FakeViewer("w2", "W")
+    mirrors = {}
+    for key, viewer in (*viewers.items(), (None, extra)):
+        crowd.attach(record, viewer, key)
+        crowd.send_snapshot(record, viewer)
+        mirrors[viewer] = viewer.messages("snapshot")[-1]["view"]
+    for _ in range(4):
+        assert record.state is not None
+        mover = mantis().to_act(record.state)[0]
+        new = step(record)
+        assert new.state is not None
+        nxt = mantis().to_act(new.state)[0]
+        crowd.broadcast(new, [{"type": "flip"}])
+        idle = [viewers[key] for key in (0, 1, 2, 3, None) if key not in (mover, nxt)]
+        assert len(idle) == 3 and idle[0].frames[-1] is idle[1].frames[-1] is idle[2].frames[-1]
+        assert viewers[mover].frames[-1] != viewers[nxt].frames[-1] != idle[0].frames[-1]
+        for key, viewer in (*viewers.items(), (None, extra)):
+            update = decode(viewer.frames[-1])
+            assert update["t"] == "update" and update["events"] == [{"type": "flip"}]
+            mirrors[viewer] = apply_diff(copy.deepcopy(mirrors[viewer]), update["diff"])
+            assert mirrors[viewer] == crowd.view(new, key)
+        record = new
+
+
+def test_keys_that_see_different_events_do_not_share_a_frame() -> None:
+    record = started(4)
+    crowd = audience()
+    viewers = {key: FakeViewer(f"p{key}", "P") for key in (0, 1, 2, 3, None)}
+    for key, viewer in viewers.items():
+        crowd.attach(record, viewer, key)
+        crowd.send_snapshot(record, viewer)
+    assert record.state is not None
+    mover = mantis().to_act(record.state)[0]
+    new = step(record)
+    assert new.state is not None
+    idle = [key for key in (0, 1, 2, 3) if key not in (mover, mantis().to_act(new.state)[0])]
+    crowd.broadcast(new, [{"type": "deal", "visible_to": [idle[0]]}])
+    assert decode(viewers[idle[0]].frames[-1])["events"] == [{"type": "deal"}]
+    assert decode(viewers[idle[1]].frames[-1])["events"] == []
+    assert viewers[idle[1]].frames[-1] == viewers[None].frames[-1]

@@ -53,7 +53,7 @@ class UpdateParts:
     ``visible_events`` gives the version's own list). A frame is these bytes around the
     viewer's own diff, byte for byte what ``encode`` makes of the whole message."""
 
-    __slots__ = ("head", "events", "all_events")
+    __slots__ = ("head", "events", "marked", "all_events")
 
     def __init__(self, room: str, version: int, events: list[Event]) -> None:
         # encode's bytes of {"t": "update", "room": room, "from": .., "to": .., "diff": ..,
@@ -63,11 +63,17 @@ class UpdateParts:
              _DIFF_KEY)
         )
         self.events = events
+        #: Some event is for some seats only (else every viewer sees the version's own list).
+        self.marked = views.visible_events(events, None) is not events
         self.all_events: bytes | None = None  # packed when a viewer first needs it
+
+    def public(self, key: ViewerKey) -> bool:
+        """Whether ``key`` sees every event of the version (so its frame is the diff's alone)."""
+        return not self.marked or views.visible_events(self.events, key) is self.events
 
     def frame(self, diff: bytes, key: ViewerKey) -> bytes:
         """The frame of a viewer whose diff, packed, is ``diff``."""
-        visible = views.visible_events(self.events, key)
+        visible = views.visible_events(self.events, key) if self.marked else self.events
         if visible is self.events:
             if self.all_events is None:
                 self.all_events = _EVENTS_KEY + pack(visible)
@@ -83,6 +89,26 @@ _EVENTS_KEY: Final = pack("events")
 _UPDATE_HEAD: Final = frame_head({"t": "update"}, 5) + pack("room")
 _FROM_KEY: Final = pack("from")
 _TO_KEY: Final = pack("to")
+
+
+#: A key's view as last computed: its version, the view, and the template it was copied from
+#: (``ViewMemo.template``).
+_Shown = tuple[int, dict[str, Any], dict[str, Any] | None]
+
+
+def _alike(old: _Shown, new: _Shown) -> tuple[int, ...] | None:
+    """What the change from ``old`` to ``new``, a key's views at two consecutive versions, is
+    made of when the key has no moves at either (a spectator, a seat not being waited on):
+    then two such keys whose views hold the very same objects (the template their views were
+    copied from, the join code, the game's view) make the same diff, as their ``you`` differs
+    but never changes, and so the same update frame. None for a key with moves, whose change
+    is its own. Objects, not values: equal values built apart could be ordered otherwise, and
+    their ops with them."""
+    old_view, new_view = old[1], new[1]
+    if old_view["moves"] is not views.NO_MOVES or new_view["moves"] is not views.NO_MOVES:
+        return None
+    return (id(old[2]), id(new[2]), id(old_view["state"]), id(new_view["state"]),
+            id(old_view["code"]), id(new_view["code"]))
 
 
 class ViewerState:
@@ -101,7 +127,7 @@ class Audience:
         self.game = game
         self.config = config
         self.viewers: dict[Viewer, ViewerState] = {}
-        self._views: dict[ViewerKey, tuple[int, dict[str, Any]]] = {}
+        self._views: dict[ViewerKey, _Shown] = {}
         self._memo = views.ViewMemo()
         #: What spectators see under the room's ``spectator_delay`` (``rooms.spectators``).
         self._delay = spectators.SpectatorDelay()
@@ -235,10 +261,12 @@ class Audience:
         if cached is not None and cached[0] == version:
             return cached[1]
         if key is None and spectators.delayed(record):
-            view = self._delay.view(record, self.game)
+            # The delayed view is no copy of this version's template: never alike another's.
+            view, template = self._delay.view(record, self.game), None
         else:
             view = views.room_view(record, self.game, key, self._memo)
-        self._views[key] = (version, view)
+            template = self._memo.template
+        self._views[key] = (version, view, template)
         return view
 
     def _live_keys(self) -> set[ViewerKey]:
@@ -259,27 +287,37 @@ class Audience:
 
     def broadcast(self, record: RoomRecord, events: list[Event]) -> None:
         """Send ``record``'s version to every viewer: the update frame of its key (encoded once
-        per key), or a snapshot if it was not at the previous version. The frames are kept as
-        they were sent: a client catching up later gets exactly those bytes again."""
+        per key, and once for all the keys whose views changed alike: see :func:`_alike`), or a
+        snapshot if it was not at the previous version. The frames are kept as they were sent:
+        a client catching up later gets exactly those bytes again."""
         version = record.version
         # The events spectators see with this version: ``events`` itself unless delayed.
         watched = self._delay.note(record, events)
         frames: dict[ViewerKey, bytes] = {}
         shared: dict[Any, Any] = {}  # what the views share is diffed once (see packed_diff)
         parts: UpdateParts | None = None  # and what their frames share is packed once
+        alike: dict[tuple[int, ...], bytes] = {}  # the update of each kind of idle key
         for key in self._live_keys():
             previous = self._views.get(key)
             new_view = self.view(record, key)
             if previous is not None and previous[0] == version - 1:
-                diff = packed_diff(previous[1], new_view, shared)
                 if parts is None:
                     parts = UpdateParts(self.room, version, events)
                 seen = watched if key is None else events
-                if seen is events:
-                    frame = parts.frame(diff, key)
-                else:  # spectators under a delay: another version's events
-                    frame = UpdateParts(self.room, version, seen).frame(diff, key)
-                frames[key] = self._update_or_snapshot(record, key, frame, seen)
+                kind = None
+                if seen is events and parts.public(key):
+                    kind = _alike(previous, self._views[key])
+                frame = alike.get(kind) if kind is not None else None
+                if frame is None:
+                    diff = packed_diff(previous[1], new_view, shared)
+                    if seen is events:
+                        update = parts.frame(diff, key)
+                    else:  # spectators under a delay: another version's events
+                        update = UpdateParts(self.room, version, seen).frame(diff, key)
+                    frame = self._update_or_snapshot(record, key, update, seen)
+                    if kind is not None and frame is update:
+                        alike[kind] = frame
+                frames[key] = frame
         self._history.record(version, frames)
         for session, state in self.viewers.items():
             if session.is_stale(self.room):

@@ -50,7 +50,7 @@ def room_view(record: RoomRecord, game: Game, seat: int | None, memo: ViewMemo) 
     moves = (
         game.legal_moves(state, seat)
         if playing and state is not None and seat is not None and not record.seats[seat].bot
-        else _NO_MOVES
+        else NO_MOVES
     )
     # A copy of the record's template (what every viewer's view shares) with the viewer's own
     # parts set: copying a map is one memcpy where building it inserts key by key.
@@ -58,7 +58,7 @@ def room_view(record: RoomRecord, game: Game, seat: int | None, memo: ViewMemo) 
     # The join code lets the holder bring friends: seated players may see it.
     view["code"] = record.code if seat is not None else None
     view["you"] = seat
-    view["moves"] = moves or _NO_MOVES
+    view["moves"] = moves or NO_MOVES
     if state is None:
         view["state"] = None
     elif not game.public_view:
@@ -71,7 +71,8 @@ def room_view(record: RoomRecord, game: Game, seat: int | None, memo: ViewMemo) 
     return view
 
 
-_NO_MOVES: Final[list[Any]] = []
+#: The moves of a view that has none: one list, shared by all such views.
+NO_MOVES: Final[list[Any]] = []
 
 
 def _common(record: RoomRecord, game: Game, memo: ViewMemo) -> None:
@@ -98,7 +99,7 @@ def _common(record: RoomRecord, game: Game, memo: ViewMemo) -> None:
         "seats": memo.shown_seats,
         "you": None,
         "to_act": to_act,
-        "moves": _NO_MOVES,
+        "moves": NO_MOVES,
         "state": None,
         "outcome": record.outcome,
         "deadline": record.deadline,
