@@ -239,6 +239,40 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def server_env() -> dict[str, str]:
+    """The environment the server runs in: this tree's packages first on its path."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(
+        str(ROOT / d) for d in ("protocol", "server", "clients"))}
+
+
+def server_command(port: int, redis_url: str) -> list[str]:
+    """The server as the benchmarks run it, listening on ``port``."""
+    # The per-connection rate limit is lifted: at R = 1 one client moves well over a thousand
+    # times a second, and a rate-limited move would stall its room (this measures throughput).
+    # So are the per-address caps (connections, new players, rooms): every client of the run
+    # connects from this host. And the rooms a player may create a minute: a pair plays a
+    # rematch (a new room) per finished game, at R = 1 several a second.
+    return [sys.executable, "-m", "playhall.cli", "serve", "--port", str(port), "--redis-url",
+            redis_url, "--bot-delay", "0", "--log-level", "warning", "--log-format", "json",
+            "--rate", "100000", "--burst", "100000", "--connections-per-address", "0",
+            "--new-players-per-minute", "0", "--address-rooms-per-minute", "0",
+            "--rooms-per-minute", "0",
+            # The metrics and admin listeners on free ports: runs of two trees may share the
+            # machine.
+            "--metrics-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"]
+
+
+def wait_listening(port: int, tries: int) -> None:
+    """Wait until something listens on ``port`` (the server has started), at most ``tries``
+    times 50 ms."""
+    for _ in range(tries):
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
 def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         fsync: str, client: str = "lean") -> dict[str, Any]:
     from playhall.store.embedded import EmbeddedRedis
@@ -252,21 +286,8 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
     redis = EmbeddedRedis(data / "redis", port=free_port(), fsync=fsync)
     redis.start()
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        str(ROOT / d) for d in ("protocol", "server", "clients"))}
-    # The per-connection rate limit is lifted: at R = 1 one client moves well over a thousand
-    # times a second, and a rate-limited move would stall its room (this measures throughput).
-    # So are the per-address caps (connections, new players, rooms): every client of the run
-    # connects from this host. And the rooms a player may create a minute: a pair plays a
-    # rematch (a new room) per finished game, at R = 1 several a second.
-    cmd = [sys.executable, "-m", "playhall.cli", "serve", "--port", str(port), "--redis-url",
-           redis.url, "--bot-delay", "0", "--log-level", "warning", "--log-format", "json",
-           "--rate", "100000", "--burst", "100000", "--connections-per-address", "0",
-           "--new-players-per-minute", "0", "--address-rooms-per-minute", "0",
-           "--rooms-per-minute", "0",
-           # The metrics listener on a free port: runs of two trees may share the machine.
-           "--metrics-listen", "127.0.0.1:0",
-           "--admin-listen", "127.0.0.1:0"]
+    env = server_env()
+    cmd = server_command(port, redis.url)
     counted = os.environ.get("BENCH_CALLGRIND")
     instructions = 0
     totals: dict[str, int] = {}
@@ -284,12 +305,7 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         env = gc_env(env, pauses_file)
     server = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(200 if not counted else 2000):
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        wait_listening(port, 200 if not counted else 2000)
         queue: Any = mp.Queue()
         start_at = time.time() + 1.0
         share = [rooms // procs + (1 if i < rooms % procs else 0) for i in range(procs)]
