@@ -103,6 +103,30 @@ async def test_a_failing_connection_mid_batch_holds_nobody_elses_frames(failing:
         assert bad.aborted  # a connection whose writes raise is dropped
 
 
+async def test_the_batch_asks_for_the_loop_once_not_once_a_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On Python 3.11 ``asyncio.get_running_loop()`` is a getpid() system call; a batch runs in
+    every pass that sends anything, so it keeps the loop it found first. Every pass still
+    writes what it was given."""
+    asked = []
+    real = asyncio.get_running_loop
+
+    def counted() -> asyncio.AbstractEventLoop:
+        asked.append(1)
+        return real()
+
+    batch = WriteBatch()
+    transport = RecordingTransport()
+    ws = opened(batch, transport)
+    monkeypatch.setattr(asyncio, "get_running_loop", counted)
+    for n in range(3):
+        ws.send(b"pass %d" % n)
+        await next_pass()
+        assert transport.written[-1].endswith(b"pass %d" % n)
+    assert len(asked) <= 1
+
+
 # -- over real sockets ---------------------------------------------------------------------------
 
 

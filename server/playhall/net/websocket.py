@@ -106,10 +106,17 @@ class WriteBatch:
     def __init__(self, counters: Counters | None = None) -> None:
         self._waiting: list[WebSocket] = []
         self.counters = counters if counters is not None else Counters()
+        # The loop, kept from the first pass that wrote: on Python 3.11 every
+        # ``asyncio.get_running_loop()`` is a getpid() system call (its fork check), and this
+        # runs in every pass of the loop that sends anything.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def add(self, ws: WebSocket) -> None:
         if not self._waiting:
-            asyncio.get_running_loop().call_soon(self._flush)
+            loop = self._loop
+            if loop is None:
+                loop = self._loop = asyncio.get_running_loop()
+            loop.call_soon(self._flush)
         self._waiting.append(ws)
 
     def _flush(self) -> None:
