@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import os
 import pstats
 import re
 import subprocess
@@ -161,9 +162,11 @@ def instructions(moves: int, options: list[str]) -> int:
     """What callgrind counts for a whole run of this script making ``moves`` moves."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cg.out"
+        # One hash seed for every run: the order of sets of strings, and with it some of the
+        # work, would otherwise differ from run to run.
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
                         sys.executable, __file__, "--moves", str(moves), *options],
-                       check=True, capture_output=True)
+                       check=True, capture_output=True, env={**os.environ, "PYTHONHASHSEED": "0"})
         summary = re.search(r"^summary: (\d+)", out.read_text(), re.M)
         assert summary is not None
         return int(summary.group(1))
