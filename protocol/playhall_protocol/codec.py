@@ -165,10 +165,10 @@ def check_value(value: Any, level: int, max_depth: int = 32) -> None:
 
 def packed_size(value: str | int) -> int:
     """How many bytes the packer makes of a str or an int: the smallest msgpack form."""
-    if type(value) is str:
+    if isinstance(value, str):
         n = len(value) if value.isascii() else len(value.encode())
         return n + (1 if n < 32 else 2 if n < 256 else 3 if n < 65536 else 5)
-    number: int = value  # type: ignore[assignment]
+    number = value
     if -32 <= number < 128:
         return 1
     if -128 <= number < 256:
