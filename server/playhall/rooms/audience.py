@@ -21,6 +21,7 @@ from playhall.games.contract import Event, Game
 from playhall.rooms import spectators, views
 from playhall.rooms.history import FrameHistory
 from playhall.rooms.record import PLAYING, RoomRecord
+from playhall.rooms.views import NO_MOVES
 from playhall_protocol import encode, packed_diff
 from playhall_protocol.codec import frame_head, pack
 
@@ -96,17 +97,14 @@ _TO_KEY: Final = pack("to")
 _Shown = tuple[int, dict[str, Any], dict[str, Any] | None]
 
 
-def _alike(old: _Shown, new: _Shown) -> tuple[int, ...] | None:
+def _alike(old: _Shown, new: _Shown) -> tuple[int, ...]:
     """What the change from ``old`` to ``new``, a key's views at two consecutive versions, is
     made of when the key has no moves at either (a spectator, a seat not being waited on):
-    then two such keys whose views hold the very same objects (the template their views were
-    copied from, the join code, the game's view) make the same diff, as their ``you`` differs
-    but never changes, and so the same update frame. None for a key with moves, whose change
-    is its own. Objects, not values: equal values built apart could be ordered otherwise, and
-    their ops with them."""
+    two such keys whose views hold the very same objects (the template their views were copied
+    from, the join code, the game's view) make the same diff, as their ``you`` differs but never
+    changes, and so the same update frame. Objects, not values: equal values built apart could
+    be ordered otherwise, and their ops with them."""
     old_view, new_view = old[1], new[1]
-    if old_view["moves"] is not views.NO_MOVES or new_view["moves"] is not views.NO_MOVES:
-        return None
     return (id(old[2]), id(new[2]), id(old_view["state"]), id(new_view["state"]),
             id(old_view["code"]), id(new_view["code"]))
 
@@ -304,9 +302,14 @@ class Audience:
                 if parts is None:
                     parts = UpdateParts(self.room, version, events)
                 seen = watched if key is None else events
-                kind = None
-                if seen is events and parts.public(key):
-                    kind = _alike(previous, self._views[key])
+                # (Moves tested here, not in _alike: a key with moves, every key of a duel,
+                # pays two lookups for it.)
+                kind = (
+                    _alike(previous, self._views[key])
+                    if previous[1]["moves"] is NO_MOVES and new_view["moves"] is NO_MOVES
+                    and seen is events and parts.public(key)
+                    else None
+                )
                 frame = alike.get(kind) if kind is not None else None
                 if frame is None:
                     diff = packed_diff(previous[1], new_view, shared)
