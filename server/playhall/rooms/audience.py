@@ -295,6 +295,7 @@ class Audience:
         shared: dict[Any, Any] = {}  # what the views share is diffed once (see packed_diff)
         parts: UpdateParts | None = None  # and what their frames share is packed once
         alike: dict[tuple[int, ...], bytes] = {}  # the update of each kind of idle key
+        none = NO_MOVES  # (a local: compiled, a module's global is a dict lookup each time)
         for key in self._live_keys():
             previous = self._views.get(key)
             new_view = self.view(record, key)
@@ -306,7 +307,7 @@ class Audience:
                 # pays two lookups for it.)
                 kind = (
                     _alike(previous, self._views[key])
-                    if previous[1]["moves"] is NO_MOVES and new_view["moves"] is NO_MOVES
+                    if new_view["moves"] is none and previous[1]["moves"] is none
                     and seen is events and parts.public(key)
                     else None
                 )
