@@ -296,18 +296,21 @@ class Audience:
         parts: UpdateParts | None = None  # and what their frames share is packed once
         alike: dict[tuple[int, ...], bytes] = {}  # the update of each kind of idle key
         none = NO_MOVES  # (a local: compiled, a module's global is a dict lookup each time)
-        for key in self._live_keys():
+        keys = self._live_keys()
+        # Sharing takes two idle keys, and a key with moves is never idle: with two keys (a
+        # duel, where the turn passes at every move) it is not looked for at all.
+        share = len(keys) > 2
+        for key in keys:
             previous = self._views.get(key)
             new_view = self.view(record, key)
             if previous is not None and previous[0] == version - 1:
                 if parts is None:
                     parts = UpdateParts(self.room, version, events)
                 seen = watched if key is None else events
-                # (Moves tested here, not in _alike: a key with moves, every key of a duel,
-                # pays two lookups for it.)
+                # (Tested here, not in _alike: a key with moves pays a lookup or two for it.)
                 kind = (
                     _alike(previous, self._views[key])
-                    if new_view["moves"] is none and previous[1]["moves"] is none
+                    if share and new_view["moves"] is none and previous[1]["moves"] is none
                     and seen is events and parts.public(key)
                     else None
                 )
