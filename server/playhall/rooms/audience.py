@@ -103,7 +103,9 @@ def _alike(old: _Shown, new: _Shown) -> tuple[int, ...]:
     two such keys whose views hold the very same objects (the template their views were copied
     from, the join code, the game's view) make the same diff, as their ``you`` differs but never
     changes, and so the same update frame. Objects, not values: equal values built apart could
-    be ordered otherwise, and their ops with them."""
+    be ordered otherwise, and their ops with them. By ``id``, which is safe within one
+    broadcast: the previous views' parts all existed before it began, and the new ones are held
+    by the new views, so two equal ids there are one object."""
     old_view, new_view = old[1], new[1]
     return (id(old[2]), id(new[2]), id(old_view["state"]), id(new_view["state"]),
             id(old_view["code"]), id(new_view["code"]))
