@@ -25,7 +25,7 @@ from playhall.counters import Counters
 from playhall.fleet.node import FleetNode
 from playhall.heartbeat import Heartbeat
 from playhall.lobby import Lobby
-from playhall.lobby_feed import LobbyFeed, client_name
+from playhall.lobby_feed import LobbyFeed
 from playhall.net.admin import Admin, check_listen
 from playhall.net.descriptors import DescriptorWatch
 from playhall.net.endpoint import Endpoint
@@ -33,7 +33,7 @@ from playhall.net.metrics import Metrics
 from playhall.net.replies import ReplyRouter
 from playhall.rooms.keeper import Keeper
 from playhall.rooms.manager import RoomManager
-from playhall.store.bus import Bus
+from playhall.store.bus import Bus, client_name
 from playhall.store.embedded import EmbeddedRedis
 from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Store
@@ -190,14 +190,15 @@ async def start(config: Config) -> Running:
         config.player_ttl,
     )
     lobby = Lobby(store, config.lobby_page, config.lobby_interval)
-    feed = LobbyFeed(
-        url, store, lobby, name=client_name(config.instance), timeout=config.redis_timeout
-    )
+    # The process's one subscribed connection: the fleet's channels and the lobby's changes.
+    bus = Bus(url, store.pipe, store.outage, name=client_name(config.instance),
+              timeout=config.redis_timeout)
+    feed = LobbyFeed(store, lobby, bus)
     counters = Counters()  # what this process counts, shared by its rooms and its endpoint
     replies = ReplyRouter(counters)
     # The other processes on this Redis: requests for rooms held elsewhere are forwarded.
     fleet = FleetNode(
-        Bus(client, store.pipe, store.outage), store.keys, config.instance,
+        bus, store.keys, config.instance,
         timeout=config.forward_timeout, check_every=config.lease_ms / 3000, outage=store.outage,
         counters=counters,
     )

@@ -17,7 +17,8 @@ import msgpack
 import redis.asyncio as aioredis
 from websockets.asyncio.client import ClientConnection, connect
 
-from playhall.lobby_feed import client_name, read_change
+from playhall.lobby_feed import read_change
+from playhall.store.bus import client_name
 from playhall_client import Client
 from playhall_protocol import encode
 
@@ -169,7 +170,8 @@ async def test_a_lost_listing_is_listed_again_within_a_lease_renewal(
 
 
 async def _feed_connection(admin: aioredis.Redis, server: ServerProcess) -> int | None:
-    """The id of ``server``'s lobby-feed connection in Redis's CLIENT LIST (None: none now)."""
+    """The id of ``server``'s subscribed connection (the bus, the lobby feed's too) in Redis's
+    CLIENT LIST (None: none now)."""
     name = client_name(server.env["PLAYHALL_INSTANCE"])
     ids = [int(c["id"]) for c in await admin.client_list() if c.get("name") == name]
     assert len(ids) <= 1
@@ -201,8 +203,12 @@ async def test_a_killed_subscription_is_made_again_and_its_watchers_brought_up_t
         assert page is not None
         resync = await watcher.next()
         assert resync == encode({"t": "lobby", "rooms": [msgpack.unpackb(page)], "more": True})
-        again = await _feed_connection(admin, a)
-        assert again is not None and again != killed
+
+        async def made_again() -> bool:
+            again = await _feed_connection(admin, a)
+            return again is not None and again != killed
+
+        await wait_for_redis(made_again, timeout=10)
 
         second = await alice.create("mantis", 3)  # heard on the new subscription
         push = msgpack.unpackb(await watcher.next())

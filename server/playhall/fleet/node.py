@@ -47,7 +47,7 @@ class FleetNode:
         self._check_every = check_every
         self._checker: asyncio.Task[None] | None = None
         self._tasks = Tasks()
-        bus.on_reconnect = self.edge.reconnected
+        bus.on_reconnect.append(self.edge.reconnected)
 
     def attach(self, rooms: HeldRooms, take: TakeRoom, connections: Connections) -> None:
         """Wire the node to this process's rooms and connections (made after it)."""
@@ -61,8 +61,7 @@ class FleetNode:
         are alive."""
         await self.bus.subscribe(self.keys.edge_channel(self.instance).encode(),
                                  self.edge.received)
-        self.bus.start()
-        await self.bus.ready.wait()
+        await self.bus.start()
         self._checker = asyncio.get_running_loop().create_task(self._check_forever())
 
     async def stop(self) -> None:
