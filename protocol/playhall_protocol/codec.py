@@ -27,6 +27,9 @@ class ProtocolError(Exception):
         #: The request id of the refused message, where it was decoded and had a usable one
         #: (set by ``messages.read``, so the error reply can name it).
         self.request_id: int | None = None
+        #: The refused message as decoded, where it was (set by ``messages.read``: the refusal
+        #: is logged and counted by the message's own type and room).
+        self.decoded: Any = None
 
 
 def _as_plain(value: Any) -> Any:

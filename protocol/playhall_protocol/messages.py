@@ -166,7 +166,8 @@ _ALLOWED: Final = {
 def read(frame: bytes | str) -> tuple[dict[str, Any], str, int]:
     """Decode a client's frame and check it as a message: ``decode`` then ``validate``, with
     every check made once. Raises :class:`ProtocolError`; one raised by ``validate``'s checks
-    carries the decoded message as ``exc.message`` (so the reply can name its request id).
+    carries the message's request id (``exc.request_id``, so the reply can name it) and the
+    decoded message (``exc.decoded``).
 
     A plain move (see :func:`_is_plain_move`), the message sent many times a second, is read
     in one pass: its type tests stand for ``decode``'s look at the top map and ``validate``'s,
@@ -189,6 +190,7 @@ def read(frame: bytes | str) -> tuple[dict[str, Any], str, int]:
         kind, rid = validate(message)
     except ProtocolError as exc:
         exc.request_id = request_id_of(message)
+        exc.decoded = message
         raise
     return message, kind, rid
 

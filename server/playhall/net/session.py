@@ -45,6 +45,7 @@ class Request:
             self.message, self.kind, self.rid = read(frame)
         except ProtocolError as exc:
             self.rid = exc.request_id
+            self.message = exc.decoded
             self.error = exc
 
 
