@@ -48,7 +48,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "protocol"), str(ROOT / "server"), str(ROOT / "clients")]
 
-from moves import cpu_seconds, free_port, load_process, other_cores  # noqa: E402
+from moves import (  # noqa: E402  (bench/moves.py: the script's folder)
+    cpu_seconds,
+    free_port,
+    load_process,
+    other_cores,
+    server_command,
+    server_env,
+    wait_listening,
+)
 
 HAPROXY_CFG = """\
 global
@@ -69,31 +77,13 @@ backend fleet
 
 
 def start_server(port: int, redis_url: str, prefix: str, name: str, core: str) -> Any:
-    env = {**os.environ, "PLAYHALL_KEY_PREFIX": prefix, "PLAYHALL_INSTANCE": name,
-           "PYTHONPATH": os.pathsep.join(str(ROOT / d) for d in ("protocol", "server",
-                                                                 "clients"))}
-    # As bench/moves.py: the per-connection rate and the per-address caps lifted (every client
-    # connects from this host), rooms a minute unbounded (a pair rematches per game).
-    cmd = [sys.executable, "-m", "playhall.cli", "serve", "--port", str(port), "--redis-url",
-           redis_url, "--bot-delay", "0", "--log-level", "warning", "--log-format", "json",
-           "--rate", "100000", "--burst", "100000", "--connections-per-address", "0",
-           "--new-players-per-minute", "0", "--address-rooms-per-minute", "0",
-           "--rooms-per-minute", "0", "--metrics-listen", ""]
+    """A server as bench/moves.py runs it (caps lifted), one of the fleet: its key prefix
+    shared, its instance name its own."""
+    env = {**server_env(), "PLAYHALL_KEY_PREFIX": prefix, "PLAYHALL_INSTANCE": name}
+    cmd = server_command(port, redis_url)
     if shutil.which("taskset") and core:
         cmd = ["taskset", "-c", core, *cmd]
     return subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
-
-
-def wait_listening(port: int) -> None:
-    import socket
-
-    for _ in range(400):
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on {port}")
 
 
 def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
@@ -111,7 +101,7 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
     balancer = None
     try:
         for port in ports:
-            wait_listening(port)
+            wait_listening(port, 400)
         target = ports[0]
         if mode == "spread":
             target = free_port()
@@ -120,7 +110,7 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
             cfg.write_text(HAPROXY_CFG.format(port=target, servers=lines))
             balancer = subprocess.Popen(["haproxy", "-f", str(cfg)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wait_listening(target)
+            wait_listening(target, 400)
         queue: Any = mp.Queue()
         start_at = time.time() + 1.0
         share = [rooms // procs + (1 if i < rooms % procs else 0) for i in range(procs)]
