@@ -116,13 +116,24 @@ async def test_a_stalled_spectator_catches_up_with_a_snapshot(redis_url: str) ->
 
     running = await app.start(server_config(redis_url, outbox=2))
     url = f"ws://127.0.0.1:{running.port}/"
-    player = await Client.connect(url, name="player")
-    watcher = await Client.connect(url, name="watcher")
+    try:
+        await stalled_spectator_catches_up(url, url, running)
+    finally:
+        await running.drain()
+
+
+async def stalled_spectator_catches_up(player_url: str, watcher_url: str, edge: Any) -> None:
+    """A player at ``player_url`` plays against a bot while a spectator at ``watcher_url``
+    (served by the running server ``edge``) cannot take frames: the room is not held up, the
+    spectator's room is marked stale, and once its socket drains it catches up by a snapshot,
+    not by the skipped updates, to the view a fresh spectator gets."""
+    player = await Client.connect(player_url, name="player")
+    watcher = await Client.connect(watcher_url, name="watcher")
     try:
         room = await player.create("mantis", 2)
         await player.add_bot(room.room, 1)
         watched = await watcher.join(room.room, watch=True)
-        session = next(s for s in running.endpoint.sessions if s.player == watcher.player)
+        session = next(s for s in edge.endpoint.sessions if s.player == watcher.player)
         # What the transport does when the peer stops reading and its buffer fills up.
         socket = session.ws
         assert isinstance(socket, WebSocket)
@@ -142,7 +153,8 @@ async def test_a_stalled_spectator_catches_up_with_a_snapshot(redis_url: str) ->
         while not watcher.pushes.empty():
             kinds.append(watcher.pushes.get_nowait()["t"])
         assert "snapshot" in kinds  # it caught up by a snapshot, not by the skipped updates
-        fresh = await Client.connect(url, name="fresh")
+        assert not session.is_stale(room.room)
+        fresh = await Client.connect(player_url, name="fresh")
         try:
             assert (await fresh.join(room.room, watch=True)).view == watched.view
         finally:
@@ -150,7 +162,6 @@ async def test_a_stalled_spectator_catches_up_with_a_snapshot(redis_url: str) ->
     finally:
         await player.close()
         await watcher.close()
-        await running.drain()
 
 
 async def _stalled_watcher(url: str, room: str) -> Any:
