@@ -211,3 +211,36 @@ async def test_a_sync_whose_answer_may_be_lost_is_asked_again() -> None:
     assert (first.kind, second.kind) == ("sync", "sync") and first.corr != second.corr
     node.received(pack_batch("owner-g", 6, [[REPLY, second.corr, {"room": "r1"}, None]], node.id))
     assert viewer.stale == {"r1"}  # the snapshot's CLEAR clears it, not the answer
+
+
+class Recorded:
+    """A room taken into this process, recording what it is handed."""
+
+    def __init__(self) -> None:
+        self.id = "r1"
+        self.submitted: list[str] = []
+
+    def submit(self, kind: str, viewer: Any, args: Any, reply_to: Any = None) -> None:
+        self.submitted.append(kind)
+
+
+async def test_a_request_answered_by_its_timeout_is_not_carried_out_by_a_late_take() -> None:
+    """Nobody held the room and loading it here took longer than the request may wait: the
+    request was answered store_failed (retryable), so it must not be carried out as well."""
+    bus = Published(listeners=0)
+    connections = Connections(Viewer(2))
+    node = edge(bus, connections, timeout=0.05)
+    room = Recorded()
+    loaded = asyncio.Event()
+
+    async def slow_take(room_id: str) -> Any:
+        await asyncio.sleep(0.2)
+        loaded.set()
+        return room
+
+    node.take = slow_take
+    RemoteRoom("r1", node).submit("move", connections.viewers[2], {"mid": "m"}, ReplyTo(2, 7))
+    async with asyncio.timeout(5):
+        await loaded.wait()  # set by the take, in the forward's task, which then goes straight on
+    assert connections.answers == [(2, 7, None, "store_failed")]
+    assert room.submitted == []

@@ -197,8 +197,11 @@ class Edge:
                     self._settle(message.corr, None, exc)
                     return
                 # Held elsewhere by a process that does not listen (yet): dead, its lease
-                # running out, or loading it now. Ask again shortly.
+                # running out, or loading it now. Ask again shortly (unless it was answered
+                # meanwhile: its time ran out).
                 await asyncio.sleep(_RETRY_WAITS[min(attempt, len(_RETRY_WAITS) - 1)])
+                if message.corr and message.corr not in self._pending:
+                    return
                 continue
             except Exception as exc:
                 if not is_store_error(exc):
@@ -209,11 +212,16 @@ class Edge:
                                                   "retry shortly")
                 )
                 return
-            # Nobody held it: it is here now. The request goes to it as any local one.
+            # Nobody held it: it is here now. The request goes to it as any local one, unless
+            # it was answered already (its time ran out while the room was loading): then it
+            # is not carried out at all, and its retry finds the room here.
             self.counters.rooms_taken += 1
-            pending = self._pending.pop(message.corr, None)
-            if pending is not None and pending.timer is not None:
-                pending.timer.cancel()
+            if message.corr:
+                pending = self._pending.pop(message.corr, None)
+                if pending is None:
+                    return
+                if pending.timer is not None:
+                    pending.timer.cancel()
             try:
                 if future is not None:
                     result = await room.ask(message.kind, viewer, message.args, message.request)
