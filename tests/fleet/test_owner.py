@@ -9,8 +9,8 @@ from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from playhall.fleet.messages import FRAME, unpack_batch
-from playhall.fleet.owner import EdgeMail
+from playhall.fleet.messages import FRAME, REPLY, Forward, unpack_batch
+from playhall.fleet.owner import EdgeMail, Owner
 from playhall.store.keys import Keys
 
 
@@ -43,3 +43,50 @@ async def test_a_batch_lost_on_its_way_is_followed_by_the_next_number() -> None:
     assert first[1:] == (1, [[FRAME, 3, "r1", b"frame"]], "host:1#ab")
     assert second[1:] == (2, [], "host:1#ab")  # empty, numbered next: the edge sees the gap
     assert gone == []
+
+
+
+class Reaching(FailingOnce):
+    """A bus every publish of which reaches one edge."""
+
+    def publish(self, channel: bytes, payload: bytes) -> Any:
+        future = asyncio.get_running_loop().create_future()
+        future.set_result(1)
+        self.sent.append((channel, unpack_batch(payload)))
+        return future
+
+
+class HeldRoom:
+    def __init__(self) -> None:
+        self.submitted: list[str] = []
+
+    def submit(self, kind: str, viewer: Any, args: Any, reply_to: Any = None) -> None:
+        self.submitted.append(kind)
+
+
+class Held:
+    """The room manager as the owner's side sees it: one room, held here."""
+
+    closing = False
+
+    def __init__(self) -> None:
+        self.room = HeldRoom()
+
+    def ready(self, room_id: str) -> HeldRoom:
+        return self.room
+
+
+async def test_a_request_this_release_does_not_know_is_refused_not_handed_to_the_room() -> None:
+    """During a rolling upgrade a newer process may forward a request this one has no handler
+    for: it is refused (bad_message), and the room never sees it."""
+    bus = Reaching()
+    owner = Owner(bus, Keys("ph:"), "host:2")  # type: ignore[arg-type]
+    held = Held()
+    owner.rooms = held  # type: ignore[assignment]
+    owner.received("r1", Forward("host:1#ab", 4, 9, 12, "teleport", "p", "n", "a", {}).pack())
+    async with asyncio.timeout(5):
+        while not bus.sent:
+            await asyncio.sleep(0.01)
+    [(_, (_, _, [[what, corr, result, error]], to))] = bus.sent
+    assert (what, corr, result, error[0], to) == (REPLY, 9, None, "bad_message", "host:1#ab")
+    assert held.room.submitted == []

@@ -37,6 +37,7 @@ from playhall.fleet.messages import (
 )
 from playhall.fleet.tasks import Tasks
 from playhall.rooms.audience import Viewer
+from playhall.rooms.commands import HANDLERS
 from playhall.rooms.handle import ReplyTo, RoomHandle
 from playhall.rooms.table import RoomError
 from playhall.store.bus import Bus
@@ -206,6 +207,10 @@ class Owner:
         self._submit(room, forward)
 
     def _submit(self, room: RoomHandle, forward: Forward) -> None:
+        if forward.kind not in HANDLERS:  # e.g. from a newer release during a rolling upgrade
+            self._refuse(forward, RoomError(errors.BAD_MESSAGE,
+                                            f"this server has no {forward.kind!r} request"))
+            return
         viewer = self.viewer(forward) if forward.connection else None
         reply_to = None
         if forward.corr:
