@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -54,20 +55,26 @@ def fleet_processes(redis_url: str, log_dir: Path, count: int = 3) -> Fleet:
     return Fleet(processes, prefix)
 
 
+@asynccontextmanager
+async def running(fleet: Fleet) -> AsyncIterator[Fleet]:
+    """``fleet``'s processes started, and stopped (those still running) at the end."""
+    try:
+        for process in fleet.processes:
+            await process.start()
+        yield fleet
+    finally:
+        for process in fleet.processes:
+            if process.process is not None and process.process.poll() is None:
+                process.terminate()
+
+
 @pytest.fixture(scope="module")
 async def fleet(
     redis_url: str,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[Fleet]:
-    trio = fleet_processes(redis_url, tmp_path_factory.mktemp("fleet"))
-    try:
-        for process in trio.processes:
-            await process.start()
+    async with running(fleet_processes(redis_url, tmp_path_factory.mktemp("fleet"))) as trio:
         yield trio
-    finally:
-        for process in trio.processes:
-            if process.process is not None and process.process.poll() is None:
-                process.terminate()
 
 
 class Recorder:

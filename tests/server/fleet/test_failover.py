@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 from playhall_client import Client, RoomMirror, ServerError
 
 from ..test_play_mantis import play_until_over
-from .conftest import FORWARD_TIMEOUT, Fleet, fleet_processes, play_on
+from .conftest import FORWARD_TIMEOUT, Fleet, fleet_processes, play_on, running
 
 
 async def log_mids(redis_url: str, prefix: str, room: str) -> Counter[object]:
@@ -116,14 +116,8 @@ async def slow_lease_fleet(
     pair = fleet_processes(redis_url, Path(tmp_path_factory.mktemp("slow")), count=2)
     for process in pair.processes:
         process.args[process.args.index("--lease-ms") + 1] = "60000"
-    try:
-        for process in pair.processes:
-            await process.start()
+    async with running(pair):
         yield pair
-    finally:
-        for process in pair.processes:
-            if process.process is not None and process.process.poll() is None:
-                process.terminate()
 
 
 async def lease_holder(redis_url: str, prefix: str, room: str) -> str:
