@@ -90,3 +90,23 @@ async def test_a_request_this_release_does_not_know_is_refused_not_handed_to_the
     [(_, (_, _, [[what, corr, result, error]], to))] = bus.sent
     assert (what, corr, result, error[0], to) == (REPLY, 9, None, "bad_message", "host:1#ab")
     assert held.room.submitted == []
+
+
+async def test_a_request_on_a_room_channel_left_just_now_still_reaches_the_owner_side() -> None:
+    """Redis delivered a request on a room's channel after this process let the room go but
+    before it had the UNSUBSCRIBE (the publisher counted a listener): the bus has no handler
+    for it any more, and hands it to the owner's side, which answers it (here: the room is
+    held again, and takes it)."""
+    from playhall.fleet.node import FleetNode
+    from playhall.store.bus import Bus
+    from playhall.store.outage import Outage
+
+    bus = Bus("redis://unused", Reaching(), Outage(), name="t", timeout=1.0)  # type: ignore[arg-type]
+    node = FleetNode(bus, Keys("ph:"), "host:2", timeout=1.0, check_every=1.0, outage=Outage())
+    held = Held()
+    node.owner.rooms = held  # type: ignore[assignment]
+    assert bus.fallback is not None
+    message = Forward("host:1#ab", 4, 0, 12, "sync", "p", "n", "a", {}).pack()
+    bus.fallback(b"ph:room:r1:in", message)
+    bus.fallback(b"ph:edge:host:9", message)  # not a room's channel: nothing
+    assert held.room.submitted == ["sync"]

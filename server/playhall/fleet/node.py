@@ -48,6 +48,10 @@ class FleetNode:
         self._checker: asyncio.Task[None] | None = None
         self._tasks = Tasks()
         bus.on_reconnect.append(self.edge.reconnected)
+        bus.fallback = self._unsubscribed_just_now
+        # A room's channel is these around its id (see _unsubscribed_just_now).
+        head, _, tail = keys.room_channel("\0").partition("\0")
+        self._room_channel = (head.encode(), tail.encode())
 
     def attach(self, rooms: HeldRooms, take: TakeRoom, connections: Connections) -> None:
         """Wire the node to this process's rooms and connections (made after it)."""
@@ -83,6 +87,14 @@ class FleetNode:
 
     def released(self, room_id: str) -> None:
         self._tasks.spawn(self.bus.unsubscribe(self.keys.room_channel(room_id).encode()))
+
+    def _unsubscribed_just_now(self, channel: bytes, data: bytes) -> None:
+        """A request on the channel of a room let go just now, which Redis delivered before
+        the unsubscribe: the owner's side answers it (taking the room back, the first to need
+        it) rather than leaving it to time out."""
+        head, tail = self._room_channel
+        if channel.startswith(head) and channel.endswith(tail):
+            self.owner.received(channel[len(head):len(channel) - len(tail)].decode(), data)
 
     def forget(self, connection: int) -> None:
         self.edge.forget(connection)

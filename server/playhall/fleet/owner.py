@@ -191,6 +191,9 @@ class Owner:
             self._submit(room, forward)
         elif not self.rooms.closing:  # let go just now: take it back, the first to need it
             self._tasks.spawn(self._load_and_submit(room_id, forward))
+        else:  # let go as this process drains: asked again, it finds the room's next owner
+            self._refuse(forward, RoomError(errors.DRAINING, "the room is moving to another "
+                                            "server process; retry"))
 
     async def _load_and_submit(self, room_id: str, forward: Forward) -> None:
         assert self.rooms is not None

@@ -69,6 +69,10 @@ class Bus:
         self.ready = asyncio.Event()
         #: Subscriptions made so far (the first at start; each one after is a recovery).
         self.subscriptions = 0
+        #: Gets (channel, message) of a channel no handler is left for: one unsubscribed
+        #: just now, whose message Redis delivered before it had the UNSUBSCRIBE (so the
+        #: publisher counted this process as a listener, and must get an answer).
+        self.fallback: Callable[[bytes, bytes], None] | None = None
         #: redis-py made the subscribed connection again by itself (see _remade).
         self._remade_unseen = False
 
@@ -204,10 +208,12 @@ class Bus:
             heard_at, asked_at = now, None
             if message.get("type") != "message":
                 continue  # a PING's answer
-            handler = handlers.get(message["channel"])
-            if handler is None:
-                continue
+            channel = message["channel"]
+            handler = handlers.get(channel)
             try:
-                handler(message["data"])
+                if handler is not None:
+                    handler(message["data"])
+                elif self.fallback is not None:
+                    self.fallback(channel, message["data"])
             except Exception:  # one bad message must not stop the reader
                 logger.exception("bus_message_failed", channel=message["channel"])
