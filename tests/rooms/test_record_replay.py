@@ -134,6 +134,21 @@ def test_a_record_that_does_not_replay_says_where(mandala: dict[str, Any]) -> No
             positions({**mandala, field: value}, game)
 
 
+def test_a_record_whose_seats_or_options_do_not_fit_the_game_says_so(
+    mandala: dict[str, Any],
+) -> None:
+    """Checked as a new room's are, before the engine sets the game up (which is not made for
+    a table it does not take)."""
+    game = _game("mandala")
+    for field, value, said in (
+        ("seats", mandala["seats"][:1], "record, seats: Mandala is not played by 1"),
+        ("seats", mandala["seats"] * 3, "record, seats: Mandala is not played by 6"),
+        ("options", {"nonsense": 1}, "record, options: unknown option 'nonsense'"),
+    ):
+        with pytest.raises(RecordError, match=re.escape(said)):
+            positions({**mandala, field: value}, game)
+
+
 def test_the_replay_steps_forward_and_back_within_its_ends(mandala: dict[str, Any]) -> None:
     game = _game("mandala")
     replayed = positions(mandala, game)

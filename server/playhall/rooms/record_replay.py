@@ -9,22 +9,26 @@ through, exactly (the engines are deterministic). Each state is then shown as th
 ``view`` shows it to one seat (or to a spectator), with the events of the step that seat could
 see, so a seat's replay holds only what that seat could see at each step.
 
-This module checks only that the steps replay (each move is one the engine accepts); whether
-the record is the one the server committed to (the commitment, the hash chain, the outcome)
-is for the verifier to say.
+:func:`replay_steps` is the walk itself, shared with the verifier (``playhall.record_check``):
+each game step applied from :func:`set_up`'s state, or ``Diverged`` naming the step and the
+field the engine does not take. This module checks only that the steps replay (each one the
+engine takes, a move by a seat to act); whether the record is the one the server committed to
+(the commitment, the hash chain, the outcome) is for the verifier to say.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from playhall.games.contract import Event, Game, Rejected, State
+from playhall.games.contract import Applied, Event, Game, Rejected, State
+from playhall.rooms import room_options
 from playhall.rooms.replay import STEPS
 from playhall.rooms.table import game_options
 from playhall.rooms.views import visible_events
 from playhall_protocol import fairness, make_diff
+from playhall_protocol.recordcheck import Diverged
 
 #: The most positions a record may replay to: far beyond any game the engines end, so a
 #: record made up to cost the server a long replay is refused instead.
@@ -46,48 +50,107 @@ class Position:
 
 
 def positions(record: Mapping[str, Any], game: Game) -> list[Position]:
-    """The game's setup, then the position after each of the record's game steps, in order.
-    Raises :class:`RecordError` when the record's material or a step does not replay."""
-    state = game.setup(len(_seats(record)), game_options(_options(record)), _key(record))
-    out = [Position(None, state, [])]
+    """The game's setup, then the position after each of the record's game steps, in order
+    (:func:`replay_steps`, at most :data:`MAX_POSITIONS`). Raises :class:`RecordError` when the
+    record's material or a step does not replay."""
     steps = record.get("steps")
     if not isinstance(steps, list):
         raise RecordError("the record has no list of steps")
-    for step in steps:
-        if not isinstance(step, Mapping):
-            raise RecordError("a step is not a map")
-        if step.get("kind") not in STEPS:
-            continue
-        if len(out) > MAX_POSITIONS:
-            raise RecordError(f"the record has more than {MAX_POSITIONS} game steps")
-        try:
-            applied = _apply(game, state, step)
-        except Rejected as exc:
-            raise RecordError(f"{_where(step)}: the engine refuses it: {exc.reason}") from None
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise RecordError(f"{_where(step)}: it does not fit the game: {exc!r}") from None
-        state = applied.state
-        out.append(Position(step, state, applied.events))
+    if not all(isinstance(step, dict) for step in steps):
+        raise RecordError("a step is not a map")
+    try:
+        state = set_up(record, game, _key(record))
+        out = [Position(None, state, [])]
+        for replayed in replay_steps(game, state, steps):
+            if len(out) > MAX_POSITIONS:
+                raise RecordError(f"the record has more than {MAX_POSITIONS} game steps")
+            out.append(Position(replayed.step, replayed.applied.state, replayed.applied.events))
+    except Diverged as exc:
+        raise RecordError(str(exc)) from None
     return out
 
 
-def _apply(game: Game, state: State, step: Mapping[str, Any]) -> Any:
-    kind = step["kind"]
-    if kind == "auto":
-        return game.apply_auto(state)
-    seat = step.get("seat")
-    if not isinstance(seat, int) or isinstance(seat, bool):
-        raise RecordError(f"{_where(step)}: a {kind} step needs a seat")
-    if kind == "leave_game":
-        return game.leave(state, seat, str(step.get("move")))
-    move = step.get("move")
-    if not isinstance(move, dict):
-        raise RecordError(f"{_where(step)}: its move is not a map")
-    return game.apply(state, seat, move)
+@dataclass(frozen=True)
+class Replayed:
+    """Game step ``index`` of the record's ``steps`` (``step``), from ``before`` to
+    ``applied.state``."""
+
+    index: int
+    step: dict[str, Any]
+    before: State
+    applied: Applied
 
 
-def _where(step: Mapping[str, Any]) -> str:
-    return f"step {step.get('kind')!r} at version {step.get('version')}"
+def set_up(record: Mapping[str, Any], game: Game, key: bytes) -> State:
+    """The game's state at the start: ``setup`` at the record's seats and options (the game's
+    own, checked as the server checks a new room's) with ``key``. Raises ``Diverged`` (at
+    ``record``) naming the field that does not fit the game."""
+    options = record.get("options")
+    if not isinstance(options, dict):
+        raise Diverged("record", "options", "not a map")
+    own, room = room_options.split(options)
+    try:
+        normalized = {**game.normalize_options(own), **room_options.normalize(room)}
+    except Rejected as exc:
+        raise Diverged("record", "options", exc.reason) from None
+    seats = record.get("seats")
+    if not isinstance(seats, list):
+        raise Diverged("record", "seats", "not a list")
+    low, high = game.seat_range(game_options(normalized))
+    if not low <= len(seats) <= high:
+        raise Diverged(
+            "record", "seats", f"{game.title} is not played by {len(seats)} ({low} to {high})"
+        )
+    return game.setup(len(seats), game_options(options), key)
+
+
+def replay_steps(game: Game, state: State, steps: Iterable[Any]) -> Iterator[Replayed]:
+    """Each game step of ``steps`` (``move``, ``bot_move``, ``auto``, ``leave_game``, in
+    order; the room's steps and anything not a map are passed over) applied by the engine from
+    ``state`` (:func:`set_up`'s). Raises ``Diverged`` naming the step (its index in ``steps``,
+    version and kind) and its field that the engine refuses: a game already over, no automatic
+    step pending, a seat not to act, a move it does not allow or fails on."""
+    for index, step in enumerate(steps):
+        kind = step.get("kind") if isinstance(step, dict) else None
+        if kind not in STEPS:
+            continue
+        if game.outcome(state) is not None:
+            raise Diverged.at_step(index, step, "kind", "the game was already over")
+        seat, move = step.get("seat"), step.get("move")
+        try:
+            if kind == "auto":
+                if game.auto_delay(state) is None:
+                    raise Diverged.at_step(index, step, "kind", "no automatic step was pending")
+                applied = game.apply_auto(state)
+            elif kind == "leave_game":
+                applied = game.leave(state, _seat(index, step), move)
+            else:
+                to_act = game.to_act(state)
+                if _seat(index, step) not in to_act:
+                    raise Diverged.at_step(
+                        index, step, "seat", f"seat {seat} was not to act (to act: {to_act})"
+                    )
+                applied = game.apply(state, seat, move)
+        except Rejected as exc:
+            field = "seat" if exc.code == "not_your_turn" else "move"
+            raise Diverged.at_step(
+                index, step, field, f"the engine refuses it ({exc.code}: {exc.reason})"
+            ) from None
+        except Diverged:
+            raise
+        except Exception as exc:  # a move no game takes (a malformed one an engine trips on)
+            raise Diverged.at_step(
+                index, step, "move", f"the engine fails on it: {exc!r}"
+            ) from None
+        yield Replayed(index, step, state, applied)
+        state = applied.state
+
+
+def _seat(index: int, step: dict[str, Any]) -> int:
+    seat = step["seat"]
+    if type(seat) is not int:
+        raise Diverged.at_step(index, step, "seat", "a player's step names its seat")
+    return seat
 
 
 def _seats(record: Mapping[str, Any]) -> list[Any]:
@@ -95,13 +158,6 @@ def _seats(record: Mapping[str, Any]) -> list[Any]:
     if not isinstance(seats, list) or not seats:
         raise RecordError("the record has no seats")
     return seats
-
-
-def _options(record: Mapping[str, Any]) -> dict[str, Any]:
-    options = record.get("options")
-    if not isinstance(options, dict):
-        raise RecordError("the record's options are not a map")
-    return options
 
 
 def _key(record: Mapping[str, Any]) -> bytes:
