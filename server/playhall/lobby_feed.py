@@ -25,7 +25,7 @@ import msgpack
 
 from playhall import log
 from playhall.lobby import Lobby
-from playhall.store.bus import Bus
+from playhall.store.bus import RETRY_FIRST, RETRY_LAST, Bus
 from playhall.store.outage import is_store_error
 from playhall.store.redis_store import Store
 
@@ -89,8 +89,9 @@ class LobbyFeed:
         task.add_done_callback(self._refreshing.discard)
 
     async def _refresh(self) -> None:
-        """:meth:`Lobby.refresh`, tried again (backing off) while Redis cannot be read."""
-        wait = 0.05
+        """:meth:`Lobby.refresh`, tried again while Redis cannot be read, backing off as the
+        bus does between its own attempts."""
+        wait = RETRY_FIRST
         while True:
             try:
                 await self.lobby.refresh()
@@ -101,7 +102,7 @@ class LobbyFeed:
                     return
                 self.store.outage.failed(exc, during="lobby refresh")
             await asyncio.sleep(wait)
-            wait = min(wait * 2, 2.0)
+            wait = min(wait * 2, RETRY_LAST)
 
     def on_message(self, data: Any) -> None:
         """One change from the channel: another process's goes to the lobby; this process's
