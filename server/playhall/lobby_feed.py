@@ -28,6 +28,7 @@ from playhall.lobby import Lobby
 from playhall.store.bus import RETRY_FIRST, RETRY_LAST, Bus
 from playhall.store.outage import is_store_error
 from playhall.store.redis_store import Store
+from playhall.tasks import Tasks
 
 logger = log.get("playhall.lobby")
 
@@ -44,7 +45,7 @@ class LobbyFeed:
         #: Messages on the channel that were not changes (dropped; the first is logged).
         self.strangers = 0
         self._publishing: set[asyncio.Future[Any]] = set()
-        self._refreshing: set[asyncio.Task[None]] = set()
+        self._refreshing = Tasks("lobby refresh", logger)
         lobby.publish = self.publish
 
     # -- out -------------------------------------------------------------------------------------
@@ -84,9 +85,7 @@ class LobbyFeed:
         """The bus subscribed again after a lost connection: changes published meanwhile never
         reached this process, so its watchers get the listing as it is now."""
         logger.warning("lobby_feed_resubscribed", subscriptions=self.bus.subscriptions)
-        task = asyncio.get_running_loop().create_task(self._refresh())
-        self._refreshing.add(task)
-        task.add_done_callback(self._refreshing.discard)
+        self._refreshing.spawn(self._refresh())
 
     async def _refresh(self) -> None:
         """:meth:`Lobby.refresh`, tried again while Redis cannot be read, backing off as the

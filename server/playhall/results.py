@@ -24,6 +24,7 @@ from playhall.rooms.record import FINISHED, RoomRecord
 from playhall.store.outage import is_store_error, sweep_forever
 from playhall.store.redis_store import Store
 from playhall.store.results import RatingMoved, ResultsStore
+from playhall.tasks import Tasks
 from playhall_protocol import ProtocolError, errors
 from playhall_protocol.codec import pack
 
@@ -47,7 +48,7 @@ class Results:
         self.store = store
         self.config = config
         self.db = ResultsStore(store.redis, store.keys)
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = Tasks("results", logger)
         self._sweeper: asyncio.Task[None] | None = None
 
     # -- a game ends -----------------------------------------------------------------------------
@@ -61,9 +62,7 @@ class Results:
     def ended(self, new: RoomRecord) -> None:
         """``new``, which ended its game, is stored: write the results (in the background;
         the sweep writes them if this fails)."""
-        task = asyncio.get_running_loop().create_task(self._write_later(new.id))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._write_later(new.id))
 
     async def _write_later(self, room: str) -> None:
         if self.config.results_delay:
@@ -140,9 +139,10 @@ class Results:
         )
 
     async def stop(self) -> None:
-        for task in [*self._tasks, *([self._sweeper] if self._sweeper else [])]:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        self._tasks.cancel()
+        await self._tasks.wait()
 
     async def sweep(self) -> int:
         """Write the games noted more than ``results_delay`` ago; how many notes were seen."""

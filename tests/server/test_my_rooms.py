@@ -14,9 +14,7 @@ async def _wait_gone(server: app.Running, room: str) -> None:
     """Let the room go from the process's memory, and wait until it has."""
     held = server.rooms.rooms[room]
     server.rooms.evict(held)
-    while server.rooms._stopping:
-        task = next(iter(server.rooms._stopping))
-        await task
+    await server.rooms._stopping.wait()
 
 
 async def test_my_rooms_lists_a_private_game_with_whose_turn_it_is(

@@ -5,7 +5,6 @@ it was in Redis."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
@@ -101,7 +100,7 @@ async def unload(manager: RoomManager, room: Room) -> None:
     """Let the room go from memory (as an idle room is), leaving Redis as it is."""
     room.audience.viewers.clear()
     manager.evict(room)
-    await asyncio.gather(*manager._stopping)
+    await manager._stopping.wait()
 
 
 async def test_a_loaded_room_is_the_live_one_however_far_its_checkpoint_lags(

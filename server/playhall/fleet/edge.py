@@ -30,13 +30,13 @@ from typing import Any, Protocol
 from playhall import log
 from playhall.counters import Counters
 from playhall.fleet.messages import CLEAR, FRAME, MOVED, REPLY, Forward, edge_id, unpack_batch
-from playhall.fleet.tasks import Tasks
 from playhall.rooms.audience import Viewer
 from playhall.rooms.handle import Replies, ReplyTo, RoomHandle
 from playhall.rooms.table import RoomError
 from playhall.store.bus import Bus
 from playhall.store.keys import Keys
 from playhall.store.outage import Outage, is_store_error
+from playhall.tasks import Tasks
 from playhall_protocol import errors
 
 logger = log.get("playhall.fleet")
@@ -131,7 +131,7 @@ class Edge:
         self._seq: dict[str, int] = {}
         #: Connection -> room -> the owner whose frames it gets there.
         self._watching: dict[int, dict[str, str]] = {}
-        self._tasks = Tasks()
+        self._tasks = Tasks("fleet task", logger)
         #: (connection, room) synced again now -> the number of its answer (see _sync_again).
         self._syncing: dict[tuple[int, str], int] = {}
         #: Set as the process stops: nothing more is forwarded.

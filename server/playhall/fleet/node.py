@@ -23,12 +23,12 @@ from playhall import log
 from playhall.counters import Counters
 from playhall.fleet.edge import Connections, Edge, RemoteRoom, TakeRoom
 from playhall.fleet.owner import HeldRooms, Owner, RemoteViewer
-from playhall.fleet.tasks import Tasks
 from playhall.rooms.audience import Viewer
 from playhall.rooms.handle import RoomHandle
 from playhall.store.bus import Bus
 from playhall.store.keys import Keys
 from playhall.store.outage import Outage, is_store_error
+from playhall.tasks import Tasks
 
 logger = log.get("playhall.fleet")
 
@@ -46,7 +46,7 @@ class FleetNode:
         self.outage = outage
         self._check_every = check_every
         self._checker: asyncio.Task[None] | None = None
-        self._tasks = Tasks()
+        self._tasks = Tasks("fleet task", logger)
         bus.on_reconnect.append(self.edge.reconnected)
         bus.fallback = self._unsubscribed_just_now
         # A room's channel is these around its id (see _unsubscribed_just_now).

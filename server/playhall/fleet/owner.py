@@ -35,7 +35,6 @@ from playhall.fleet.messages import (
     instance_of,
     pack_batch,
 )
-from playhall.fleet.tasks import Tasks
 from playhall.rooms.audience import Viewer
 from playhall.rooms.commands import HANDLERS
 from playhall.rooms.handle import ReplyTo, RoomHandle
@@ -43,6 +42,7 @@ from playhall.rooms.table import RoomError
 from playhall.store.bus import Bus
 from playhall.store.keys import Keys
 from playhall.store.outage import is_store_error
+from playhall.tasks import Tasks
 from playhall_protocol import errors
 
 logger = log.get("playhall.fleet")
@@ -167,7 +167,7 @@ class Owner:
         self._viewers: weakref.WeakValueDictionary[tuple[str, int], RemoteViewer] = (
             weakref.WeakValueDictionary()
         )
-        self._tasks = Tasks()
+        self._tasks = Tasks("fleet task", logger)
         #: Instance -> when (monotonic) a request of it last came: an edge heard from after
         #: it was found silent is back (its subscriber reconnected), not gone.
         self._heard: dict[str, float] = {}

@@ -66,6 +66,7 @@ from playhall.store.code_tries import CodeTries, Try
 from playhall.store.codes import normalise_code
 from playhall.store.outage import is_store_error
 from playhall.store.redis_store import Store
+from playhall.tasks import Tasks
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, errors
 from playhall_protocol.messages import CLIENT_MESSAGES
 
@@ -91,7 +92,7 @@ class Endpoint:
         self.sessions: set[Session] = set()
         self.draining = False
         self._ids = itertools.count(1)
-        self._background: set[asyncio.Task[None]] = set()
+        self._background = Tasks("connection task", logger)
         self.counters = rooms.counters  # what the process counts (playhall.counters)
         # Every connection's frames of a loop pass, one callback.
         self._writes = WriteBatch(self.counters)
@@ -237,9 +238,7 @@ class Endpoint:
         session.log = logger.bind(conn=session.id, peer=ws.remote_address, address=session.address)
         self.sessions.add(session)
         self.replies.add(session)
-        task = asyncio.get_running_loop().create_task(self._serve(session))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background.spawn(self._serve(session))
         return session
 
     async def _serve(self, session: Session) -> None:
@@ -659,9 +658,7 @@ class Endpoint:
             except RoomError:
                 pass
 
-        task = asyncio.get_running_loop().create_task(ask())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background.spawn(ask())
 
     # -- connections counted on every process together (playhall.caps) -------------------------
 

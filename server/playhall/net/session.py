@@ -22,9 +22,11 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
+from playhall import log
 from playhall.config import Config
 from playhall.counters import Counters
 from playhall.net.ratelimit import TokenBucket
+from playhall.tasks import Tasks
 from playhall_protocol import ProtocolError, decode, encode, errors
 from playhall_protocol.codec import frame_head, pack
 from playhall_protocol.messages import read, request_id_of
@@ -259,9 +261,7 @@ class Session:
         if self._idle.is_set():
             self.ws.close(code, reason)
             return
-        task = asyncio.get_running_loop().create_task(self.close(code, reason))
-        _closing.add(task)
-        task.add_done_callback(_closing.discard)
+        _closing.spawn(self.close(code, reason))
 
     def too_slow(self, now: float) -> bool:
         return (
@@ -269,7 +269,7 @@ class Session:
         )
 
 
-_closing: set[asyncio.Task[None]] = set()  # close tasks, kept referenced until done
+_closing: Final = Tasks("connection close", log.get("playhall.net"))
 
 
 def ok_frame(rid: int, result: dict[str, Any]) -> bytes:

@@ -33,6 +33,7 @@ from playhall.rooms.table import RoomError, needs_server, no_such_room
 from playhall.store.outage import is_store_error, outcome_unknown
 from playhall.store.redis_store import Store
 from playhall.store.rooms import Commit, LogGap, NoRoom
+from playhall.tasks import Tasks
 from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
@@ -66,7 +67,7 @@ class RoomManager:
         self.caps = Caps(store.players, config)
         self.rooms: dict[str, Room] = {}
         self._loading: dict[str, asyncio.Task[Room]] = {}
-        self._stopping: set[asyncio.Task[None]] = set()
+        self._stopping = Tasks("room stop", logger)
         self.closing = False
         #: What this process counts (playhall.counters), shared by its rooms and its endpoint.
         self.counters = counters if counters is not None else Counters()
@@ -293,9 +294,7 @@ class RoomManager:
         """Let an idle (or fenced) room go; safe to call from a timer callback."""
         if self.rooms.get(room.record.id) is room:
             del self.rooms[room.record.id]
-            task = asyncio.get_running_loop().create_task(self._stop(room))
-            self._stopping.add(task)
-            task.add_done_callback(self._stopping.discard)
+            self._stopping.spawn(self._stop(room))
 
     async def _stop(self, room: Room) -> None:
         await room.stop()
@@ -351,5 +350,4 @@ class RoomManager:
         self.closing = True
         for room in list(self.rooms.values()):
             self.evict(room)
-        if self._stopping:
-            await asyncio.gather(*self._stopping, return_exceptions=True)
+        await self._stopping.wait()

@@ -1,0 +1,42 @@
+"""Background tasks: kept referenced until they end (the event loop holds only a weak reference
+to a task), and a failure logged rather than left for the loop's "never retrieved" warning."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any
+
+
+class Tasks:
+    """The background tasks of one part of the server. A task that raises is logged on ``log``
+    as ``<what>_failed`` (spaces as underscores, as ``store.outage.sweep_forever`` names its
+    failures); one cancelled is not."""
+
+    def __init__(self, what: str, log: Any) -> None:
+        self._failed = what.replace(" ", "_") + "_failed"
+        self._log = log
+        self._running: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(work)
+        self._running.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def __len__(self) -> int:
+        return len(self._running)
+
+    def cancel(self) -> None:
+        for task in self._running:
+            task.cancel()
+
+    async def wait(self) -> None:
+        """Until every task running now has ended (their failures are logged, not raised)."""
+        if self._running:
+            await asyncio.gather(*self._running, return_exceptions=True)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._running.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self._log.error(self._failed, error=repr(task.exception()), exc_info=task.exception())
