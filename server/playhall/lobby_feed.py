@@ -26,7 +26,7 @@ import msgpack
 from playhall import log
 from playhall.lobby import Lobby
 from playhall.store.bus import RETRY_FIRST, RETRY_LAST, Bus
-from playhall.store.outage import is_store_error
+from playhall.store.outage import failure_of, is_store_error
 from playhall.store.redis_store import Store
 from playhall.tasks import Tasks
 
@@ -61,15 +61,7 @@ class LobbyFeed:
 
     def _published(self, sent: asyncio.Future[Any]) -> None:
         self._publishing.discard(sent)
-        if sent.cancelled():
-            return
-        exc = sent.exception()
-        if exc is None:
-            return
-        if is_store_error(exc):
-            self.store.outage.failed(exc, during="lobby publish")
-        else:
-            logger.error("lobby_publish_failed", error=repr(exc))
+        failure_of(sent, "lobby publish", logger, self.store.outage)
 
     # -- in --------------------------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ from playhall.rooms.handle import ReplyTo, RoomHandle
 from playhall.rooms.table import RoomError
 from playhall.store.bus import Bus
 from playhall.store.keys import Keys
-from playhall.store.outage import is_store_error
+from playhall.store.outage import failure_of, is_store_error
 from playhall.tasks import Tasks
 from playhall_protocol import errors
 
@@ -139,12 +139,9 @@ class EdgeMail:
         self._sends.discard(sent)
         if sent.cancelled():
             return
-        failure = sent.exception()
-        if failure is not None:
+        if failure_of(sent, "edge publish", logger, edge=edge) is not None:
             # Lost. The edge notices by the gap in the numbers and syncs its rooms again, but
             # only when a later batch comes: one comes shortly, empty if nothing else is due.
-            if not is_store_error(failure):
-                logger.error("edge_publish_failed", edge=edge, error=repr(failure))
             asyncio.get_running_loop().call_later(RESEND_AFTER, self._nudge, edge)
             return
         if sent.result() == 0:

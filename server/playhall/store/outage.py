@@ -48,6 +48,26 @@ def outcome_unknown(exc: BaseException) -> bool:
     return is_store_error(exc) and not type(exc).__module__.startswith("redis")
 
 
+def failure_of(
+    done: asyncio.Future[Any], what: str, log: Any, outage: Outage | None = None,
+    **context: object,
+) -> BaseException | None:
+    """What a finished write that nobody waits for (a publish) failed with, or None (it was
+    carried out, or cancelled). Redis failing counts in ``outage`` when given (``during``
+    ``what``); anything else, a bug, is logged on ``log`` as ``<what>_failed`` (spaces as
+    underscores) with ``context``. Either way the caller makes up for the loss as it can."""
+    if done.cancelled():
+        return None
+    exc = done.exception()
+    if exc is None:
+        return None
+    if not is_store_error(exc):
+        log.error(what.replace(" ", "_") + "_failed", error=repr(exc), **context)
+    elif outage is not None:
+        outage.failed(exc, during=what, **context)
+    return exc
+
+
 #: Seconds between the counts logged while an outage lasts.
 REPORT_EVERY: Final = 5.0
 
