@@ -25,6 +25,7 @@ from playhall import log
 from playhall.catalog import get_game
 from playhall.config import Config
 from playhall.rooms import table
+from playhall.rooms.handle import RoomHandle
 from playhall.rooms.ids import new_room_id
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.record import WAITING
@@ -148,18 +149,18 @@ class Matchmaker:
             "opened": True,
         }
 
-    async def _table(self, room: str) -> dict[str, Any]:
+    async def _table(self, handle: RoomHandle) -> dict[str, Any]:
         """The table's status, seat count, free seats and players, from whichever process
         holds its room (``rooms.commands.table_state``)."""
-        return await (await self.rooms.handle(room)).ask("_table", None, {})
+        return await handle.ask("_table", None, {})
 
     async def _if_started(self, room: str) -> int:
         """Once every seat of the table is taken its game starts; then it leaves quick play and
         its players may seek again. Returns the table's seat count."""
-        table = await self._table(room)
+        handle = await self.rooms.handle(room)
+        table = await self._table(handle)
         status = table["status"]
         if status == WAITING and not table["free"]:
-            handle = await self.rooms.handle(room)
             status = (await handle.ask("_quick_start", None, {"bots": False}))["status"]
         if status != WAITING:
             await self.db.close(room)
@@ -178,7 +179,7 @@ class Matchmaker:
             if exc.code != errors.NO_SUCH_ROOM:
                 raise
         try:
-            started = (await self._table(room))["status"] != WAITING
+            started = (await self._table(await self.rooms.handle(room)))["status"] != WAITING
         except RoomError as exc:
             if exc.code != errors.NO_SUCH_ROOM:
                 raise
