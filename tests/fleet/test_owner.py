@@ -110,3 +110,34 @@ async def test_a_request_on_a_room_channel_left_just_now_still_reaches_the_owner
     bus.fallback(b"ph:room:r1:in", message)
     bus.fallback(b"ph:edge:host:9", message)  # not a room's channel: nothing
     assert held.room.submitted == ["sync"]
+
+
+class ReachingBus(Reaching):
+    """:class:`Reaching` with what a fleet node hooks into on a bus."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on_reconnect: list[Any] = []
+        self.fallback: Any = None
+
+
+async def test_a_room_moving_away_is_told_behind_the_frames_already_posted_to_the_edge() -> None:
+    """The edge must see its viewers' last frames of the room before ``MOVED`` (after it, it
+    asks the room's next owner): both go in the pass's one batch, in the order posted."""
+    from playhall.fleet.messages import MOVED
+    from playhall.fleet.node import FleetNode
+    from playhall.fleet.owner import RemoteViewer
+    from playhall.store.outage import Outage
+
+    bus = ReachingBus()
+    node = FleetNode(bus, Keys("ph:"), "host:2", timeout=1.0, check_every=1.0,  # type: ignore[arg-type]
+                     outage=Outage())
+    viewer = RemoteViewer("host:1#ab", 3, "p", "n", "a", node.owner.mail)
+    viewer.push(b"last frame", "r1")
+    node.moved("r1", [viewer], closing=True)
+    async with asyncio.timeout(5):
+        while not bus.sent:
+            await asyncio.sleep(0.01)
+    assert [batch[1:] for _, batch in bus.sent] == [
+        (1, [[FRAME, 3, "r1", b"last frame"], [MOVED, "r1"]], "host:1#ab")
+    ]

@@ -100,6 +100,9 @@ class FleetNode:
         self.edge.forget(connection)
 
     def moved(self, room_id: str, viewers: Iterable[Viewer], closing: bool) -> None:
+        """``room_id`` left this process: its other processes' viewers are told ``MOVED``
+        through the mail like every frame, behind those already posted to their edge in this
+        pass (a draining process's last batches are flushed by :meth:`stop`)."""
         edges = set()
         for viewer in viewers:
             if isinstance(viewer, RemoteViewer):
@@ -107,7 +110,6 @@ class FleetNode:
             elif not closing:  # this process's own connection: find the room where it is now
                 self.edge.forward(room_id, "sync", viewer, {})
         self.owner.moved(room_id, edges)
-        self.owner.mail.flush()
 
     # -- liveness ------------------------------------------------------------------------------
 
