@@ -63,6 +63,7 @@ def test_each_wheel_holds_its_one_package(wheels: Path) -> None:
     }
     names = zipfile.ZipFile(protocol).namelist()
     assert "playhall_protocol/vectors/codec.json" in names
+    assert "playhall_protocol/schemas/record-1.json" in names  # gamerecord.schema() reads it
     text = zipfile.ZipFile(client).read(f"{client.name.split('-py3')[0]}.dist-info/METADATA")
     needs = sorted(
         line.split(":", 1)[1].strip()
@@ -112,6 +113,9 @@ else:
     sys.exit(f"the server is importable: {playhall.__file__}")
 import playhall_client
 from playhall_client import Client
+from playhall_protocol import gamerecord
+
+assert gamerecord.schema()["title"].startswith("Playhall game record")
 
 async def main():
     client = await Client.connect(sys.argv[1], name="fresh")
