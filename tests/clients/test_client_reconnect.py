@@ -11,12 +11,11 @@ from typing import Any
 
 import msgpack
 import pytest
-from websockets.asyncio.server import ServerConnection, serve
+from websockets.asyncio.server import ServerConnection
 
 from playhall_client import Client
 
-HELLO_OK = {"t": "ok", "player": "p1", "name": "ann", "protocol": 1, "server": "script",
-            "rooms": [], "limits": {"max_frame": 65536, "rate": 40.0, "burst": 80}}  # fmt: skip
+from .scripted import HELLO_OK, served
 
 
 class Script:
@@ -51,9 +50,8 @@ class Script:
 @pytest.fixture
 async def scripted() -> AsyncIterator[tuple[Script, str]]:
     script = Script()
-    async with serve(script.handle, "127.0.0.1", 0, compression=None) as server:
-        port = server.sockets[0].getsockname()[1]
-        yield script, f"ws://127.0.0.1:{port}/"
+    async with served(script.handle) as url:
+        yield script, url
 
 
 async def test_a_socket_lost_while_reconnecting_is_replaced_by_one_loop(

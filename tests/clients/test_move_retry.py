@@ -4,16 +4,17 @@ it is about the move. Against a scripted server over a real websocket."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import msgpack
 import pytest
-from websockets.asyncio.server import ServerConnection, serve
+from websockets.asyncio.server import ServerConnection
 
 from playhall_client import Client, ServerError
 
-from .test_client_reconnect import HELLO_OK
+from .scripted import HELLO_OK, served
 
 SNAPSHOT = {"t": "snapshot", "room": "r1", "version": 2, "view": {"moves": []}, "presence": []}
 
@@ -46,50 +47,31 @@ class Refuser:
                                              "version": 3}))
 
 
-async def _served(refuser: Refuser) -> AsyncIterator[str]:
-    async with serve(refuser.handle, "127.0.0.1", 0, compression=None) as server:
-        yield f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+@contextlib.asynccontextmanager
+async def in_the_room(refuser: Refuser) -> AsyncIterator[Client]:
+    """A client connected to ``refuser``, once it holds the room's snapshot."""
+    async with served(refuser.handle) as url:
+        client = await Client.connect(url)
+        try:
+            await client._mirror("r1").wait(lambda m: m.version == 2)
+            yield client
+        finally:
+            await client.close()
 
 
-@pytest.fixture
-async def retried() -> AsyncIterator[tuple[Refuser, str]]:
+async def test_a_move_refused_for_no_fault_of_its_own_is_sent_again_with_its_id() -> None:
     refuser = Refuser(["store_failed", "overloaded", "draining"])
-    async for url in _served(refuser):
-        yield refuser, url
-
-
-@pytest.fixture
-async def illegal() -> AsyncIterator[tuple[Refuser, str]]:
-    refuser = Refuser(["illegal_move"])
-    async for url in _served(refuser):
-        yield refuser, url
-
-
-async def test_a_move_refused_for_no_fault_of_its_own_is_sent_again_with_its_id(
-    retried: tuple[Refuser, str],
-) -> None:
-    refuser, url = retried
-    client = await Client.connect(url)
-    try:
-        await client._mirror("r1").wait(lambda m: m.version == 2)
+    async with in_the_room(refuser) as client:
         reply = await client.move("r1", {"type": "score"}, mid="m-1")
-        assert reply["version"] == 3
-        assert [m["mid"] for m in refuser.moves] == ["m-1"] * 4
-        assert len({m["id"] for m in refuser.moves}) == 4
-    finally:
-        await client.close()
+    assert reply["version"] == 3
+    assert [m["mid"] for m in refuser.moves] == ["m-1"] * 4
+    assert len({m["id"] for m in refuser.moves}) == 4
 
 
-async def test_a_move_refused_for_what_it_is_is_not_sent_again(
-    illegal: tuple[Refuser, str],
-) -> None:
-    refuser, url = illegal
-    client = await Client.connect(url)
-    try:
-        await client._mirror("r1").wait(lambda m: m.version == 2)
+async def test_a_move_refused_for_what_it_is_is_not_sent_again() -> None:
+    refuser = Refuser(["illegal_move"])
+    async with in_the_room(refuser) as client:
         with pytest.raises(ServerError) as refused:
             await client.move("r1", {"type": "score"})
-        assert refused.value.code == "illegal_move"
-        assert len(refuser.moves) == 1
-    finally:
-        await client.close()
+    assert refused.value.code == "illegal_move"
+    assert len(refuser.moves) == 1
