@@ -7,6 +7,7 @@ same ones ``playhall check-game`` runs; here Hypothesis chooses the seeds.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from playhall.catalog import get_game
-from playhall.games.conformance import check_random_game
+from playhall.games.conformance import Violation, check_random_game
 
 from .conformance import quick_cases
 
@@ -30,3 +31,11 @@ def test_random_legal_games_keep_the_contract_and_end(
     game = get_game(game_id)
     assert game is not None
     check_random_game(game, seats, options, seed)
+
+
+def test_a_game_that_misstates_what_a_seat_off_turn_may_do_is_caught() -> None:
+    game = copy.copy(get_game("mantis"))
+    assert game is not None and game.moves_off_turn == []
+    game.moves_off_turn = [{"type": "score"}]  # a seat not being waited on never may
+    with pytest.raises(Violation, match="moves_off_turn"):
+        check_random_game(game, 2, {}, 1)

@@ -8,7 +8,8 @@ author (``playhall check-game <id or module>``, :func:`check_game`).
 ``apply`` (and ``leave``) never changes the state it is given; states, moves, views and events
 are plain data (what msgpack carries); every viewer's view is the same when asked again and
 does not change when only something no viewer may see changes (the RNG state); a game that says
-its view is the same for everyone (``public_view``) keeps to it; the bot plays only moves it was
+its view is the same for everyone (``public_view``) keeps to it, and one that says what a seat
+not being waited on may do (``moves_off_turn``) too; the bot plays only moves it was
 offered, which ``apply`` accepts; every game ends; and the moves replayed from the seed give the
 same state, byte for byte. In half the seeds a random seat leaves now and then (resigns, or
 forfeits on time: ``Game.leave``): such games end too, keep the same contract, and a leave
@@ -159,6 +160,22 @@ def check_views(game: Game, state: State, seats: int) -> None:
         )
 
 
+def check_moves_off_turn(game: Game, state: State, seats: int) -> None:
+    """A game that says what every seat not in ``to_act`` may do (``moves_off_turn``) keeps to
+    it: the room shows those seats that list without asking :meth:`Game.legal_moves`."""
+    off_turn = game.moves_off_turn
+    if off_turn is None:
+        return
+    to_act = game.to_act(state)
+    for seat in range(seats):
+        if seat not in to_act:
+            require(
+                encode(game.legal_moves(state, seat)) == encode(off_turn),
+                f"moves_off_turn is {off_turn!r}, but seat {seat}, not in to_act, may make "
+                f"{game.legal_moves(state, seat)!r}",
+            )
+
+
 def check_bot(game: Game, state: State, seat: int, seed: int) -> None:
     moves = game.legal_moves(state, seat)
     move = game.bot_move(game.view(state, seat), seat, moves, seed)
@@ -227,6 +244,7 @@ def check_random_game(game: Game, seats: int, options: Options, seed: int) -> in
             require(game.to_act(state) == [], "a finished game still lets seats act")
             encode(outcome.as_dict())
             break
+        check_moves_off_turn(game, state, seats)
         before = encode(state)
         if leave_every and rng.below(leave_every) == 0:
             left = random_leave(game, state, seats, rng)

@@ -177,6 +177,13 @@ class Game(ABC):
     #: room asks :meth:`view` once per state and shows that one map to all of them, which also
     #: lets it diff the map once for all viewers.
     public_view: bool = False
+    #: What :meth:`legal_moves` gives every seat that is not in :meth:`to_act` while the game
+    #: is on, whatever the state, when the game knows it without being asked (``[]``: a seat
+    #: moves only when the game waits for it; Math Magic Card: resigning, at any time). The
+    #: room then asks :meth:`legal_moves` only of the seats in ``to_act`` and shows every other
+    #: seat this very list (which nobody changes). ``None``, the default: the room asks every
+    #: seat at every step. The contract's checks hold a game to what it says here.
+    moves_off_turn: list[Move] | None = None
     #: Small tables that play the game quickly, as (seat count, options) pairs: the contract's
     #: checks (playhall.games.conformance: tests/games/test_conformance.py and ``playhall
     #: check-game``) and every suite that plays all games play the game at each. Cover each

@@ -25,12 +25,16 @@ class ViewMemo:
     diff then skips by identity."""
 
     __slots__ = (
-        "record", "playing", "template", "seats", "shown_seats", "state", "state_view", "fair"
+        "record", "playing", "to_act", "off_turn", "template", "seats", "shown_seats", "state",
+        "state_view", "fair",
     )
 
     def __init__(self) -> None:
         self.record: RoomRecord | None = None  # the record the template was made for
         self.playing = False
+        self.to_act: list[int] = []  # the template's to_act
+        #: The moves of a seat not in ``to_act``, when the game says them (``moves_off_turn``).
+        self.off_turn: list[Any] | None = None
         self.template: dict[str, Any] = {}
         self.seats: tuple[Seat, ...] | None = None  # the seats ``shown_seats`` shows
         self.shown_seats: list[dict[str, Any]] = []
@@ -44,14 +48,16 @@ def room_view(record: RoomRecord, game: Game, seat: int | None, memo: ViewMemo) 
     state = record.state
     if memo.record is not record:
         _common(record, game, memo)
-    playing = memo.playing
     # Asked of every seated viewer, not only those in to_act: some moves are open to a seat that
-    # is not being waited on (resigning in the Math Magic Card duel).
-    moves = (
-        game.legal_moves(state, seat)
-        if playing and state is not None and seat is not None and not record.seats[seat].bot
-        else NO_MOVES
-    )
+    # is not being waited on (resigning in the Math Magic Card duel), unless the game says what
+    # such a seat may do (``Game.moves_off_turn``): then only of the seats in to_act.
+    moves: list[Any] = NO_MOVES
+    if memo.playing and state is not None and seat is not None and not record.seats[seat].bot:
+        off_turn = memo.off_turn
+        if off_turn is None or seat in memo.to_act:
+            moves = game.legal_moves(state, seat)
+        else:
+            moves = off_turn
     # A copy of the record's template (what every viewer's view shares) with the viewer's own
     # parts set: copying a map is one memcpy where building it inserts key by key.
     view: dict[str, Any] = memo.template.copy()
@@ -110,6 +116,8 @@ def _common(record: RoomRecord, game: Game, memo: ViewMemo) -> None:
         "fair": _fair(record, memo),
     }
     memo.playing = playing
+    memo.to_act = to_act
+    memo.off_turn = game.moves_off_turn
     memo.record = record
 
 

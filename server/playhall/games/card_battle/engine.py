@@ -73,6 +73,7 @@ class CardBattle(Game):
     min_seats = 2
     max_seats = 2
     quick_tables = ((2, {"turn_delay_ms": 0}),)
+    moves_off_turn: list[Move] | None = []  # only a seat still choosing its deck moves
     options: Sequence[Option] = (
         Option(
             "turn_delay_ms",

@@ -62,6 +62,7 @@ class Mandala(Game):
     min_seats = 1
     max_seats = 2
     quick_tables = ((2, {}), (1, {"mode": "solo", "yoga_delay_ms": 0}))
+    moves_off_turn: list[Move] | None = []  # only the seats the game waits for move
     options: Sequence[Option] = (
         Option(
             "mode",

@@ -39,6 +39,7 @@ class MandragoraGame(Game):
     min_seats = SEATS
     max_seats = SEATS
     quick_tables = ((SEATS, {}),)
+    moves_off_turn: list[Move] | None = []  # only the seat whose turn it is moves
     options: Sequence[Option] = (
         Option(
             "pattern",

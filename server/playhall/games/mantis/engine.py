@@ -186,6 +186,7 @@ class Mantis(Game):
     min_seats = MIN_SEATS
     max_seats = MAX_SEATS
     public_view = True  # Ruling 3: everything is public but the deck and the score piles
+    moves_off_turn: list[Move] | None = []  # only the seat whose turn it is moves
     quick_tables: Sequence[tuple[int, dict[str, Any]]] = ((2, {}), (5, {}))
     options: Sequence[Option] = (
         Option(

@@ -80,6 +80,8 @@ class MathCardGame(Game):
     min_seats = 2
     max_seats = 2
     quick_tables = ((2, {}),)
+    #: Either seat may resign at any time (ruling 16), and that is all a seat may do off turn.
+    moves_off_turn: list[Move] | None = [{"type": "resign"}]
     options: Sequence[Option] = ()
 
     # -- setup and turn flow ----------------------------------------------------------------
