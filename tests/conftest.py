@@ -3,9 +3,14 @@
 import asyncio
 import os
 
-from hypothesis import settings
+# Every script call and multi-key command the store makes checks that its keys share one hash
+# slot, as a Redis Cluster requires (playhall.store.slots): set before playhall is imported,
+# and inherited by the server processes the tests start.
+os.environ["PLAYHALL_CHECK_SLOTS"] = "1"
 
-from playhall.eventloop import LoopFactory, loop_factory
+from hypothesis import settings  # noqa: E402
+
+from playhall.eventloop import LoopFactory, loop_factory  # noqa: E402
 
 # CI has two cores and shares them with Redis and servers: keep property runs bounded and
 # deterministic there; more thorough locally when asked (HYPOTHESIS_PROFILE=thorough).

@@ -18,6 +18,7 @@ from playhall.store.pipe import CommandPipe, RedisPipe
 from playhall.store.redis_store import Store
 from playhall.store.rooms import Commit, Fenced, LogGap, VersionConflict
 from playhall.store.scripts import RENEW_BATCH
+from playhall.store.slots import slot_of
 
 
 @pytest.fixture
@@ -130,8 +131,11 @@ async def test_a_log_missing_an_entry_since_the_checkpoint_is_refused(
 
 
 async def test_renewing_leases_extends_those_held_and_names_those_lost(store: Store) -> None:
-    # More rooms than one script call takes, so the calls' answers have to be put together.
+    # Many rooms, so the calls' answers have to be put together, three of them in one slot.
     rooms = [f"lease{i}" for i in range(RENEW_BATCH + 7)]
+    first = slot_of(store.keys.lease_key(rooms[0]))
+    names = (f"same{i}" for i in range(10**6))
+    rooms += [name for name in names if slot_of(store.keys.lease_key(name)) == first][:2]
     tokens: dict[str, str] = {}
     for room in rooms:
         token = await store.rooms.acquire(room, "one", 1_000)
@@ -141,11 +145,14 @@ async def test_renewing_leases_extends_those_held_and_names_those_lost(store: St
     tokens[taken_over] = "someone-else|1"
     await store.redis.delete(store.keys.lease_key(expired))
     assert await store.rooms.renew(tokens, 60_000) == {taken_over, expired}
-    # Again, counting the commands (Redis has the script now): one per batch, not one per room.
+    # Again, counting the commands (Redis has the script now): one per hash slot (a script
+    # call names keys of one slot only), so rooms of one slot share one.
     counting = CountingPipe(store.pipe)
     again = Store(store.redis, counting, store.keys.p)
     assert await again.rooms.renew(tokens, 60_000) == {taken_over, expired}
-    assert counting.sent == 2
+    slots = {slot_of(store.keys.lease_key(room)) for room in rooms}
+    assert len(slots) == len(rooms) - 2
+    assert counting.sent == len(slots)
     for room in rooms:
         ttl = await store.redis.pttl(store.keys.lease_key(room))
         if room == expired:

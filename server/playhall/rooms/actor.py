@@ -3,10 +3,10 @@
 Everything that changes a room (join, leave, ready, start, bot, move, automatic step, rematch)
 is a :class:`Command` in the room's bounded inbox, handled one at a time by its handler
 (:mod:`playhall.rooms.commands`), which asks the table's rules (:mod:`playhall.rooms.table`) for
-the new record. The actor stores it in Redis (record, version, log entry, lobby index —
-atomically, fenced by the room's lease), and only then replies and hands it to the audience
-(:mod:`playhall.rooms.audience`), which sends it to the viewers. A crash at any instant
-therefore loses nothing a client was told about.
+the new record. The actor stores it in Redis (record, version, log entry: atomically, fenced
+by the room's lease; its lobby listing and other index entries around it), and only then
+replies and hands it to the audience (:mod:`playhall.rooms.audience`), which sends it to the
+viewers. A crash at any instant therefore loses nothing a client was told about.
 
 The commit protocol is all here, in one place: :meth:`Room.commit` stores a change and adopts
 it; a change whose reply from Redis was lost is settled (:meth:`Room._settle`) before anything
@@ -49,7 +49,7 @@ from playhall.rooms.replay import STEPS, step_entry
 from playhall.rooms.table import RoomError
 from playhall.store.outage import is_store_error, outcome_unknown
 from playhall.store.redis_store import Store
-from playhall.store.rooms import Commit, Fenced, VersionConflict
+from playhall.store.rooms import Commit, Fenced, Placed, VersionConflict
 from playhall_protocol import errors
 
 logger = log.get("playhall.room")
@@ -276,6 +276,10 @@ class Room:
             or new.status != old.status
             or new.version - self._checkpoint >= self.config.checkpoint_every
         )
+        due, undue = None, False
+        if new.status != old.status:  # a whole ttl from now (never, once finished)
+            ttl = table.expiry_ttl(new, self.config.waiting_ttl, self.config.abandoned_ttl)
+            due, undue = (None, True) if ttl is None else (time.time() + ttl, False)
         change = Commit(
             room=new.id,
             lease=self.lease,
@@ -286,10 +290,13 @@ class Room:
             lobby=lobby,
             unlist=unlist,
             active=table.needs_server(new, self.game),
+            was_active=table.needs_server(old, self.game),
             expire=self.config.finished_ttl if new.status == FINISHED else 0,
             code=new.code,
             game=new.game,
             order=order,
+            due=due,
+            undue=undue,
         )
         # (A room closed while it waited for its game ends no game: it leaves no results.)
         ends = new.status == FINISHED and old.status == PLAYING
@@ -312,12 +319,13 @@ class Room:
             await self._settle()
             if self.record is not new:
                 raise RoomError(errors.STORE_FAILED, "the change was not made")
+            if change.indexed():
+                self.store.rooms.write_indexes(change)
         else:
             self.counters.committed(kind, _commit_clock() - started)
             self._adopt(new, kind, seat, player, events, checkpoint, summary)
         if new.status != old.status:
             self.counters.game_changed(new.game, new.status)
-            await self._expiry_due(new)
         if ends:
             results_of(self.store, self.config).ended(new)
 
@@ -385,27 +393,29 @@ class Room:
         self.store.outage.failed(failed, room=self.record.id, during="settling a commit")
         raise RoomError(errors.STORE_FAILED, OUTCOME_UNKNOWN)
 
-    async def _expiry_due(self, record: RoomRecord) -> None:
-        """``record``'s status changed: check the room for expiry a whole ``ttl`` from now (or
-        never, once finished: its keys expire by themselves)."""
-        ttl = self.expiry_ttl()
-        try:
-            if ttl is None:
-                await self.store.expiry.drop_due(record.id)
-            else:
-                await self.store.expiry.set_due(record.id, time.time() + ttl)
-        except Exception as exc:  # the change itself is stored: the next sweep or eviction sets it
-            if is_store_error(exc):  # Redis away: part of the outage's story, not a traceback
-                self.store.outage.failed(exc, room=record.id, during="expiry index")
-            else:
-                self.log.exception("expiry_due_failed", version=record.version)
+    # -- the indexes other rooms share -------------------------------------------------------------
 
-    # -- the lobby's listing ----------------------------------------------------------------------
+    def reindex(self) -> None:
+        """Put the room's entries in the lobby, the active set and the expiry index, and its
+        join code's expiry, as they should be now, before any client's command (a room just
+        loaded: an evicted room left the listing; or one whose entries its owner found
+        otherwise at a lease renewal)."""
+        self._post("_reindex")
 
-    def relist(self) -> None:
-        """List the room again as it is now, before any client's command (a room just loaded:
-        an evicted room left the listing)."""
-        self._post("_relist")
+    def placed(self) -> Placed:
+        """Where the room should be in the indexes its commit does not write."""
+        record = self.record
+        finished = record.status == FINISHED
+        return Placed(
+            room=record.id,
+            active=table.needs_server(record, self.game),
+            due=self.expiry_ttl() is not None,
+            code=record.code if finished else None,
+        )
+
+    def code_ttl(self) -> int:
+        """Seconds a finished room's join code has left (its keys' time to live)."""
+        return self.config.finished_ttl
 
     # -- expiry --------------------------------------------------------------------------------
 
@@ -524,7 +534,7 @@ SETTLE_TIMEOUT: Final = 2.0
 #: Commands the room posts to itself (no client waits for them): tried again after a store
 #: failure (``Room._retry_later``).
 _SELF_DRIVEN: Final = frozenset(
-    {"_auto", "_bot_turn", "_clock", "_expire", "_relist", "_settle"}
+    {"_auto", "_bot_turn", "_clock", "_expire", "_reindex", "_settle"}
 )
 
 #: Commands after which a seat may be watched by nobody, or by somebody again.

@@ -26,6 +26,7 @@ from playhall.rooms.listing import Listing
 from playhall.rooms.record import FINISHED, WAITING, RoomRecord
 from playhall.rooms.table import RoomError
 from playhall.store.redis_store import Store
+from playhall.store.rooms import Placed
 from playhall_protocol import errors
 
 
@@ -62,6 +63,10 @@ class Room(Protocol):
     def away_due(self, record: RoomRecord) -> dict[int, float]: ...
 
     def expiry_ttl(self) -> float | None: ...
+
+    def placed(self) -> Placed: ...
+
+    def code_ttl(self) -> int: ...
 
     async def discard(self) -> None: ...
 
@@ -281,10 +286,15 @@ async def game_replay(room: Room, command: Command) -> dict[str, Any]:
     return {"room": record.id, "seat": seat, "frames": record_replay.as_diffs(frames)}
 
 
-async def relist(room: Room, command: Command) -> dict[str, Any]:
-    """List the room again as it is now (see ``Room.relist``)."""
+async def reindex(room: Room, command: Command) -> dict[str, Any]:
+    """Put the room's entries in the shared indexes as they should be now (see
+    ``Room.reindex``): its listing, its place in the active set and the expiry index (a room
+    due and not there is checked a whole ttl from now), its join code's expiry."""
     summary = views.lobby_entry(room.record, room.game.title)
     await room.listing.write(room.record, room.lease, summary)
+    ttl = room.expiry_ttl()
+    due = time.time() + (ttl or 0)
+    await room.store.rooms.put_indexes(room.placed(), due, room.code_ttl())
     return {}
 
 
@@ -532,7 +542,7 @@ HANDLERS: Final[dict[str, Callable[[Room, Command], Awaitable[dict[str, Any]]]]]
     "replay": game_replay,
     "_auto": auto,
     "_bot_turn": bot_turn,
-    "_relist": relist,
+    "_reindex": reindex,
     "_settle": settle,
     "_clock": clock,
     "_expire": expire,

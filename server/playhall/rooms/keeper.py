@@ -1,6 +1,7 @@
 """The background work that keeps a process's rooms served, apart from any client: renewing the
 leases of the rooms it holds (letting go of those it lost) and, with each renewal, making sure
-Redis still lists the rooms it holds as listed (a listing lost in a fault is written again by
+Redis has the rooms it holds in the shared indexes (lobby, active set, expiry index) as they
+are (an entry lost in a fault, or between a commit and its index write, is written again by
 its owner); the restore pass (loading every room that needs a server, timers or bots, and has
 none); and the expiry sweeper (handing rooms due for their expiry check to their actors). Each
 is a loop of its own over the room manager (:class:`playhall.rooms.manager.RoomManager`), which
@@ -12,8 +13,11 @@ from __future__ import annotations
 import asyncio
 import time
 
+import msgpack
+
 from playhall import log
 from playhall.lobby import lobby_order
+from playhall.rooms import views
 from playhall.rooms.manager import LeaseHeld, RoomManager
 from playhall.rooms.table import RoomError
 from playhall.store.outage import is_store_error
@@ -71,34 +75,48 @@ class Keeper:
                 if room is not None:
                     logger.warning("lease_lost", room=room_id)
                     self.rooms.evict(room)
-            await self._reassert_listings()
+            await self._reassert_indexes()
 
-    async def _reassert_listings(self) -> None:
-        """List again each room this process holds whose listing Redis lacks (lost in a
-        fault, or deleted by hand): a read of every listed room's summary and index member,
-        and a write (the room's own ``relist``, fenced by its lease) only where one is
-        missing. Idempotent: a room listed as it should be is left alone and nobody is told."""
-        held = self.rooms.rooms
-        checked = {
-            rid: summary
-            for rid, room in held.items()
-            if (summary := room.listing.summary) is not None
-        }
-        if not checked:
+    async def _reassert_indexes(self) -> None:
+        """Put right each room this process holds whose entries in the shared indexes Redis has
+        otherwise than the room says: its listing (summary and index member, or none), its
+        place in the active set and the expiry index, its join code's expiry. These are
+        written after (or before) the room's commit by writes of their own, in other hash
+        slots than the room's (``store.rooms.RoomStore.commit``): one lost to a fault, to a
+        process that died between the two, or to a hand edit comes back here, within one
+        renewal of the lease. Reads only (a few commands per :data:`RENEW_BATCH` rooms),
+        and a write (the room's own ``reindex``, after the commands before it) only where
+        something is wrong: a room whose entries are right is left alone and nobody is
+        told."""
+        held = dict(self.rooms.rooms)
+        if not held:
             return
-        listed = [(rid, held[rid].record.game, lobby_order(s)) for rid, s in checked.items()]
+        listings = {rid: room.listing.summary for rid, room in held.items()}
+        placed = {rid: room.placed() for rid, room in held.items()}
+        listed = []
+        for rid, room in held.items():
+            summary = listings[rid]
+            entry = summary if summary is not None else views.lobby_summary(room.record, "")
+            blob = msgpack.packb(summary) if summary is not None else b""
+            listed.append((rid, room.record.game, lobby_order(entry), blob))
         try:
-            missing = await self.store.lobby.missing(listed)
+            listing, indexes = await asyncio.gather(
+                self.store.lobby.drift(listed), self.store.rooms.index_drift(list(placed.values()))
+            )
         except Exception as exc:
-            self._failed(exc, "listing check", "listing_check_failed")
+            self._failed(exc, "index check", "index_check_failed")
             return
-        for room_id in missing:
-            room = held.get(room_id)
-            # (A room whose listing changed meanwhile was checked against its old entry: the
-            # next renewal checks it again.)
-            if room is not None and room.listing.summary is checked[room_id]:
-                logger.warning("listing_restored", room=room_id)
-                room.relist()
+        for room_id in listing | indexes:
+            checked = held[room_id]
+            # (A room that changed meanwhile was checked against its old entries: the next
+            # renewal checks it again.)
+            if (
+                self.rooms.rooms.get(room_id) is checked
+                and checked.listing.summary is listings[room_id]
+                and checked.placed() == placed[room_id]
+            ):  # fmt: skip
+                logger.warning("indexes_restored", room=room_id)
+                checked.reindex()
 
     # -- restoring rooms that need a server ------------------------------------------------------
 
@@ -151,6 +169,9 @@ class Keeper:
                 self._note_restore_failed(room_id, exc.code, exc.reason)
                 continue
             except RoomError as exc:
+                if exc.code == errors.NO_SUCH_ROOM:  # gone (deleted, expired): not active
+                    await self.store.rooms.forget(room_id)
+                    continue
                 self._note_restore_failed(room_id, exc.code, exc.reason)
                 continue
             except Exception as exc:

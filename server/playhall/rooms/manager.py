@@ -67,6 +67,9 @@ class RoomManager:
         self.caps = Caps(store.players, config)
         self.rooms: dict[str, Room] = {}
         self._loading: dict[str, asyncio.Task[Room]] = {}
+        #: Rooms being stored for the first time here: in the active set before they exist (see
+        #: ``RoomStore.commit``), which the restore pass must not take for one to load.
+        self._creating: set[str] = set()
         self._stopping = Tasks("room stop", logger)
         self.closing = False
         #: What this process counts (playhall.counters), shared by its rooms and its endpoint.
@@ -153,7 +156,7 @@ class RoomManager:
             reason = "its stored log does not replay"
             raise await self._let_go(room_id, lease, errors.STORE_FAILED, reason) from None
         room = self._adopt(record, lease, stored.checkpoint)
-        room.relist()
+        room.reindex()
         logger.info(
             "room_loaded",
             room=room_id,
@@ -270,24 +273,27 @@ class RoomManager:
         # In the lobby from its first write, if it lists (people sit in a public room).
         summary = views.lobby_entry(first, game.title)
         lobby, _, order = Listing(game.title, self.store, self.lobby).commit_fields(summary)
-        await self.store.rooms.commit(
-            Commit(
-                room=record.id,
-                lease=lease,
-                prev_version=-1,
-                version=first.version,
-                record=first.pack(),
-                log=step_entry(first, "create", None, record.creator, None, None),
-                lobby=lobby,
-                unlist=lobby is None,
-                active=needs_server(first, game),
-                game=record.game,
-                order=order,
-            )
-        )
         ttl = table.expiry_ttl(first, self.config.waiting_ttl, self.config.abandoned_ttl)
-        if ttl is not None:
-            await self.store.expiry.set_due(record.id, time.time() + ttl)
+        self._creating.add(record.id)
+        try:
+            await self.store.rooms.commit(
+                Commit(
+                    room=record.id,
+                    lease=lease,
+                    prev_version=-1,
+                    version=first.version,
+                    record=first.pack(),
+                    log=step_entry(first, "create", None, record.creator, None, None),
+                    lobby=lobby,
+                    unlist=lobby is None,
+                    active=needs_server(first, game),
+                    game=record.game,
+                    order=order,
+                    due=None if ttl is None else time.time() + ttl,
+                )
+            )
+        finally:
+            self._creating.discard(record.id)
         self._adopt(first, lease).listing.adopt(first, summary)
 
     def evict(self, room: Room) -> None:
@@ -343,7 +349,7 @@ class RoomManager:
 
     def holds(self, room_id: str) -> bool:
         """Whether this process holds ``room_id`` or is loading it."""
-        return room_id in self.rooms or room_id in self._loading
+        return room_id in self.rooms or room_id in self._loading or room_id in self._creating
 
     async def close(self) -> None:
         """Stop every room (each finishes its command in hand) and release the leases."""

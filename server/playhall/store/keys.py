@@ -1,27 +1,36 @@
 """Where Playhall keeps what in Redis: every key's name, in one place.
 
 Keys (``p`` is the configured prefix, ``ph:`` by default), by family and the module that
-writes them:
+writes them. ``{...}`` is a hash tag: Redis (and Redis Cluster) hashes only what is inside it,
+so keys with the same tag are in one hash slot, and a script or a multi-key command may touch
+only keys of one slot (``slots`` checks it under test). A room's keys and channels carry the
+room's tag: its commit is one script in one slot.
 
 =============================  ==========================================================
-rooms (``store/rooms.py``)
-``p room:<id>``                hash: ``v`` = version, ``d`` = the room record (msgpack) as it
+rooms (``store/rooms.py``): all in the room's slot ``{<id>}``
+``p room:{<id>}``              hash: ``v`` = version, ``d`` = the room record (msgpack) as it
                                was at version ``c`` (its last checkpoint)
-``p room:<id>:log``            stream: one entry per version (kind, seat, player, move, ...)
-``p room:<id>:chat``           list: the last chat lines (msgpack), newest last
-``p lease:<id>``               "<owner>|<fence>" with a TTL: which process owns the room
-``p fence:<id>``               counter: each lease acquisition gets a higher fence
+``p room:{<id>}:log``          stream: one entry per version (kind, seat, player, move, ...)
+``p room:{<id>}:chat``         list: the last chat lines (msgpack), newest last
+``p lease:{<id>}``             "<owner>|<fence>" with a TTL: which process owns the room
+``p fence:{<id>}``             counter: each lease acquisition gets a higher fence
+``p game:{<id>}``              a finished game as the players' histories keep it (msgpack);
+                               its presence makes the once-only write once-only
+                               (``store/results.py``)
+channel ``p room:{<id>}:in``   pub/sub: requests forwarded to the room's owner (``fleet``),
+                               subscribed by the process holding the lease while it holds it
+the indexes rooms share, each in a slot of its own, written around a room's commit
+(``RoomStore.commit``) and put right by the room's owner at each lease renewal
 ``p code:<code>``              room id of a private room's join code
 ``p active``                   set: rooms that need a server without any client (timers, bots)
-channel ``p room:<id>:in``     pub/sub: requests forwarded to the room's owner (``fleet``),
-                               subscribed by the process holding the lease while it holds it
-channel ``p edge:<instance>``  pub/sub: a process's replies and frames for the connections it
-                               holds, from the owners of their rooms (``fleet``)
-lobby (``store/lobby.py``)
-``p lobby``                    hash: room id -> lobby summary (msgpack) of public rooms
-``p lobby:<game>``             sorted set: the game's listed rooms in listing order (members
+``p expiry``                   sorted set: room id -> when (Unix time) to check whether the
+                               unfinished room has been left alone long enough to go
+                               (``store/expiry.py``)
+lobby (``store/lobby.py``): all in the slot ``{lobby}``
+``p {lobby}``                  hash: room id -> lobby summary (msgpack) of public rooms
+``p {lobby}:<game>``           sorted set: the game's listed rooms in listing order (members
                                ``lobby.lobby_order``, all scored 0, read by lex range)
-``p lobby:changes``            pub/sub channel, not a key: every change of the listing, as
+``p {lobby}:changes``          pub/sub channel, not a key: every change of the listing, as
                                the process that made it publishes it (``lobby_feed``)
 players (``store/players.py``)
 ``p player:<pid>``             hash: ``name``, ``th`` (sha256 of the token secret), ``n`` (set
@@ -44,12 +53,7 @@ players (``store/players.py``)
 join-code tries (``store/code_tries.py``)
 ``p tries:player:<pid>``,      join-code tries of a player and of an address (hashes, kept
 ``p tries:address:<a>``        by ``store.code_tries``, expire)
-expiry (``store/expiry.py``)
-``p expiry``                   sorted set: room id -> when (Unix time) to check whether the
-                               unfinished room has been left alone long enough to go
-results (``store/results.py``)
-``p game:<room>``              a finished game as the players' histories keep it (msgpack);
-                               its presence makes the once-only write once-only
+results (``store/results.py``; the once-only key is the room's ``p game:{<id>}``)
 ``p history:<pid>``            sorted set: the player's finished games by finish time (ms)
 ``p stats:<pid>``              hash: per game the player's counts and rating
 ``p leaderboard:<game>``       sorted set: player -> mu, established ratings
@@ -60,11 +64,17 @@ quick play (``store/seeks.py``)
 ``p seektable:<room>``         hash: a quick-play table (seats, seats claimed, ratings, bots)
 ``p seeker:<pid>``             the room whose seat the player's seek holds
 ``p seek:due``                 sorted set: room -> when its bots come
-fleet (``store/fleet.py``)
-``p fleet:<instance>``         a live server process (JSON: start time, version, draining),
+fleet (``store/fleet.py``): all in the slot ``{fleet}``
+``p {fleet}:<instance>``       a live server process (JSON: start time, version, draining),
                                with a TTL of ``lease_ms`` its heartbeat renews
-``p fleet``                    set: the processes' names (those whose key expired are taken
+``p {fleet}``                  set: the processes' names (those whose key expired are taken
                                out when it is read); expires with the longest-lived entry
+channel ``p edge:{<instance>}`` pub/sub: a process's replies and frames for the connections
+                               it holds, from the owners of their rooms (``fleet``)
+layout (``store/layout.py``)
+``p layout``                   the key layout the Redis is in (``LAYOUT``); set once the keys
+                               of an older layout were moved to it, at start
+``p layout:lock``              held (with a TTL) by the process moving the keys
 =============================  ==========================================================
 
 A finished room's record, log, chat, fence counter and join code expire ``finished_ttl`` seconds
@@ -79,47 +89,55 @@ plays or views for ``abandoned_ttl`` is ended, and then expires as a finished ro
 
 from __future__ import annotations
 
+from typing import Final
+
+#: The key layout these names make (``p layout`` holds it once a Redis is in it; layout 1, the
+#: names before hash tags, is moved to it on start by ``store.layout``).
+LAYOUT: Final = 2
+
 
 class Keys:
     """The names of Playhall's keys under one prefix."""
 
-    __slots__ = ("p", "lobby", "lobby_changes", "active", "expiry", "fleet")
+    __slots__ = ("p", "lobby", "lobby_changes", "active", "expiry", "fleet", "layout")
 
     def __init__(self, prefix: str) -> None:
         self.p = prefix
-        self.lobby = f"{prefix}lobby"
+        self.lobby = f"{prefix}{{lobby}}"
         #: A channel (Redis keeps channels apart from keys: a game named "changes" is safe).
-        self.lobby_changes = f"{prefix}lobby:changes"
+        self.lobby_changes = f"{prefix}{{lobby}}:changes"
         self.active = f"{prefix}active"
         self.expiry = f"{prefix}expiry"
-        self.fleet = f"{prefix}fleet"
+        self.fleet = f"{prefix}{{fleet}}"
+        #: The layout these names are (``LAYOUT``), written once the keys are in it.
+        self.layout = f"{prefix}layout"
 
     def room_key(self, room: str) -> str:
-        return f"{self.p}room:{room}"
+        return f"{self.p}room:{{{room}}}"
 
     def log_key(self, room: str) -> str:
-        return f"{self.p}room:{room}:log"
+        return f"{self.p}room:{{{room}}}:log"
 
     def chat_key(self, room: str) -> str:
-        return f"{self.p}room:{room}:chat"
+        return f"{self.p}room:{{{room}}}:chat"
 
     def room_channel(self, room: str) -> str:
-        return f"{self.p}room:{room}:in"
+        return f"{self.p}room:{{{room}}}:in"
 
     def edge_channel(self, instance: str) -> str:
-        return f"{self.p}edge:{instance}"
+        return f"{self.p}edge:{{{instance}}}"
 
     def lease_key(self, room: str) -> str:
-        return f"{self.p}lease:{room}"
+        return f"{self.p}lease:{{{room}}}"
 
     def fence_key(self, room: str) -> str:
-        return f"{self.p}fence:{room}"
+        return f"{self.p}fence:{{{room}}}"
 
     def code_key(self, code: str) -> str:
         return f"{self.p}code:{code}"
 
     def lobby_index_key(self, game: str) -> str:
-        return f"{self.p}lobby:{game}"
+        return f"{self.p}{{lobby}}:{game}"
 
     def player_key(self, player: str) -> str:
         return f"{self.p}player:{player}"
@@ -140,7 +158,7 @@ class Keys:
         return f"{self.p}refusals"
 
     def game_key(self, room: str) -> str:
-        return f"{self.p}game:{room}"
+        return f"{self.p}game:{{{room}}}"
 
     def history_key(self, player: str) -> str:
         return f"{self.p}history:{player}"
@@ -171,7 +189,7 @@ class Keys:
         return f"{self.p}seek:due"
 
     def fleet_key(self, instance: str) -> str:
-        return f"{self.p}fleet:{instance}"
+        return f"{self.p}{{fleet}}:{instance}"
 
     def counter_key(self, counter: str) -> str:
         """A windowed counter, ``counter`` naming it under the prefix (e.g.

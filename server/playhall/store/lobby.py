@@ -2,10 +2,11 @@
 rooms in listing order (a sorted set of members all scored 0, ordered by the member itself:
 see ``playhall.lobby.lobby_order``, whose first character is the status rank). A room's member
 is written again whenever its summary is, the variants of both ranks taken out first (the Lua
-is ``scripts._LOBBY``, shared by the commit). A change of a room lists it in its commit
-(``rooms``); this module reads pages, lists a room outside a change, tells which listings
-Redis lacks, and publishes the listing's changes on the ``lobby:changes`` channel (read by
-``playhall.lobby_feed``)."""
+is ``scripts._LOBBY``). All of it is in one hash slot (``{lobby}``), so a page and a listing's
+write are single-slot. A change of a room lists it right after its commit (``rooms``); this
+module reads pages, lists a room outside a change, tells which listings Redis has otherwise
+than their owners, and publishes the listing's changes on the ``{lobby}:changes`` channel (read
+by ``playhall.lobby_feed``)."""
 
 from __future__ import annotations
 
@@ -52,25 +53,37 @@ class LobbyStore:
         self, room: str, game: str, lease: str, summary: bytes | None, order: str
     ) -> bool:
         """List (``summary``) or unlist (None) a room whose record did not change, if this
-        process still holds its lease (False if it does not: nothing was written)."""
+        process still holds its lease (False if it does not: nothing was written). The lease is
+        read first and the listing written after: they are in different hash slots. A process
+        whose lease runs out between the two can write a stale listing; the room's owner puts
+        it right at its next renewal (:meth:`drift`)."""
         k = self.keys
-        keys = [k.lease_key(room), k.lobby, k.lobby_index_key(game)]
+        held = await self.pipe.call(b"GET", k.lease_key(room).encode())
+        if held is None or as_text(held) != lease:
+            return False
+        keys = [k.lobby, k.lobby_index_key(game)]
         mode = "set" if summary is not None else "del"
         words = [b"%d" % len(keys), *(key.encode() for key in keys)]
-        words += [lease.encode(), room.encode(), mode.encode(), summary or b"", order.encode()]
-        return bool(await scripts.run(self.pipe, scripts.LIST, len(words), encode_bulk(words)))
+        words += [room.encode(), mode.encode(), summary or b"", order.encode()]
+        await scripts.run(self.pipe, scripts.LIST, len(words), encode_bulk(words))
+        return True
 
-    async def missing(self, listed: list[tuple[str, str, str]]) -> set[str]:
-        """Which of the ``listed`` rooms (room, game, index member) Redis lacks the summary or
-        the index member of. Reads only, :data:`RENEW_BATCH` rooms per script call."""
+    async def drift(self, listed: list[tuple[str, str, str, bytes]]) -> set[str]:
+        """Which of the ``listed`` rooms (room, game, index member, summary: b"" when the room
+        is not listed) Redis lists otherwise: a summary or an index member missing or other
+        than given, or a listing of a room that is not listed. Reads only, :data:`RENEW_BATCH`
+        rooms per script call."""
         k = self.keys
         batches = [listed[i : i + RENEW_BATCH] for i in range(0, len(listed), RENEW_BATCH)]
         found: set[str] = set()
         for batch in batches:
-            keys = [k.lobby, *(k.lobby_index_key(game) for _, game, _ in batch)]
-            args = [word for room, _, member in batch for word in (room, member)]
-            lost = await scripts.call(self.pipe, scripts.MISSING_LISTINGS, keys, args)
-            found.update(batch[position - 1][0] for position in lost)
+            keys = [k.lobby, *(k.lobby_index_key(game) for _, game, _, _ in batch)]
+            words = [b"%d" % len(keys), *(key.encode() for key in keys)]
+            for room, _, member, summary in batch:
+                words += [room.encode(), member.encode(), summary]
+            wrong = await scripts.run(self.pipe, scripts.LISTING_DRIFT, len(words),
+                                      encode_bulk(words))
+            found.update(batch[position - 1][0] for position in wrong)
         return found
 
     def publish(self, change: bytes) -> Awaitable[Any]:

@@ -16,15 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
 
-from playhall.store import scripts
+from playhall.store import scripts, slots
 from playhall.store.codes import new_code
 from playhall.store.keys import Keys, as_bytes, as_text, scan_pattern
 from playhall.store.pipe import CommandPipe, encode_bulk
 from playhall.store.scripts import RENEW_BATCH, Fenced, VersionConflict
+from playhall.store.slots import CHECK_SLOTS
 
 __all__ = [
-    "Commit", "Fenced", "LogGap", "NoRoom", "RoomStore", "Stored", "VersionConflict",
+    "Commit", "Fenced", "LogGap", "NoRoom", "Placed", "RoomStore", "Stored", "VersionConflict",
 ]  # fmt: skip
 
 
@@ -41,8 +43,8 @@ class Commit:
     docs/operations.md, "The compiled build".)"""
 
     __slots__ = (
-        "room", "lease", "prev_version", "version", "record", "log",
-        "lobby", "unlist", "active", "expire", "code", "game", "order",
+        "room", "lease", "prev_version", "version", "record", "log", "lobby", "unlist",
+        "active", "was_active", "expire", "code", "game", "order", "due", "undue",
     )  # fmt: skip
 
     def __init__(
@@ -57,10 +59,13 @@ class Commit:
         lobby: bytes | None = None,
         unlist: bool = False,
         active: bool = False,
+        was_active: bool = False,
         expire: int = 0,
         code: str | None = None,
         game: str = "",
         order: str = "",
+        due: float | None = None,
+        undue: bool = False,
     ) -> None:
         self.room = room
         self.lease = lease  # the lease token held ("" to skip the check, tests only)
@@ -72,7 +77,10 @@ class Commit:
         self.log = log  # the log entry as stored: field, value, ... (replay.step_entry)
         self.lobby = lobby  # summary to list; None with unlist=False: leave as is
         self.unlist = unlist
+        #: Whether the room needs a server with no client (the active set) after the change,
+        #: and whether it did before.
         self.active = active
+        self.was_active = was_active
         #: Seconds until the room's keys expire (a finished room); 0 keeps them.
         self.expire = expire
         #: The room's join code, if private: its key expires with the room.
@@ -81,6 +89,30 @@ class Commit:
         #: (lobby.lobby_order of the summary listed, or of the one unlisted).
         self.game = game
         self.order = order
+        #: When the room is next due for its expiry check (None: as it was), or ``undue``:
+        #: never again (it finished).
+        self.due = due
+        self.undue = undue
+
+    def indexed(self) -> bool:
+        """Whether the change moves the room in an index other rooms share (lobby, active set,
+        expiry index) or starts its join code's expiry: most moves do neither."""
+        return (
+            self.lobby is not None or self.unlist or self.active != self.was_active
+            or self.due is not None or self.undue or (self.code is not None and self.expire > 0)
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Where a room's owner has it in the indexes its commit does not write: whether it is in
+    the active set, whether it is in the expiry index, and its join code if that must be
+    expiring (a finished private room)."""
+
+    room: str
+    active: bool
+    due: bool
+    code: str | None
 
 
 @dataclass(frozen=True)
@@ -103,9 +135,16 @@ class RoomStore:
         self.keys = keys
         #: _commit_head, cached per room and lease (an attribute of its own: see
         #: docs/operations.md, "The compiled build").
-        self._head_for: Callable[[str, str | None, str, str], tuple[bytes, int]] = (
+        self._head_for: Callable[[str, str], tuple[bytes, int]] = (
             functools.lru_cache(maxsize=65536)(self._commit_head)
         )
+        #: The hash slot of each room's keys, cached (renewal groups the leases by it).
+        self._lease_slot: Callable[[str], int] = functools.lru_cache(maxsize=65536)(
+            lambda room: slots.slot_of(self.keys.lease_key(room))
+        )
+        #: Told of an index write that failed after its commit was stored (the store's outage
+        #: log: the room's owner puts the index right at its next lease renewal).
+        self.on_index_failed: Callable[[BaseException], None] | None = None
 
     # -- leases ------------------------------------------------------------------------------
 
@@ -124,27 +163,37 @@ class RoomStore:
         return as_text(token) if token is not None else None
 
     async def renew(self, leases: dict[str, str], ttl_ms: int) -> set[str]:
-        """Extend many leases, :data:`RENEW_BATCH` rooms per script call (the calls pipelined:
-        one write); returns the rooms whose lease was lost. (A call per room would be a task, a
-        coroutine and a future per room every few seconds: at R = 500 a burst big enough to
-        set off the cyclic collector, docs/benchmarks.md, "Collector pauses".) With no lease
-        it still asks Redis something, so a quiet process knows Redis answers (/healthz)."""
+        """Extend many leases, one script call per hash slot (of up to :data:`RENEW_BATCH`
+        rooms; a slot's rooms are rarely more than one), the calls pipelined in one write, each
+        awaited as the pipe's own future (a task and a coroutine per room every few seconds
+        would be a burst big enough to set off the cyclic collector at R = 500:
+        docs/benchmarks.md, "Collector pauses"); returns the rooms whose lease was lost. With no
+        lease it still asks Redis something, so a quiet process knows Redis answers
+        (/healthz)."""
         if not leases:
             await self.pipe.call(b"PING")
             return set()
-        rooms = list(leases)
-        batches = [rooms[i : i + RENEW_BATCH] for i in range(0, len(rooms), RENEW_BATCH)]
-        replies = await asyncio.gather(
-            *(
-                scripts.call(
-                    self.pipe,
-                    scripts.RENEW,
-                    [self.keys.lease_key(room) for room in batch],
-                    [str(ttl_ms), *(leases[room] for room in batch)],
-                )
-                for batch in batches
-            )
+        groups: dict[int, list[str]] = {}
+        for room in leases:
+            groups.setdefault(self._lease_slot(room), []).append(room)
+        batches = [
+            group[i : i + RENEW_BATCH]
+            for group in groups.values()
+            for i in range(0, len(group), RENEW_BATCH)
+        ]
+        def words(batch: list[str]) -> tuple[list[str], list[str]]:
+            keys = [self.keys.lease_key(room) for room in batch]
+            return keys, [str(ttl_ms), *(leases[room] for room in batch)]
+
+        replies: list[Any] = await asyncio.gather(
+            *(scripts.send(self.pipe, scripts.RENEW, *words(batch)) for batch in batches),
+            return_exceptions=True,
         )
+        for i, reply in enumerate(replies):
+            if isinstance(reply, ResponseError) and str(reply).startswith("NOSCRIPT"):
+                replies[i] = await scripts.call(self.pipe, scripts.RENEW, *words(batches[i]))
+            elif isinstance(reply, BaseException):
+                raise reply
         return {
             batch[position - 1]
             for batch, lost in zip(batches, replies, strict=True)
@@ -191,59 +240,123 @@ class RoomStore:
         Done once Redis has applied it. Commits of many rooms made in the same pass of the
         event loop reach Redis in one write (group commit), by their script's digest; if Redis
         lost the script (restarted, or SCRIPT FLUSH) the commit is sent again with the script's
-        text. That is safe: a NOSCRIPT reply means the commit did not run. (Not a coroutine:
-        the script call's is returned as it is, one coroutine less per move.)
-        """
-        head, count = self._head_for(change.room, change.code, change.lease, change.game)
-        tail = self._commit_tail(change)
-        return scripts.run(self.pipe, scripts.COMMIT, count + len(tail), head, encode_bulk(tail))
+        text. That is safe: a NOSCRIPT reply means the commit did not run. (Not a coroutine
+        for a change that moves the room in no index, most moves: the script call's is
+        returned as it is, one coroutine less per move.)
 
-    def _commit_keys(self, room: str, code: str | None, game: str) -> tuple[bytes, ...]:
-        """The commit script's keys for ``room`` (part of the commit's head, which is cached).
-        A room without a join code names its fence key twice (expiring it twice does no
-        harm)."""
+        The script touches the room's own keys only (one hash slot). A change that moves the
+        room in an index other rooms share is written around it (:meth:`_commit_indexed`).
+        """
+        head, count = self._head_for(change.room, change.lease)
+        tail = self._commit_tail(change)
+        stored = scripts.run(self.pipe, scripts.COMMIT, count + len(tail), head, encode_bulk(tail))
+        if change.indexed():
+            return self._commit_indexed(change, stored)
+        return stored
+
+    async def _commit_indexed(self, change: Commit, stored: Awaitable[Any]) -> Any:
+        """The commit ``stored`` with the index writes it entails, each a single-slot,
+        idempotent command on the command pipe (so they go out in the commit's write).
+
+        What makes a server look at the room again (its place in the active set, its expiry
+        check) is written before the commit when it adds the room or puts its check later
+        (``ZADD GT``), and after it when it removes the room: a process that dies between the
+        two leaves the room where a server finds it, loads it and puts its indexes right
+        (:meth:`indexes_drift`), never where none would. The listing, the exact due time and
+        the join code's expiry are written after the commit succeeded. A write after the
+        commit that fails leaves the change stored: it is reported (``on_index_failed``) and
+        put right by the room's owner at its next lease renewal."""
+        k, room = self.keys, change.room.encode()
+        ahead: list[Awaitable[Any]] = []
+        if change.active and not change.was_active:
+            ahead.append(self.pipe.call(b"SADD", k.active.encode(), room))
+        if change.due is not None:
+            due = repr(change.due).encode()
+            ahead.append(self.pipe.call(b"ZADD", k.expiry.encode(), b"GT", due, room))
+        for write in ahead:
+            if not asyncio.isfuture(write):  # not connected: sent (in order) once it is
+                await self._quietly(write)
+        try:
+            result = await stored
+        finally:
+            for write in ahead:
+                if asyncio.isfuture(write):
+                    self._in_background(write)
+        self.write_indexes(change)
+        return result
+
+    def write_indexes(self, change: Commit) -> None:
+        """Write what a stored ``change`` makes of the room's listing, active set entry, expiry
+        check and join code's expiry, without waiting for Redis's answer (a failure is
+        reported, see :meth:`_commit_indexed`). Also for a change found stored after its
+        reply was lost."""
+        k, room = self.keys, change.room.encode()
+        behind: list[Awaitable[Any]] = []
+        if change.unlist or change.lobby is not None:
+            mode = b"del" if change.unlist else b"set"
+            words = [
+                b"2", k.lobby.encode(), k.lobby_index_key(change.game).encode(), room, mode,
+                change.lobby or b"", change.order.encode(),
+            ]  # fmt: skip
+            behind.append(scripts.run(self.pipe, scripts.LIST, len(words), encode_bulk(words)))
+        if change.was_active and not change.active:
+            behind.append(self.pipe.call(b"SREM", k.active.encode(), room))
+        if change.undue:
+            behind.append(self.pipe.call(b"ZREM", k.expiry.encode(), room))
+        elif change.due is not None:
+            due = repr(change.due).encode()
+            behind.append(self.pipe.call(b"ZADD", k.expiry.encode(), due, room))
+        if change.code is not None and change.expire > 0:
+            code = k.code_key(change.code).encode()
+            behind.append(self.pipe.call(b"EXPIRE", code, b"%d" % change.expire))
+        for write in behind:
+            self._in_background(write)
+
+    def _in_background(self, write: Awaitable[Any]) -> None:
+        """Let ``write`` run without waiting for it; its failure is reported."""
+        asyncio.ensure_future(write).add_done_callback(self._done_in_background)
+
+    def _done_in_background(self, write: asyncio.Future[Any]) -> None:
+        if not write.cancelled() and (failed := write.exception()) is not None:
+            self._index_failed(failed)
+
+    async def _quietly(self, write: Awaitable[Any]) -> None:
+        try:
+            await write
+        except Exception as failed:
+            self._index_failed(failed)
+
+    def _index_failed(self, failed: BaseException) -> None:
+        if self.on_index_failed is not None:
+            self.on_index_failed(failed)
+
+    def _commit_keys(self, room: str) -> tuple[bytes, ...]:
+        """The commit script's keys for ``room`` (part of the commit's head, which is cached):
+        the room's own, all in its hash slot."""
         k = self.keys
-        fence = k.fence_key(room).encode()
         return (
             k.room_key(room).encode(),
             k.log_key(room).encode(),
             k.lease_key(room).encode(),
-            k.lobby.encode(),
-            k.active.encode(),
-            room.encode(),
             k.chat_key(room).encode(),
-            fence,
-            k.code_key(code).encode() if code else fence,
-            k.lobby_index_key(game).encode(),
+            k.fence_key(room).encode(),
         )
 
-    def _commit_head(
-        self, room: str, code: str | None, lease: str, game: str
-    ) -> tuple[bytes, int]:
+    def _commit_head(self, room: str, lease: str) -> tuple[bytes, int]:
         """The commit script's first arguments, the same for every commit of a room under one
         lease: the key count, the keys and the lease, in RESP; and how many arguments that is.
         (Cached per room and lease in ``__init__``.)"""
-        keys = self._commit_keys(room, code, game)
+        keys = self._commit_keys(room)
         head = [b"%d" % len(keys), *keys, lease.encode()]
         return encode_bulk(head), len(head)
 
     def _commit_tail(self, change: Commit) -> list[bytes]:
         """The commit script's arguments after the lease: what changes from commit to commit."""
-        if change.unlist:
-            lobby_mode, lobby_blob = b"del", b""
-        elif change.lobby is not None:
-            lobby_mode, lobby_blob = b"set", change.lobby
-        else:
-            lobby_mode, lobby_blob = b"keep", b""
         args = [
             b"%d" % change.prev_version,
             b"%d" % change.version,
             change.record,
-            lobby_mode,
-            lobby_blob,
-            b"1" if change.active else b"0",
             b"%d" % change.expire,
-            change.order.encode(),
         ]
         args.extend(change.log)
         return args
@@ -258,9 +371,12 @@ class RoomStore:
         have reset them all)."""
         if fresh:
             await self.redis.connection_pool.disconnect(inuse_connections=False)
+        keys = [self.keys.room_key(room), self.keys.lease_key(room)]
+        if CHECK_SLOTS:
+            slots.check(keys, "MULTI")
         pipe = self.redis.pipeline(transaction=True)
-        pipe.hget(self.keys.room_key(room), "v")
-        pipe.get(self.keys.lease_key(room))
+        pipe.hget(keys[0], "v")
+        pipe.get(keys[1])
         version, token = await pipe.execute()
         return (
             int(version) if version is not None else None,
@@ -295,11 +411,13 @@ class RoomStore:
     async def room_ids(self) -> list[str]:
         """Every stored room's id, by a SCAN of the keyspace (for an operator's listing, never
         on a player's path: it reads every key name once)."""
-        prefix = self.keys.room_key("")
+        head, _, tail = self.keys.room_key("\0").partition("\0")
         ids = set()
-        async for key in self.redis.scan_iter(match=scan_pattern(prefix), count=1000, _type="hash"):
-            room = as_text(key)[len(prefix):]
-            if ":" not in room:
+        pattern = scan_pattern(head)
+        async for key in self.redis.scan_iter(match=pattern, count=1000, _type="hash"):
+            name = as_text(key)
+            room = name[len(head) : -len(tail)]
+            if name.endswith(tail) and self.keys.room_key(room) == name:
                 ids.add(room)
         return sorted(ids)
 
@@ -327,18 +445,71 @@ class RoomStore:
 
     async def delete_room(self, room: str, code: str | None) -> None:
         """Delete a room that goes without finishing (a waiting room nobody came back to):
-        every key it has, and its places in the lobby, the active set and the expiry index."""
+        every key it has (one command in its slot), then its join code and its places in the
+        lobby, the active set and the expiry index. A process that dies between the two leaves
+        index entries of a room that is no more: the sweeper and the restore pass drop those."""
         k = self.keys
         keys = [k.room_key(room), k.log_key(room), k.chat_key(room), k.lease_key(room)]
         keys.append(k.fence_key(room))
+        if CHECK_SLOTS:
+            slots.check(keys, "DEL")
+        await self.redis.delete(*keys)
+        pipe = self.redis.pipeline(transaction=False)
         if code:
-            keys.append(k.code_key(code))
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.delete(*keys)
+            pipe.delete(k.code_key(code))
         pipe.hdel(k.lobby, room)
         pipe.srem(k.active, room)
         pipe.zrem(k.expiry, room)
         await pipe.execute()
+
+    async def forget(self, room: str) -> None:
+        """Take a room that is no more (``NoRoom``) out of the active set."""
+        await self.redis.srem(self.keys.active, room)
+
+    # -- the indexes other rooms share -------------------------------------------------------
+
+    async def index_drift(self, placed: list[Placed]) -> set[str]:
+        """Which of the ``placed`` rooms Redis has otherwise in the active set or the expiry
+        index, or whose join code does not expire when it should: reads only, one command per
+        index per :data:`RENEW_BATCH` rooms, all in one write."""
+        k = self.keys
+        batches = [placed[i : i + RENEW_BATCH] for i in range(0, len(placed), RENEW_BATCH)]
+        reads: list[Awaitable[Any]] = []
+        for batch in batches:
+            rooms = [p.room.encode() for p in batch]
+            reads.append(self.pipe.call(b"SMISMEMBER", k.active.encode(), *rooms))
+            reads.append(self.pipe.call(b"ZMSCORE", k.expiry.encode(), *rooms))
+        coded = [p for p in placed if p.code is not None]
+        for p in coded:
+            assert p.code is not None
+            reads.append(self.pipe.call(b"TTL", k.code_key(p.code).encode()))
+        replies = await asyncio.gather(*reads)
+        drift: set[str] = set()
+        for i, batch in enumerate(batches):
+            active, due = replies[2 * i], replies[2 * i + 1]
+            for p, member, score in zip(batch, active, due, strict=True):
+                if bool(member) != p.active or (score is not None) != p.due:
+                    drift.add(p.room)
+        for p, ttl in zip(coded, replies[2 * len(batches) :], strict=True):
+            if ttl == -1:  # (-2: gone already, as an expired code is)
+                drift.add(p.room)
+        return drift
+
+    async def put_indexes(self, placed: Placed, due: float, code_ttl: int) -> None:
+        """Put the room in the active set and the expiry index as ``placed`` says (a room due
+        and not there is checked at ``due``; one there keeps its time), and start its join
+        code's expiry (``code_ttl`` seconds). Idempotent."""
+        k, room = self.keys, placed.room.encode()
+        writes = [
+            self.pipe.call(b"SADD" if placed.active else b"SREM", k.active.encode(), room),
+            self.pipe.call(b"ZADD", k.expiry.encode(), b"NX", repr(due).encode(), room)
+            if placed.due
+            else self.pipe.call(b"ZREM", k.expiry.encode(), room),
+        ]
+        if placed.code is not None:
+            writes.append(self.pipe.call(b"EXPIRE", k.code_key(placed.code).encode(),
+                                         b"%d" % code_ttl))
+        await asyncio.gather(*writes)
 
     # -- join codes --------------------------------------------------------------------------
 
