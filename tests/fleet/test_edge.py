@@ -100,7 +100,7 @@ async def test_frames_go_to_their_connection_and_a_lost_batch_starts_the_rooms_a
     assert (node.counters.batches_lost, node.counters.resyncs) == (1, 1)
     await settled(bus, 1)
     channel, sync = bus.sent[0]
-    assert channel == b"ph:room:r1:in"
+    assert channel == b"ph:room:{r1}:in"
     assert (sync.kind, sync.connection, sync.edge, sync.player) == ("sync", 7, node.id, "p7")
     assert node.id.startswith("edge-1#")
     # The owner clears the mark before the snapshot it sends.
@@ -126,7 +126,7 @@ async def test_a_moved_room_is_synced_again_where_it_is_now() -> None:
     node.received(pack_batch("owner-c", 1, two_rooms, node.id))
     node.received(pack_batch("owner-c", 2, [[MOVED, "r1"]], node.id))
     await settled(bus, 1)
-    assert [(f.kind, c) for c, f in bus.sent] == [("sync", b"ph:room:r1:in")]
+    assert [(f.kind, c) for c, f in bus.sent] == [("sync", b"ph:room:{r1}:in")]
 
 
 async def test_frames_for_a_connection_gone_here_tell_the_owner_to_detach_it() -> None:

@@ -39,7 +39,7 @@ async def test_a_batch_lost_on_its_way_is_followed_by_the_next_number() -> None:
         while len(bus.sent) < 2:
             await asyncio.sleep(0.01)
     (channel, first), (_, second) = bus.sent
-    assert channel == b"ph:edge:host:1"
+    assert channel == b"ph:edge:{host:1}"
     assert first[1:] == (1, [[FRAME, 3, "r1", b"frame"]], "host:1#ab")
     assert second[1:] == (2, [], "host:1#ab")  # empty, numbered next: the edge sees the gap
     assert gone == []
@@ -107,8 +107,8 @@ async def test_a_request_on_a_room_channel_left_just_now_still_reaches_the_owner
     node.owner.rooms = held  # type: ignore[assignment]
     assert bus.fallback is not None
     message = Forward("host:1#ab", 4, 0, 12, "sync", "p", "n", "a", {}).pack()
-    bus.fallback(b"ph:room:r1:in", message)
-    bus.fallback(b"ph:edge:host:9", message)  # not a room's channel: nothing
+    bus.fallback(b"ph:room:{r1}:in", message)
+    bus.fallback(b"ph:edge:{host:9}", message)  # not a room's channel: nothing
     assert held.room.submitted == ["sync"]
 
 

@@ -92,7 +92,7 @@ async def test_every_game_resumes_after_sigkill(
         try:
             entries = [
                 {k.decode(): v for k, v in f.items()}
-                for _, f in await r.xrange(f"{prefix}room:{room}:log")
+                for _, f in await r.xrange(f"{prefix}room:{{{room}}}:log")
             ]
         finally:
             await r.aclose()

@@ -27,9 +27,9 @@ async def test_a_finished_private_room_takes_its_code_and_fence_with_it(redis_ur
         await alice.ready(room.room)
         redis, p = running.redis, running.config.key_prefix
         assert await redis.ttl(f"{p}code:{code}") == -1  # kept while the room lives
-        assert await redis.ttl(f"{p}fence:{room.room}") == -1
+        assert await redis.ttl(f"{p}fence:{{{room.room}}}") == -1
         await play_to_the_end(alice, room)
-        for key in (f"room:{room.room}", f"room:{room.room}:log", f"fence:{room.room}"):
+        for key in (f"room:{{{room.room}}}", f"room:{{{room.room}}}:log", f"fence:{{{room.room}}}"):
             assert 0 < await redis.ttl(p + key) <= 600, key
         assert 0 < await redis.ttl(f"{p}code:{code}") <= 600
     finally:
@@ -70,7 +70,7 @@ async def test_hello_forgets_rooms_that_expired(redis_url: str) -> None:
         token = alice.token
     finally:
         await alice.close()
-    await redis.delete(f"{p}room:{gone.room}")  # as its expiry would
+    await redis.delete(f"{p}room:{{{gone.room}}}")  # as its expiry would
     again = await Client.connect(url, token=token)
     try:
         assert again.welcome["rooms"] == [kept.room]
@@ -125,19 +125,19 @@ async def test_an_unviewed_waiting_room_closes_and_an_abandoned_game_ends(
             await client.close()
 
         async def closed_and_ended() -> bool:
-            gone = not await redis.exists(f"{p}room:{waiting.room}")
+            gone = not await redis.exists(f"{p}room:{{{waiting.room}}}")
             _, record = await stored_room(redis_url, p, game.room)
             return gone and record.status == "finished"
 
         await wait_for_redis(closed_and_ended)
         _, record = await stored_room(redis_url, p, game.room)
         assert record.outcome == {"winners": [], "scores": [], "reason": "abandoned"}
-        assert 0 < await redis.ttl(f"{p}room:{game.room}") <= 600  # expires as finished
+        assert 0 < await redis.ttl(f"{p}room:{{{game.room}}}") <= 600  # expires as finished
         assert not await redis.hexists(f"{p}lobby", waiting.room)
         assert not await redis.zscore(f"{p}expiry", waiting.room)
         await _lobby_removal(watcher, waiting.room)
         # The room somebody watches stays, however long nobody else comes.
-        assert await redis.exists(f"{p}room:{watched.room}")
+        assert await redis.exists(f"{p}room:{{{watched.room}}}")
         assert await redis.hexists(f"{p}lobby", watched.room)
     finally:
         for client in (alice, bob, watcher):
@@ -194,8 +194,8 @@ async def test_hundreds_of_rooms_left_in_every_state_leave_no_key_behind(redis_u
     async def left_behind() -> int:
         pipe = redis.pipeline(transaction=False)
         for room in rooms:
-            for key in (f"room:{room}", f"room:{room}:log", f"room:{room}:chat",
-                        f"fence:{room}", f"lease:{room}"):
+            for key in (f"room:{{{room}}}", f"room:{{{room}}}:log", f"room:{{{room}}}:chat",
+                        f"fence:{{{room}}}", f"lease:{{{room}}}"):
                 pipe.exists(p + key)
             pipe.hexists(f"{p}lobby", room)
             pipe.sismember(f"{p}active", room)

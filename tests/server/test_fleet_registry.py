@@ -42,19 +42,19 @@ async def test_the_registry_lists_who_beats_and_forgets_who_stops(redis_url: str
         await fleet.beat(Member("a", now, "1.0", True), 60_000)  # renewed: one entry, updated
         assert await fleet.members() == [Member("a", now, "1.0", True),
                                          Member("b", now, "1.0", False)]
-        assert 0 < await client.pttl(f"{prefix}fleet:b") <= 300
+        assert 0 < await client.pttl(f"{prefix}{{fleet}}:b") <= 300
         # The index lives as long as the longest-lived entry: nothing outlives the fleet.
         assert 59_000 < await client.pttl(f"{prefix}fleet") <= 60_000
         # b's time runs out: the read drops it, from the index too.
         await wait_for_redis(lambda: _listed_is(fleet, ["a"]), timeout=10)
         assert await client.smembers(f"{prefix}fleet") == {b"a"}
         # An entry this version cannot read is skipped, not fatal.
-        await client.set(f"{prefix}fleet:c", b"{not json")
+        await client.set(f"{prefix}{{fleet}}:c", b"{not json")
         await client.sadd(f"{prefix}fleet", "c")
         assert await names(fleet) == ["a"]
         await fleet.leave("a")
         assert await names(fleet) == []
-        assert await client.exists(f"{prefix}fleet:a") == 0
+        assert await client.exists(f"{prefix}{{fleet}}:a") == 0
     finally:
         pipe.close()
         await client.aclose()
@@ -91,7 +91,7 @@ async def test_two_processes_are_listed_and_a_killed_one_drops_out(redis_url: st
         await wait_for_redis(lambda: _listed_is(fleet, ["proc-1"]), timeout=10)
         gone_after = time.monotonic() - killed
         assert gone_after <= lease_ms / 1000 + 1.0, gone_after
-        assert await client.exists(f"{prefix}fleet:proc-2") == 0
+        assert await client.exists(f"{prefix}{{fleet}}:proc-2") == 0
         # The survivor keeps renewing: still listed well past one time to live.
         await asyncio.sleep(lease_ms / 1000)  # waiting out a lease on purpose, no sync stand-in
         assert await names(fleet) == ["proc-1"]

@@ -203,12 +203,12 @@ async def test_a_waiting_room_nobody_views_leaves_the_lobby(redis_url: str) -> N
             return await visitor.list_rooms() == []
 
         await _until(unlisted)
-        assert await running.redis.hlen(f"{prefix}lobby") == 0
-        assert await running.redis.zcard(f"{prefix}lobby:mantis") == 0
+        assert await running.redis.hlen(f"{prefix}{{lobby}}") == 0
+        assert await running.redis.zcard(f"{prefix}{{lobby}}:mantis") == 0
         await visitor.join(room)  # opening it lists it again (the visitor takes seat 1)
         listed = await visitor.list_rooms()
         assert [(r["room"], r["taken"]) for r in listed] == [(room, 2)]
-        assert await running.redis.zcard(f"{prefix}lobby:mantis") == 1
+        assert await running.redis.zcard(f"{prefix}{{lobby}}:mantis") == 1
     finally:
         await visitor.close()
         await running.drain()

@@ -34,7 +34,7 @@ class Setup:
 
     def commit_of(self, room: str) -> tuple[bytes, bytes]:
         """What marks the room's commit on the wire: the script call, and its log key."""
-        return b"EVALSHA", f"{self.prefix}room:{room}:log".encode()
+        return b"EVALSHA", f"{self.prefix}room:{{{room}}}:log".encode()
 
 
 @pytest.fixture
@@ -117,7 +117,7 @@ async def test_a_settling_read_whose_connection_was_reset_is_asked_again(
     client, version, move = setup.next_move()
     room, p = table.room, setup.prefix
     setup.proxy.arm(*setup.commit_of(room), forward=stored)
-    read = (b"MULTI", b"HGET", f"{p}room:{room}".encode(), f"{p}lease:{room}".encode())
+    read = (b"MULTI", b"HGET", f"{p}room:{{{room}}}".encode(), f"{p}lease:{{{room}}}".encode())
     setup.proxy.arm(*read, after=True)
     if stored:
         reply = await client.move(room, move, mid="asked-again", retry=False)

@@ -48,6 +48,6 @@ async def test_a_new_players_room_set_expires_with_the_player(redis_url: str) ->
 async def test_a_chat_list_begun_after_the_room_finished_expires_with_it(redis_url: str) -> None:
     async with server_and_alice(redis_url, finished_ttl=600) as s:
         room = await finished_against_a_bot(s.alice)
-        assert await s.redis.exists(f"{s.p}room:{room.room}:chat") == 0  # nobody spoke yet
+        assert await s.redis.exists(f"{s.p}room:{{{room.room}}}:chat") == 0  # nobody spoke yet
         await s.alice.chat(room.room, "good game")
-        assert 0 < await s.redis.ttl(f"{s.p}room:{room.room}:chat") <= 600
+        assert 0 < await s.redis.ttl(f"{s.p}room:{{{room.room}}}:chat") <= 600

@@ -31,7 +31,8 @@ async def test_a_commit_refused_loading_is_store_failed_and_changes_nothing(
         version = mirror.version
         move = mirror.view["moves"][0]
         loading = b"-LOADING Redis is loading the dataset in memory\r\n"
-        proxy.arm(b"EVALSHA", f"{config.key_prefix}room:{table.room}:log".encode(), answer=loading)
+        log_key = f"{config.key_prefix}room:{{{table.room}}}:log".encode()
+        proxy.arm(b"EVALSHA", log_key, answer=loading)
         with pytest.raises(ServerError) as refused:
             await client.move(table.room, move, mid="while-loading", retry=False)
         assert proxy.cut.is_set()

@@ -99,7 +99,7 @@ async def test_sigkill_mid_game_loses_no_acknowledged_move(
         try:
             entries = [
                 {k.decode(): v for k, v in f.items()}
-                for _, f in await r.xrange(f"{prefix}room:{room}:log")
+                for _, f in await r.xrange(f"{prefix}room:{{{room}}}:log")
             ]
         finally:
             await r.aclose()

@@ -115,7 +115,7 @@ async def test_restart_at_the_awkward_moment(
             await mirrors[0].wait(lambda m, v=before.version: m.version > v, 30)
             r = aioredis.Redis.from_url(redis_url)
             try:
-                entries = await r.xrange(f"{prefix}room:{room}:log")
+                entries = await r.xrange(f"{prefix}room:{{{room}}}:log")
             finally:
                 await r.aclose()
             step_id, step = next((i, f) for i, f in entries if int(f[b"v"]) == before.version + 1)

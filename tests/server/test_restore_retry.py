@@ -19,7 +19,7 @@ LEASE_MS = 5000
 
 
 async def stored_version(client: aioredis.Redis, prefix: str, room: str) -> int:
-    return int(await client.hget(f"{prefix}room:{room}", "v"))
+    return int(await client.hget(f"{prefix}room:{{{room}}}", "v"))
 
 
 async def test_a_bots_only_room_moves_again_within_the_lease_after_its_owner_is_killed(
@@ -45,13 +45,13 @@ async def test_a_bots_only_room_moves_again_within_the_lease_after_its_owner_is_
         at_kill = await stored_version(redis, prefix, mirror.room)
         await second.start()
         # The new process is up while the dead owner's lease still holds the room.
-        assert await redis.pttl(f"{prefix}lease:{mirror.room}") > 0, "started too late to tell"
+        assert await redis.pttl(f"{prefix}lease:{{{mirror.room}}}") > 0, "started too late to tell"
         deadline = killed + LEASE_MS / 1000 + 1.0
         while await stored_version(redis, prefix, mirror.room) == at_kill:
             assert time.monotonic() < deadline, "the room did not move again in time"
             await asyncio.sleep(0.05)  # polling Redis for the change, not standing in for sync
-        assert await redis.get(f"{prefix}lease:{mirror.room}") is not None
-        owner = (await redis.get(f"{prefix}lease:{mirror.room}")).decode()
+        assert await redis.get(f"{prefix}lease:{{{mirror.room}}}") is not None
+        owner = (await redis.get(f"{prefix}lease:{{{mirror.room}}}")).decode()
         assert owner.startswith("owner-b|")
     finally:
         await redis.aclose()

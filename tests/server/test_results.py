@@ -194,11 +194,11 @@ async def test_a_game_ended_by_a_killed_server_is_rated_once_by_the_next(
         assert record.status == "finished"
         assert await r.zscore(f"{prefix}results:due", room) is not None
         first.kill()
-        assert not await r.exists(f"{prefix}game:{room}")
+        assert not await r.exists(f"{prefix}game:{{{room}}}")
         assert not await r.exists(f"{prefix}stats:{players[1].player}")
 
         await second.start()
-        await wait_for_redis(lambda: _exists(r, f"{prefix}game:{room}"))
+        await wait_for_redis(lambda: _exists(r, f"{prefix}game:{{{room}}}"))
         for player, won in ((players[0].player, False), (players[1].player, True)):
             stats = await r.hgetall(f"{prefix}stats:{player}")
             assert stats[b"mantis:n"] == b"1"

@@ -47,7 +47,7 @@ async def finished(redis_url: str, prefix: str, room: str) -> RoomRecord:
 
     async def over() -> bool:
         nonlocal record
-        record = RoomRecord.unpack(await redis.hget(f"{prefix}room:{room}", "d"))
+        record = RoomRecord.unpack(await redis.hget(f"{prefix}room:{{{room}}}", "d"))
         return record.status == "finished"
 
     try:
@@ -87,7 +87,7 @@ async def test_a_step_of_a_room_nobody_is_in_goes_on_after_an_outage(
         version = table.mirrors[0].version
         # The room's next change is the step the server makes by itself: it meets the fault.
         proxy.arm(
-            b"EVALSHA", f"{prefix}room:{table.room}:log".encode(), then_down=True,
+            b"EVALSHA", f"{prefix}room:{{{table.room}}}:log".encode(), then_down=True,
             **FAULTS[fault],
         )
         for client in table.clients:  # both players gone

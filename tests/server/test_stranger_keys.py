@@ -90,7 +90,8 @@ async def test_unused_players_expire_within_hours(redis_url: str) -> None:
         connections = ttls.pop(f"{config.key_prefix}address:127.0.0.1:conns")
         assert 0 < connections <= config.lease_ms / 1000
         # The process's own entry in the fleet registry, and the registry's index.
-        for key in (f"{config.key_prefix}fleet:{config.instance}", f"{config.key_prefix}fleet"):
+        registry = f"{config.key_prefix}{{fleet}}"
+        for key in (f"{registry}:{config.instance}", registry):
             assert 0 < ttls.pop(key) <= config.lease_ms / 1000
         assert len(ttls) == 50
         assert all(0 < ttl <= 3 * 3600 for ttl in ttls.values()), ttls

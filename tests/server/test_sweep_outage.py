@@ -45,12 +45,12 @@ async def test_the_expiry_sweep_goes_on_after_redis_failed_it(
         if fault == "reset":
             # The next room script naming the room's fence is the sweep taking its lease to
             # load it (a commit names it too, but the room has none left to make).
-            proxy.arm(b"EVALSHA", f"{prefix}fence:{room}".encode())
+            proxy.arm(b"EVALSHA", f"{prefix}fence:{{{room}}}".encode())
         alice.reconnect = False
         await alice.close()
         if fault == "pause":
             async def evicted() -> bool:
-                return not await redis.exists(f"{prefix}lease:{room}")
+                return not await redis.exists(f"{prefix}lease:{{{room}}}")
 
             await wait_for_redis(evicted, 10)
             due = await redis.zscore(f"{prefix}expiry", room)
@@ -64,7 +64,7 @@ async def test_the_expiry_sweep_goes_on_after_redis_failed_it(
                 await proxy.cut.wait()
 
         async def closed() -> bool:
-            return not await redis.exists(f"{prefix}room:{room}")
+            return not await redis.exists(f"{prefix}room:{{{room}}}")
 
         await wait_for_redis(closed, 15)
     finally:

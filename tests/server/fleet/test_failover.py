@@ -24,7 +24,7 @@ async def log_mids(redis_url: str, prefix: str, room: str) -> Counter[object]:
     """How often each move id is in the room's log."""
     client = aioredis.Redis.from_url(redis_url)
     try:
-        entries = await client.xrange(f"{prefix}room:{room}:log")
+        entries = await client.xrange(f"{prefix}room:{{{room}}}:log")
     finally:
         await client.aclose()
     return Counter(msgpack.unpackb(fields[b"i"]) for _, fields in entries if b"i" in fields)
@@ -124,7 +124,7 @@ async def lease_holder(redis_url: str, prefix: str, room: str) -> str:
     """The instance whose lease the room has ("<owner>|<fence>"), "" if none."""
     client = aioredis.Redis.from_url(redis_url)
     try:
-        lease = await client.get(f"{prefix}lease:{room}")
+        lease = await client.get(f"{prefix}lease:{{{room}}}")
     finally:
         await client.aclose()
     return "" if lease is None else lease.decode().rpartition("|")[0]
