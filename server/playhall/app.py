@@ -33,8 +33,10 @@ from playhall.net.metrics import Metrics
 from playhall.net.replies import ReplyRouter
 from playhall.rooms.keeper import Keeper
 from playhall.rooms.manager import RoomManager
+from playhall.store import layout
 from playhall.store.bus import Bus, client_name
 from playhall.store.embedded import EmbeddedRedis
+from playhall.store.keys import Keys
 from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Store
 from playhall_protocol import codec, errors
@@ -183,6 +185,9 @@ async def start(config: Config) -> Running:
     )
     client = aioredis.Redis(connection_pool=pool)
     await client.ping()
+    # Before anything reads a key: a Redis of the last release has its keys moved to this
+    # release's names, once (store.layout).
+    await layout.move_to_current(client, Keys(config.key_prefix), config.instance)
     store = Store(
         client,
         RedisPipe(url, timeout=config.redis_timeout),

@@ -243,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         from playhall.app import serve_forever
         from playhall.host_identity import HostTokens
         from playhall.net.admin import check_listen
+        from playhall.store.layout import OlderProcesses
 
         try:
             HostTokens.from_config(config)  # a key that cannot be read stops here, saying why
@@ -257,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             with asyncio.Runner(loop_factory=factory) as runner:
                 runner.run(serve_forever(config))
-        except GameConflict as exc:
+        except (GameConflict, OlderProcesses) as exc:
             parser.exit(2, f"playhall serve: {exc}\n")
         return 0
     if args.command == "check-game":

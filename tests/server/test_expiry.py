@@ -133,12 +133,12 @@ async def test_an_unviewed_waiting_room_closes_and_an_abandoned_game_ends(
         _, record = await stored_room(redis_url, p, game.room)
         assert record.outcome == {"winners": [], "scores": [], "reason": "abandoned"}
         assert 0 < await redis.ttl(f"{p}room:{{{game.room}}}") <= 600  # expires as finished
-        assert not await redis.hexists(f"{p}lobby", waiting.room)
+        assert not await redis.hexists(f"{p}{{lobby}}", waiting.room)
         assert not await redis.zscore(f"{p}expiry", waiting.room)
         await _lobby_removal(watcher, waiting.room)
         # The room somebody watches stays, however long nobody else comes.
         assert await redis.exists(f"{p}room:{{{watched.room}}}")
-        assert await redis.hexists(f"{p}lobby", watched.room)
+        assert await redis.hexists(f"{p}{{lobby}}", watched.room)
     finally:
         for client in (alice, bob, watcher):
             await client.close()
@@ -197,7 +197,7 @@ async def test_hundreds_of_rooms_left_in_every_state_leave_no_key_behind(redis_u
             for key in (f"room:{{{room}}}", f"room:{{{room}}}:log", f"room:{{{room}}}:chat",
                         f"fence:{{{room}}}", f"lease:{{{room}}}"):
                 pipe.exists(p + key)
-            pipe.hexists(f"{p}lobby", room)
+            pipe.hexists(f"{p}{{lobby}}", room)
             pipe.sismember(f"{p}active", room)
             pipe.zscore(f"{p}expiry", room)
         for code in codes:

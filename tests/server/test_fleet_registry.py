@@ -44,13 +44,13 @@ async def test_the_registry_lists_who_beats_and_forgets_who_stops(redis_url: str
                                          Member("b", now, "1.0", False)]
         assert 0 < await client.pttl(f"{prefix}{{fleet}}:b") <= 300
         # The index lives as long as the longest-lived entry: nothing outlives the fleet.
-        assert 59_000 < await client.pttl(f"{prefix}fleet") <= 60_000
+        assert 59_000 < await client.pttl(f"{prefix}{{fleet}}") <= 60_000
         # b's time runs out: the read drops it, from the index too.
         await wait_for_redis(lambda: _listed_is(fleet, ["a"]), timeout=10)
-        assert await client.smembers(f"{prefix}fleet") == {b"a"}
+        assert await client.smembers(f"{prefix}{{fleet}}") == {b"a"}
         # An entry this version cannot read is skipped, not fatal.
         await client.set(f"{prefix}{{fleet}}:c", b"{not json")
-        await client.sadd(f"{prefix}fleet", "c")
+        await client.sadd(f"{prefix}{{fleet}}", "c")
         assert await names(fleet) == ["a"]
         await fleet.leave("a")
         assert await names(fleet) == []

@@ -142,7 +142,7 @@ async def test_a_lost_listing_is_listed_again_within_a_lease_renewal(
         try:
             room = await alice.create("mantis", 2)
             prefix = a.env["PLAYHALL_KEY_PREFIX"]
-            lobby, index = f"{prefix}lobby", f"{prefix}lobby:mantis"
+            lobby, index = f"{prefix}{{lobby}}", f"{prefix}{{lobby}}:mantis"
             listed = await admin.hget(lobby, room.room)
             members = await admin.zrange(index, 0, -1)
             assert listed is not None and len(members) == 1
@@ -165,7 +165,7 @@ async def test_a_lost_listing_is_listed_again_within_a_lease_renewal(
         finally:
             await alice.close()
             await admin.aclose()
-    restored = [line for line in a.log_lines() if line.get("event") == "listing_restored"]
+    restored = [line for line in a.log_lines() if line.get("event") == "indexes_restored"]
     assert [line["room"] for line in restored] == [room.room, room.room]
 
 
@@ -191,7 +191,7 @@ async def test_a_killed_subscription_is_made_again_and_its_watchers_brought_up_t
         assert msgpack.unpackb(await watcher.next())["rooms"][0]["room"] == first.room
 
         # A stranger's message on the channel is dropped; the feed goes on.
-        channel = f"{a.env['PLAYHALL_KEY_PREFIX']}lobby:changes"
+        channel = f"{a.env['PLAYHALL_KEY_PREFIX']}{{lobby}}:changes"
         for junk in (b"\xc1", msgpack.packb(["x", "room", "mantis", {"room": 3}]), b""):
             assert await admin.publish(channel, junk) == 2  # both processes subscribe
 
@@ -199,7 +199,7 @@ async def test_a_killed_subscription_is_made_again_and_its_watchers_brought_up_t
         assert killed is not None
         await admin.client_kill_filter(_id=killed)
         # Brought up to date: the first page as it is now, saying more may have changed.
-        page = await admin.hget(f"{a.env['PLAYHALL_KEY_PREFIX']}lobby", first.room)
+        page = await admin.hget(f"{a.env['PLAYHALL_KEY_PREFIX']}{{lobby}}", first.room)
         assert page is not None
         resync = await watcher.next()
         assert resync == encode({"t": "lobby", "rooms": [msgpack.unpackb(page)], "more": True})
@@ -229,7 +229,7 @@ async def test_a_change_missed_while_redis_was_away_reaches_the_watchers_after(
         stack.push_async_callback(alice.close)
         admin = aioredis.Redis.from_url(redis_url)
         stack.push_async_callback(admin.aclose)
-        channel = f"{a.env['PLAYHALL_KEY_PREFIX']}lobby:changes"
+        channel = f"{a.env['PLAYHALL_KEY_PREFIX']}{{lobby}}:changes"
         proxy.go_down()
         await wait_for_redis(lambda: _subscribers(admin, channel, 1))  # B's only
         missed = await alice.create("mantis", 2)

@@ -135,8 +135,9 @@ async def test_the_expiry_index_failing_after_a_stored_change_is_told_as_an_outa
         room = await alice.create("mantis", 2, private=True)
         await bob.join(code=room.view["code"])
         await alice.ready(room.room)
-        # The game starts with bob's ready: stored, then the expiry index is told of the new
-        # status, and that write's connection is reset.
+        # The game starts with bob's ready: the expiry index is told of the new status in the
+        # same write as the change (before it: a later check), and that write's connection is
+        # reset; the change is settled (stored or not) and the index put right by the owner.
         proxy.arm(b"ZADD", f"{prefix}expiry".encode(), room.room.encode())
         await bob.ready(room.room)
         async with asyncio.timeout(10):
@@ -148,6 +149,6 @@ async def test_the_expiry_index_failing_after_a_stored_change_is_told_as_an_outa
         await asyncio.to_thread(server.terminate)
     lines = server.log_lines()
     assert [line.get("during") for line in lines if line["event"] == "redis_unavailable"] == [
-        "expiry index"
+        "index write"
     ]
     assert not [line for line in lines if "exception" in line], "a traceback was logged"
