@@ -1,0 +1,139 @@
+"""The indexes rooms share (the lobby, the active set, the expiry index) are written around a
+room's commit by writes of their own, in other hash slots than the room's: an entry lost
+between the commit and its write (a process that died, a connection reset), a stale one, or a
+hand edit is put right by the room's owner within a lease renewal, without an operator. Real
+server process, real Redis, real websockets; and the store's check itself against a real
+Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import msgpack
+import pytest
+import redis.asyncio as aioredis
+
+from playhall.store.keys import Keys
+from playhall.store.pipe import RedisPipe
+from playhall.store.redis_store import Store
+from playhall.store.rooms import Placed
+from playhall_client import Client
+
+from .helpers import wait_for_redis
+from .process import ServerProcess, free_port
+
+LEASE_MS = 1500  # renewed every half second
+
+
+async def test_index_entries_lost_after_a_commit_come_back_within_a_lease_renewal(
+    redis_url: str, tmp_path: Path
+) -> None:
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    keys = Keys(prefix)
+    # The bot never moves: its turn keeps the game in the active set.
+    extra = ["--lease-ms", str(LEASE_MS), "--bot-delay", "3600"]
+    server = ServerProcess(free_port(), redis_url, prefix, f"{prefix}a", extra,
+                           log_path=tmp_path / "a.log")
+    await server.start()
+    admin = aioredis.Redis.from_url(redis_url)
+    alice = await Client.connect(server.url, name="alice")
+    try:
+        game = await alice.create("mantis", 2)
+        await alice.add_bot(game.room, 1)
+        await alice.ready(game.room)
+        await game.wait(lambda m: m.view["status"] == "playing")
+        if game.my_turn:
+            await alice.move(game.room, game.view["moves"][0])
+        await game.wait(lambda m: not m.my_turn)
+        waiting = await alice.create("mantis", 2)
+        room = game.room
+        index = keys.lobby_index_key("mantis")
+
+        async def entries() -> tuple[object, ...]:
+            return (
+                await admin.hget(keys.lobby, room),
+                sorted(m for m in await admin.zrange(index, 0, -1) if m.endswith(room.encode())),
+                await admin.sismember(keys.active, room),
+                await admin.zscore(keys.expiry, room) is not None,
+                await admin.sismember(keys.active, waiting.room),
+            )
+
+        whole = await entries()
+        listed, members, active, due, stale = whole
+        assert listed is not None and msgpack.unpackb(listed)["room"] == room
+        assert len(members) == 1 and active and due and not stale  # type: ignore[arg-type]
+
+        # As a process that died (or a connection reset) right after the commit leaves them:
+        # the listing, the active set's entry and the expiry check of the game gone; and a
+        # waiting room in the active set, as a stale write would leave it.
+        await admin.hdel(keys.lobby, room)
+        await admin.zrem(index, *members)  # type: ignore[misc]
+        await admin.srem(keys.active, room)
+        await admin.zrem(keys.expiry, room)
+        await admin.sadd(keys.active, waiting.room)
+        assert await entries() != whole
+        loop = asyncio.get_running_loop()
+        lost_at = loop.time()
+
+        async def healed() -> bool:
+            return await entries() == whole
+
+        await wait_for_redis(healed, timeout=10)
+        assert loop.time() - lost_at <= 2 * LEASE_MS / 3000 + 0.5
+        # The game goes on, and the lobby shows it.
+        assert room in [r["room"] for r in await alice.list_rooms("mantis")]
+    finally:
+        await alice.close()
+        await admin.aclose()
+        await asyncio.to_thread(server.terminate)
+    restored = [line["room"] for line in server.log_lines()
+                if line.get("event") == "indexes_restored"]
+    assert sorted(restored) == sorted([room, waiting.room])
+
+
+@pytest.fixture
+async def store(redis_url: str) -> AsyncIterator[Store]:
+    client = aioredis.Redis.from_url(redis_url)
+    store = Store(client, RedisPipe(redis_url), f"c{uuid.uuid4().hex[:8]}:")
+    yield store
+    store.close()
+    await client.aclose()
+
+
+async def test_the_owner_check_tells_every_entry_other_than_the_rooms_own(store: Store) -> None:
+    k, redis = store.keys, store.redis
+    summary = msgpack.packb({"room": "listed", "status": "waiting"})
+    member = "00000000000001:listed"
+    listed = ("listed", "mantis", member, summary)
+    unlisted = ("unlisted", "mantis", "10000000000002:unlisted", b"")
+    await redis.hset(k.lobby, "listed", summary)
+    await redis.zadd(k.lobby_index_key("mantis"), {member: 0})
+    assert await store.lobby.drift([listed, unlisted]) == set()
+    # A summary other than the owner's, the other rank's member, a listing of a room that is
+    # not listed: each is told.
+    await redis.hset(k.lobby, "listed", msgpack.packb({"room": "listed", "status": "playing"}))
+    assert await store.lobby.drift([listed, unlisted]) == {"listed"}
+    await redis.hset(k.lobby, "listed", summary)
+    await redis.zadd(k.lobby_index_key("mantis"), {"1" + member[1:]: 0})
+    assert await store.lobby.drift([listed, unlisted]) == {"listed"}
+    await redis.zrem(k.lobby_index_key("mantis"), "1" + member[1:])
+    await redis.zadd(k.lobby_index_key("mantis"), {"10000000000002:unlisted": 0})
+    assert await store.lobby.drift([listed, unlisted]) == {"unlisted"}
+
+    playing = Placed("playing", active=True, due=True, code=None)
+    finished = Placed("finished", active=False, due=False, code="CODE")
+    await redis.sadd(k.active, "playing")
+    await redis.zadd(k.expiry, {"playing": 1.0})
+    await redis.set(k.code_key("CODE"), "finished", ex=60)
+    assert await store.rooms.index_drift([playing, finished]) == set()
+    await redis.persist(k.code_key("CODE"))  # the finishing commit's expiry of it, lost
+    await redis.srem(k.active, "playing")
+    assert await store.rooms.index_drift([playing, finished]) == {"playing", "finished"}
+    await store.rooms.put_indexes(playing, 2.0, 60)
+    await store.rooms.put_indexes(finished, 2.0, 60)
+    assert await store.rooms.index_drift([playing, finished]) == set()
+    assert await redis.zscore(k.expiry, "playing") == 1.0  # a check already due kept its time
+    assert 0 < await redis.ttl(k.code_key("CODE")) <= 60
