@@ -293,12 +293,12 @@ class RoomStore:
         k, room = self.keys, change.room.encode()
         behind: list[Awaitable[Any]] = []
         if change.unlist or change.lobby is not None:
+            # Queued at once (not a task's), so it goes before the change's reply and the
+            # listing's publish; a NOSCRIPT refusal is a failure the owner's renewal heals.
             mode = b"del" if change.unlist else b"set"
-            words = [
-                b"2", k.lobby.encode(), k.lobby_index_key(change.game).encode(), room, mode,
-                change.lobby or b"", change.order.encode(),
-            ]  # fmt: skip
-            behind.append(scripts.run(self.pipe, scripts.LIST, len(words), encode_bulk(words)))
+            keys = [k.lobby, k.lobby_index_key(change.game)]
+            args = [room, mode, change.lobby or b"", change.order.encode()]
+            behind.append(scripts.send(self.pipe, scripts.LIST, keys, args))
         if change.was_active and not change.active:
             behind.append(self.pipe.call(b"SREM", k.active.encode(), room))
         if change.undue:

@@ -272,11 +272,15 @@ SCRIPT_LOADS: Final = [
 ]
 
 
-def send(pipe: CommandPipe, script: Script, keys: list[str], args: list[str]) -> Awaitable[Any]:
-    """Run ``script`` by its digest only, as the command pipe's awaitable (a future, not a
-    coroutine, while connected: many calls cost no task each). A NOSCRIPT refusal is raised as
-    it is (the script did not run): the caller sends that call again by :func:`call`."""
-    words = [b"%d" % len(keys), *(k.encode() for k in keys), *(a.encode() for a in args)]
+def send(
+    pipe: CommandPipe, script: Script, keys: list[str], args: list[str] | list[bytes]
+) -> Awaitable[Any]:
+    """Run ``script`` by its digest only, queued at once, as the command pipe's awaitable (a
+    future, not a coroutine, while connected: many calls cost no task each). A NOSCRIPT
+    refusal is raised as it is (the script did not run): a caller that must have it run sends
+    it again by :func:`call`."""
+    words = [b"%d" % len(keys), *(k.encode() for k in keys)]
+    words.extend(a if isinstance(a, bytes) else a.encode() for a in args)
     if CHECK_SLOTS and not script.across_slots:
         slots.check(keys, "script call")
     return pipe.call_encoded(b"*%d\r\n" % (len(words) + 2), script.by_sha, encode_bulk(words))
