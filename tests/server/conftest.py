@@ -14,10 +14,13 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import redis.asyncio as aioredis
 
 from playhall import app, log
 from playhall.config import Config
 from playhall.store.embedded import EmbeddedRedis
+from playhall.store.pipe import RedisPipe
+from playhall.store.redis_store import Store
 
 from .balancer import Fleet, StartFleet, start_fleet, stop_fleet
 from .faults import ResetProxy
@@ -75,6 +78,16 @@ async def unthrottled(redis_url: str) -> AsyncIterator[app.Running]:
     running = await app.start(server_config(redis_url, rate=1e6, burst=100_000))
     yield running
     await running.drain()
+
+
+@pytest.fixture
+async def store(redis_url: str) -> AsyncIterator[Store]:
+    """The store on the test Redis, under a key prefix of its own."""
+    client = aioredis.Redis.from_url(redis_url)
+    store = Store(client, RedisPipe(redis_url), f"c{uuid.uuid4().hex[:8]}:")
+    yield store
+    store.close()
+    await client.aclose()
 
 
 @pytest.fixture

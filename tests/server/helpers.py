@@ -121,6 +121,19 @@ async def finished_against_a_bot(client: Client) -> RoomMirror:
     return room
 
 
+async def at_a_bots_turn(client: Client) -> RoomMirror:
+    """A two-seat Mantis room of ``client``'s against a server bot, in play, at the bot's turn
+    (where it stays while the server's ``bot_delay`` is long): a room in the active set."""
+    room = await client.create("mantis", 2)
+    await client.add_bot(room.room, 1)
+    await client.ready(room.room)
+    await room.wait(lambda m: m.view["status"] == "playing")
+    if room.my_turn:
+        await client.move(room.room, room.view["moves"][0])
+    await room.wait(lambda m: not m.my_turn)
+    return room
+
+
 async def play_to_the_end(client: Client, room: RoomMirror, timeout: float = 30) -> None:
     """Make ``client``'s first legal move whenever it is its turn, until ``room`` is finished
     (its other seats being the server's bots)."""

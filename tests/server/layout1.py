@@ -97,6 +97,7 @@ async def make(old_checkout: Path) -> None:
     from playhall.store.embedded import EmbeddedRedis
     from playhall_client import Client
 
+    from .helpers import at_a_bots_turn
     from .process import ServerProcess, free_port
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -136,14 +137,7 @@ async def make(old_checkout: Path) -> None:
                 await bobs.wait(lambda m, v=version: m.version > v)
             await bob.chat(playing.room, "good luck")
             rooms["playing"] = playing.room
-            bot = await carol.create("mantis", 2)
-            await carol.add_bot(bot.room, 1)
-            await carol.ready(bot.room)
-            await bot.wait(lambda m: m.view["status"] == "playing")
-            if bot.my_turn:
-                await carol.move(bot.room, bot.view["moves"][0])
-            await bot.wait(lambda m: not m.my_turn)
-            rooms["bot"] = bot.room
+            rooms["bot"] = (await at_a_bots_turn(carol)).room
             done = await alice.create("mantis", 2)
             await bob.join(done.room)
             await alice.ready(done.room)

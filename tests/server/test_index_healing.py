@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import msgpack
-import pytest
 import redis.asyncio as aioredis
 
 from playhall.store.keys import Keys
-from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Store
 from playhall.store.rooms import Placed
 from playhall_client import Client
 
-from .helpers import wait_for_redis
+from .helpers import at_a_bots_turn, wait_for_redis
 from .process import ServerProcess, free_port
 
 LEASE_MS = 1500  # renewed every half second
@@ -41,13 +38,7 @@ async def test_index_entries_lost_after_a_commit_come_back_within_a_lease_renewa
     admin = aioredis.Redis.from_url(redis_url)
     alice = await Client.connect(server.url, name="alice")
     try:
-        game = await alice.create("mantis", 2)
-        await alice.add_bot(game.room, 1)
-        await alice.ready(game.room)
-        await game.wait(lambda m: m.view["status"] == "playing")
-        if game.my_turn:
-            await alice.move(game.room, game.view["moves"][0])
-        await game.wait(lambda m: not m.my_turn)
+        game = await at_a_bots_turn(alice)
         waiting = await alice.create("mantis", 2)
         room = game.room
         index = keys.lobby_index_key("mantis")
@@ -92,15 +83,6 @@ async def test_index_entries_lost_after_a_commit_come_back_within_a_lease_renewa
     restored = [line["room"] for line in server.log_lines()
                 if line.get("event") == "indexes_restored"]
     assert sorted(restored) == sorted([room, waiting.room])
-
-
-@pytest.fixture
-async def store(redis_url: str) -> AsyncIterator[Store]:
-    client = aioredis.Redis.from_url(redis_url)
-    store = Store(client, RedisPipe(redis_url), f"c{uuid.uuid4().hex[:8]}:")
-    yield store
-    store.close()
-    await client.aclose()
 
 
 async def test_the_owner_check_tells_every_entry_other_than_the_rooms_own(store: Store) -> None:

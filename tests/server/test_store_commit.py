@@ -6,28 +6,18 @@ last checkpoint with exactly the log entries since."""
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import NoScriptError
 
-from playhall.store.pipe import CommandPipe, RedisPipe
+from playhall.store.pipe import CommandPipe
 from playhall.store.redis_store import Store
 from playhall.store.rooms import Commit, Fenced, LogGap, VersionConflict
 from playhall.store.scripts import RENEW_BATCH
 from playhall.store.slots import slot_of
-
-
-@pytest.fixture
-async def store(redis_url: str) -> AsyncIterator[Store]:
-    client = aioredis.Redis.from_url(redis_url)
-    store = Store(client, RedisPipe(redis_url), f"c{uuid.uuid4().hex[:8]}:")
-    yield store
-    store.close()
-    await client.aclose()
 
 
 class CountingPipe:

@@ -93,6 +93,8 @@ async def test_unused_players_expire_within_hours(redis_url: str) -> None:
         registry = f"{config.key_prefix}{{fleet}}"
         for key in (f"{registry}:{config.instance}", registry):
             assert 0 < ttls.pop(key) <= config.lease_ms / 1000
+        # The key layout the Redis is in: one key, kept.
+        assert ttls.pop(f"{config.key_prefix}layout") == -1
         assert len(ttls) == 50
         assert all(0 < ttl <= 3 * 3600 for ttl in ttls.values()), ttls
         # The first to sit down (here by creating a room) is kept for player_ttl.

@@ -498,7 +498,7 @@ class RoomStore:
     async def put_indexes(self, placed: Placed, due: float, code_ttl: int) -> None:
         """Put the room in the active set and the expiry index as ``placed`` says (a room due
         and not there is checked at ``due``; one there keeps its time), and start its join
-        code's expiry (``code_ttl`` seconds). Idempotent."""
+        code's expiry (``code_ttl`` seconds) if it has none. Idempotent."""
         k, room = self.keys, placed.room.encode()
         writes = [
             self.pipe.call(b"SADD" if placed.active else b"SREM", k.active.encode(), room),
@@ -507,8 +507,8 @@ class RoomStore:
             else self.pipe.call(b"ZREM", k.expiry.encode(), room),
         ]
         if placed.code is not None:
-            writes.append(self.pipe.call(b"EXPIRE", k.code_key(placed.code).encode(),
-                                         b"%d" % code_ttl))
+            code = [k.code_key(placed.code)]
+            writes.append(scripts.call(self.pipe, scripts.EXPIRE_CODE, code, [str(code_ttl)]))
         await asyncio.gather(*writes)
 
     # -- join codes --------------------------------------------------------------------------

@@ -153,6 +153,13 @@ end
 return drift
 """
 
+# A finished room's join code set to expire, unless it expires already (at the room's own time,
+# set by the change that finished it). KEYS: the code's key; ARGV: seconds.
+_EXPIRE_CODE = """
+if redis.call('TTL', KEYS[1]) == -1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return 1
+"""
+
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -244,6 +251,7 @@ RENEW: Final = Script.of(_RENEW)
 RELEASE: Final = Script.of(_RELEASE)
 LIST: Final = Script.of(_LIST)
 LISTING_DRIFT: Final = Script.of(_LISTING_DRIFT)
+EXPIRE_CODE: Final = Script.of(_EXPIRE_CODE)
 # These two name a player's keys with each other's and an address's, each in a slot of its own
 # until the player and address keys are laid out by hash tag (branch ``cluster-keys-players``,
 # which makes them single-slot and drops ``across_slots``): the slot guard lets them through.
@@ -264,6 +272,7 @@ SCRIPT_LOADS: Final = [
         RELEASE,
         LIST,
         LISTING_DRIFT,
+        EXPIRE_CODE,
         ADD_PLAYER_ROOM,
         ADD_CHAT,
         COUNT_UNDER_CAPS,

@@ -3,10 +3,12 @@
 On a Cluster a script or a multi-key command must name keys of one slot only (its node holds
 nothing else), and the key layout (``keys``) puts what one change touches in one slot by hash
 tags. The guard proves that on a single Redis too: with ``PLAYHALL_CHECK_SLOTS=1`` in the
-environment (the test suite sets it for itself and the servers it starts), every script call
-(``scripts.run``) and every multi-key command and transaction of the store checks its keys and
-raises :class:`CrossSlot` if they span slots. Off by default: it costs a parse of every script
-call's arguments.
+environment (the test suite sets it for itself and the servers it starts), every script call on
+the command pipe (``scripts.run``, ``scripts.send``: commits, leases, listings, the fleet
+registry, ...) and the room store's multi-key commands and transactions check their keys and
+raise :class:`CrossSlot` if they span slots. A script made ``across_slots`` is let through
+(``scripts`` says which, and why). Off by default: it costs a parse of every script call's
+arguments.
 """
 
 from __future__ import annotations
