@@ -23,19 +23,16 @@ import time
 
 import redis.asyncio as aioredis
 
-from playhall import log
 from playhall.store.expiry import ExpiryStore
 from playhall.store.fleet import FleetStore
 from playhall.store.keys import Keys
 from playhall.store.lobby import LobbyStore
-from playhall.store.outage import Outage, is_store_error
+from playhall.store.outage import Outage
 from playhall.store.pipe import CommandPipe
 from playhall.store.players import PlayerStore
 from playhall.store.refused import RefusedAddresses
 from playhall.store.rooms import RoomStore
 from playhall.store.scripts import SCRIPT_LOADS
-
-logger = log.get("playhall.store")
 
 
 class Store:
@@ -57,19 +54,12 @@ class Store:
         self.answered_at = time.monotonic()
         #: Whether Redis is away now, for logging an outage once (see ``outage``).
         self.outage = Outage()
-        self.rooms.on_index_failed = self._index_failed
+        self.rooms.outage = self.outage
 
     def _answered(self) -> None:
         self.answered_at = time.monotonic()
         if self.outage.since is not None:
             self.outage.answered()
-
-    def _index_failed(self, exc: BaseException) -> None:
-        """An index write after a stored commit failed (the room's owner writes it again)."""
-        if is_store_error(exc):
-            self.outage.failed(exc, during="index write")
-        else:
-            logger.error("index_write_failed", error=f"{type(exc).__name__}: {exc}")
 
     def close(self) -> None:
         self.pipe.close()

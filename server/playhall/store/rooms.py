@@ -18,12 +18,16 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
+from playhall import log
 from playhall.store import scripts, slots
 from playhall.store.codes import new_code
 from playhall.store.keys import Keys, as_bytes, as_text, scan_pattern
+from playhall.store.outage import Outage, failure_of
 from playhall.store.pipe import CommandPipe, encode_bulk
 from playhall.store.scripts import RENEW_BATCH, Fenced, VersionConflict
 from playhall.store.slots import CHECK_SLOTS
+
+logger = log.get("playhall.store")
 
 __all__ = [
     "Commit", "Fenced", "LogGap", "NoRoom", "Placed", "RoomStore", "Stored", "VersionConflict",
@@ -142,9 +146,10 @@ class RoomStore:
         self._lease_slot: Callable[[str], int] = functools.lru_cache(maxsize=65536)(
             lambda room: slots.slot_of(self.keys.lease_key(room))
         )
-        #: Told of an index write that failed after its commit was stored (the store's outage
-        #: log: the room's owner puts the index right at its next lease renewal).
-        self.on_index_failed: Callable[[BaseException], None] | None = None
+        #: Where an index write that failed after its commit was stored is counted if Redis
+        #: failed it (the store's outage log); the room's owner puts the index right at its
+        #: next lease renewal.
+        self.outage: Outage | None = None
 
     # -- leases ------------------------------------------------------------------------------
 
@@ -262,9 +267,9 @@ class RoomStore:
         check) is written before the commit when it adds the room or puts its check later
         (``ZADD GT``), and after it when it removes the room: a process that dies between the
         two leaves the room where a server finds it, loads it and puts its indexes right
-        (:meth:`indexes_drift`), never where none would. The listing, the exact due time and
+        (:meth:`index_drift`), never where none would. The listing, the exact due time and
         the join code's expiry are written after the commit succeeded. A write after the
-        commit that fails leaves the change stored: it is reported (``on_index_failed``) and
+        commit that fails leaves the change stored: it is reported (``outage``) and
         put right by the room's owner at its next lease renewal."""
         k, room = self.keys, change.room.encode()
         ahead: list[Awaitable[Any]] = []
@@ -314,21 +319,16 @@ class RoomStore:
 
     def _in_background(self, write: Awaitable[Any]) -> None:
         """Let ``write`` run without waiting for it; its failure is reported."""
-        asyncio.ensure_future(write).add_done_callback(self._done_in_background)
-
-    def _done_in_background(self, write: asyncio.Future[Any]) -> None:
-        if not write.cancelled() and (failed := write.exception()) is not None:
-            self._index_failed(failed)
+        asyncio.ensure_future(write).add_done_callback(self._done)
 
     async def _quietly(self, write: Awaitable[Any]) -> None:
-        try:
-            await write
-        except Exception as failed:
-            self._index_failed(failed)
+        """Wait for ``write``; its failure is reported, not raised."""
+        done = asyncio.ensure_future(write)
+        await asyncio.wait([done])
+        self._done(done)
 
-    def _index_failed(self, failed: BaseException) -> None:
-        if self.on_index_failed is not None:
-            self.on_index_failed(failed)
+    def _done(self, write: asyncio.Future[Any]) -> None:
+        failure_of(write, "index write", logger, self.outage)
 
     def _commit_keys(self, room: str) -> tuple[bytes, ...]:
         """The commit script's keys for ``room`` (part of the commit's head, which is cached):
