@@ -20,7 +20,8 @@ class ExpiryStore:
 
     async def set_due(self, room: str, when: float) -> None:
         """Check at ``when`` whether the unfinished ``room`` has been left alone long enough.
-        (Through the command pipe, as the commits go: a room's status changes set it.)"""
+        (Through the command pipe, as the commits go. A change of the room's status writes its
+        own around its commit: ``rooms.RoomStore.commit``.)"""
         await self.pipe.call(b"ZADD", self.key.encode(), repr(when).encode(), room.encode())
 
     async def drop_due(self, room: str) -> None:
