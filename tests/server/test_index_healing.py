@@ -1,9 +1,9 @@
 """The indexes rooms share (the lobby, the active set, the expiry index) are written around a
 room's commit by writes of their own, in other hash slots than the room's: an entry lost
-between the commit and its write (a process that died, a connection reset), a stale one, or a
-hand edit is put right by the room's owner within a lease renewal, without an operator. Real
-server process, real Redis, real websockets; and the store's check itself against a real
-Redis."""
+between the commit and its write (a connection reset), a stale one, or a hand edit is put right
+by the room's owner within a lease renewal; one left by a process that died is put right by
+the next process to load the room. No operator. Real server processes, real Redis, real
+websockets; and the store's check itself against a real Redis."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from playhall.store.redis_store import Store
 from playhall.store.rooms import Placed
 from playhall_client import Client
 
+from .faults import ResetProxy
 from .helpers import at_a_bots_turn, wait_for_redis
 from .process import ServerProcess, free_port
 
@@ -83,6 +84,63 @@ async def test_index_entries_lost_after_a_commit_come_back_within_a_lease_renewa
     restored = [line["room"] for line in server.log_lines()
                 if line.get("event") == "indexes_restored"]
     assert sorted(restored) == sorted([room, waiting.room])
+
+
+async def test_a_process_dying_between_a_commit_and_its_index_write_leaves_the_room_found(
+    redis_url: str, proxy: ResetProxy, tmp_path: Path
+) -> None:
+    """The bot's move gives the turn back to its player: the room leaves the active set, in a
+    write after the commit. Its owner loses Redis right then (that write never reaches it) and
+    is killed: another process's restore pass finds the room in the active set, loads it, and
+    the room takes itself out."""
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    keys = Keys(prefix)
+    extra = ["--lease-ms", str(LEASE_MS)]
+    owner = ServerProcess(free_port(), proxy.url, prefix, f"{prefix}a", extra,
+                          log_path=tmp_path / "a.log")
+    other = ServerProcess(free_port(), redis_url, prefix, f"{prefix}b",
+                          [*extra, "--log-level", "info"], log_path=tmp_path / "b.log")
+    admin = aioredis.Redis.from_url(redis_url)
+    await owner.start()
+    try:
+        alice = await Client.connect(owner.url, name="alice")
+        game = await alice.create("mantis", 2)
+        await alice.add_bot(game.room, 1)
+        await alice.ready(game.room)
+        await game.wait(lambda m: m.view["status"] == "playing" and m.my_turn)
+        before = game.version
+        proxy.arm(b"SREM", keys.active.encode(), game.room.encode(), forward=False,
+                  then_down=True)
+        await alice.move(game.room, game.view["moves"][0])
+        async with asyncio.timeout(10):
+            await proxy.cut.wait()
+        await asyncio.to_thread(owner.kill)
+        await alice.close()
+        # As the owner left it: the bot's move stored (its player's turn), the room still in
+        # the active set.
+        version = int(await admin.hget(keys.room_key(game.room), "v"))
+        assert version >= before + 2  # her move, and the bot's
+        assert await admin.sismember(keys.active, game.room)
+
+        await other.start()
+
+        async def found() -> bool:
+            return not await admin.sismember(keys.active, game.room)
+
+        await wait_for_redis(found, timeout=15)
+        assert int(await admin.hget(keys.room_key(game.room), "v")) == version  # unchanged
+        bob = await Client.connect(other.url, token=alice.token)
+        try:
+            mirror = await bob.sync(game.room)
+            assert mirror["version"] == version
+        finally:
+            await bob.close()
+    finally:
+        await admin.aclose()
+        await asyncio.to_thread(owner.terminate)
+        await asyncio.to_thread(other.terminate)
+    loaded = [line for line in other.log_lines() if line.get("event") == "room_loaded"]
+    assert [line["room"] for line in loaded] == [game.room]
 
 
 async def test_the_owner_check_tells_every_entry_other_than_the_rooms_own(store: Store) -> None:
