@@ -82,12 +82,12 @@ class Keeper:
         otherwise than the room says: its listing (summary and index member, or none), its
         place in the active set and the expiry index, its join code's expiry. These are
         written after (or before) the room's commit by writes of their own, in other hash
-        slots than the room's (``store.rooms.RoomStore.commit``): one lost to a fault, to a
-        process that died between the two, or to a hand edit comes back here, within one
-        renewal of the lease. Reads only (a few commands per :data:`RENEW_BATCH` rooms),
-        and a write (the room's own ``reindex``, after the commands before it) only where
-        something is wrong: a room whose entries are right is left alone and nobody is
-        told."""
+        slots than the room's (``store.rooms.RoomStore.commit``): one lost to a fault or to a
+        hand edit, or a stale one, comes back here, within one renewal of the lease (one left
+        by a process that died, when the room is next loaded: a load reindexes). Reads only
+        (a few commands per :data:`RENEW_BATCH` rooms), and a write (the room's own
+        ``reindex``, after the commands before it) only where something is wrong: a room whose
+        entries are right is left alone and nobody is told."""
         held = dict(self.rooms.rooms)
         if not held:
             return
