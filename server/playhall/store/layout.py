@@ -10,8 +10,9 @@ refuses in one script. Layout 2 (``keys``) tags them. A server starting on a Red
    and the keys moved already stay moved);
 2. it refuses to go on while a process of the last release is alive in the fleet registry
    (:class:`OlderProcesses`): that process would keep writing the old names;
-3. it SCANs the prefix's keys and RENAMEs each one :data:`ROWS` names to its new name (its
-   time to live goes with it), then sets ``p layout`` to 2.
+3. it makes the moves that are not renames (:data:`BEFORE`), then SCANs the prefix's keys
+   and RENAMEs each one :data:`ROWS` names to its new name (its time to live goes with it),
+   then sets ``p layout`` to 2.
 
 RENAME names an old key and a new one in different hash slots: this runs on a single Redis only
 (the last release never ran on a Cluster, so a Cluster is always in layout 2). The moved keys of
@@ -28,8 +29,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 import redis.asyncio as aioredis
@@ -41,34 +41,29 @@ from playhall.store.keys import LAYOUT, Keys, as_text, scan_pattern
 logger = log.get("playhall.store")
 
 
-@dataclass(frozen=True)
-class Row:
-    """Layout 1's name of a key family (a pattern of the name after the prefix, whose groups
-    are what the name is made of) and layout 2's name of the same groups."""
-
-    old: re.Pattern[str]
-    new: Callable[..., str]
-
-
-def _row(old: str, new: Callable[..., str]) -> Row:
-    return Row(re.compile(old), new)
-
-
 #: A room id of layout 1 (``rooms.ids``: letters and digits) and a game id (``catalog``).
 _ROOM: Final = "([A-Za-z0-9]+)"
 _GAME: Final = "([A-Za-z_][A-Za-z0-9_]*)"
 
-#: Layout 1 -> layout 2, one row per key family whose name changed.
-ROWS: Final[tuple[Row, ...]] = (
-    _row(f"room:{_ROOM}", Keys.room_key),
-    _row(f"room:{_ROOM}:log", Keys.log_key),
-    _row(f"room:{_ROOM}:chat", Keys.chat_key),
-    _row(f"lease:{_ROOM}", Keys.lease_key),
-    _row(f"fence:{_ROOM}", Keys.fence_key),
-    _row(f"game:{_ROOM}", Keys.game_key),
-    _row("lobby", lambda keys: keys.lobby),
-    _row(f"lobby:{_GAME}", Keys.lobby_index_key),
+#: Layout 1 -> layout 2, one row per key family whose name changed: a pattern of the layout-1
+#: name after the prefix, whose groups are what the name is made of, and the layout-2 name of
+#: those groups (given the ``Keys``).
+ROWS: Final[tuple[tuple[str, Callable[..., str]], ...]] = (
+    (f"room:{_ROOM}", Keys.room_key),
+    (f"room:{_ROOM}:log", Keys.log_key),
+    (f"room:{_ROOM}:chat", Keys.chat_key),
+    (f"lease:{_ROOM}", Keys.lease_key),
+    (f"fence:{_ROOM}", Keys.fence_key),
+    (f"game:{_ROOM}", Keys.game_key),
+    ("lobby", lambda keys: keys.lobby),
+    (f"lobby:{_GAME}", Keys.lobby_index_key),
 )
+
+#: Moves that are not a rename of one key to one name, run before the renames (they read the
+#: old names): none for the families above.
+BEFORE: Final[tuple[Callable[[aioredis.Redis, Keys], Awaitable[None]], ...]] = ()
+
+_PATTERNS: Final = [(re.compile(old), new) for old, new in ROWS]
 
 
 def new_name(keys: Keys, name: str) -> str | None:
@@ -76,10 +71,10 @@ def new_name(keys: Keys, name: str) -> str | None:
     if not name.startswith(keys.p):
         return None
     rest = name[len(keys.p) :]
-    for row in ROWS:
-        found = row.old.fullmatch(rest)
+    for old, new in _PATTERNS:
+        found = old.fullmatch(rest)
         if found is not None:
-            return row.new(keys, *found.groups())
+            return new(keys, *found.groups())
     return None
 
 
@@ -136,6 +131,8 @@ async def move_to_current(
                 "registry entries expire lease_ms after they stop)"
             )
         started = time.monotonic()
+        for step in BEFORE:
+            await step(client, keys)
         moved = await _move(client, keys, lock)
         await client.set(keys.layout, current)
         logger.info("key_layout_moved", layout=LAYOUT, keys=moved,
