@@ -27,6 +27,27 @@ class _Cut:
     forward: bool
 
 
+def commands_in(data: bytes) -> int:
+    """How many whole commands (RESP arrays of bulk strings) ``data`` holds."""
+    count, at = 0, 0
+    while data.startswith(b"*", at):
+        end = data.index(b"\r\n", at)
+        items, at = int(data[at + 1 : end]), end + 2
+        for _ in range(items):
+            end = data.index(b"\r\n", at)
+            at = end + 2 + int(data[at + 1 : end]) + 2
+        count += 1
+    return count
+
+
+def standing_in(answer: bytes) -> bytes:
+    """A command Redis answers with ``answer``, an error reply (``-CODE text\\r\\n``)."""
+    if not (answer.startswith(b"-") and answer.endswith(b"\r\n")):
+        raise ValueError("an answer is an error reply")
+    script = b"return redis.error_reply('%s')" % answer[1:-2].replace(b"'", b"\\'")
+    return b"*3\r\n$4\r\nEVAL\r\n$%d\r\n%s\r\n$1\r\n0\r\n" % (len(script), script)
+
+
 class ResetProxy:
     def __init__(self, upstream_url: str) -> None:
         target = urlparse(upstream_url)
@@ -61,8 +82,8 @@ class ResetProxy:
         after: bool = False,
     ) -> None:
         """Cut after the next chunk from the server that holds every one of ``markers``; with
-        ``then_down``, go down at that moment. With ``answer``, that chunk is not forwarded
-        at all: the proxy answers it with these bytes itself (e.g. an error reply) instead.
+        ``then_down``, go down at that moment. With ``answer`` (an error reply), that chunk is
+        not forwarded at all: each of its commands is answered with it instead.
         Without ``forward``, the chunk is not forwarded either, and its connection is reset at
         once (Redis never saw the command). With ``after``, the cut is armed once those
         already armed have happened; without, they are forgotten."""
@@ -121,7 +142,11 @@ class ResetProxy:
             while data := await reader.read(1 << 16):
                 cut = self._take_cut(data)
                 if cut is not None and cut.answer is not None:
-                    writer.write(cut.answer)
+                    # Answered in its place, and in order: what Redis gets instead of each
+                    # command of the chunk is a script that returns the error, so replies to
+                    # commands still in flight before it come back first, as from Redis.
+                    up_writer.write(standing_in(cut.answer) * commands_in(data))
+                    await up_writer.drain()
                     self._cut_done(cut)
                     continue
                 if cut is not None and not cut.forward:  # as if Redis died just before it
