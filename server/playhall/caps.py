@@ -55,10 +55,13 @@ class Caps:
                 errors.TOO_MANY_ROOMS,
                 f"you sit in {counted} waiting rooms you created; start or leave one first",
             )
-        per_minute = [(f"player:{player}:created", self.config.rooms_per_minute, "")]
+        keys = self.store.keys
+        per_minute = [
+            (keys.player_counter_key(player, "created"), self.config.rooms_per_minute, "")
+        ]
         if address:
             per_minute.append((
-                f"address:{address}:created", self.config.address_rooms_per_minute,
+                keys.address_counter_key(address, "created"), self.config.address_rooms_per_minute,
                 " from one address",
             ))
         capped = [(counter, cap, whose) for counter, cap, whose in per_minute if cap]
@@ -80,7 +83,9 @@ class Caps:
         cap = self.config.renames_per_minute
         if not cap:
             return
-        made, left = await self.store.count_in_window(f"player:{player}:renamed", 60)
+        made, left = await self.store.count_in_window(
+            self.store.keys.player_counter_key(player, "renamed"), 60
+        )
         if made > cap:
             raise RoomError(
                 errors.RATE_LIMITED,
@@ -111,7 +116,9 @@ class Caps:
         cap = self.config.new_players_per_minute
         if not cap or not address:
             return
-        made, left = await self.store.count_in_window(f"address:{address}:players", 60)
+        made, left = await self.store.count_in_window(
+            self.store.keys.address_counter_key(address, "players"), 60
+        )
         if made > cap:
             log.warning("new_players_refused", req=request, address=address, count=made)
             raise RoomError(

@@ -44,7 +44,7 @@ async def _eventually(check: Callable[[], Awaitable[bool]], timeout: float = 10)
 async def _counted(running: app.Running, address: str) -> int:
     """Connections counted against ``address`` and not lapsed (lapsed ones are dropped only
     when the next one is counted)."""
-    key = f"{running.config.key_prefix}address:{address}:conns"  # as docs/operations.md says
+    key = f"{running.config.key_prefix}address:{{{address}}}:conns"  # as docs/operations.md says
     return int(await running.redis.zcount(key, int(time.time() * 1000), "+inf"))
 
 

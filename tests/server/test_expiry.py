@@ -44,16 +44,16 @@ async def test_a_player_is_kept_player_ttl_after_each_hello(redis_url: str) -> N
     alice = await Client.connect(url, name="alice")
     try:
         await alice.create("mantis", 2)  # so the room set exists
-        assert 0 < await redis.ttl(f"{p}player:{alice.player}") <= 1000
-        await redis.expire(f"{p}player:{alice.player}", 10)
+        assert 0 < await redis.ttl(f"{p}player:{{{alice.player}}}") <= 1000
+        await redis.expire(f"{p}player:{{{alice.player}}}", 10)
         token = alice.token
     finally:
         await alice.close()
     again = await Client.connect(url, token=token)
     try:
         assert again.player == alice.player  # the token still works, and the clock restarted
-        assert 10 < await redis.ttl(f"{p}player:{alice.player}") <= 1000
-        assert 0 < await redis.ttl(f"{p}player:{alice.player}:rooms") <= 1000
+        assert 10 < await redis.ttl(f"{p}player:{{{alice.player}}}") <= 1000
+        assert 0 < await redis.ttl(f"{p}player:{{{alice.player}}}:rooms") <= 1000
     finally:
         await again.close()
         await running.drain()
@@ -74,7 +74,7 @@ async def test_hello_forgets_rooms_that_expired(redis_url: str) -> None:
     again = await Client.connect(url, token=token)
     try:
         assert again.welcome["rooms"] == [kept.room]
-        members = await redis.smembers(f"{p}player:{alice.player}:rooms")
+        members = await redis.smembers(f"{p}player:{{{alice.player}}}:rooms")
         assert {m.decode() for m in members} == {kept.room}
     finally:
         await again.close()

@@ -157,7 +157,7 @@ async def test_rooms_per_player_are_capped(redis_url: str) -> None:
     player = await Client.connect(url)
     try:
         rooms = [await player.create("mantis", 2) for _ in range(3)]
-        counter = f"{running.config.key_prefix}player:{player.player}:created"
+        counter = f"{running.config.key_prefix}player:{{{player.player}}}:created"
         await too_many_rooms(player.create("mantis", 2), "waiting")
         assert int(await running.redis.get(counter)) == 3  # the refused one is not counted
         await player.leave(rooms[0].room)  # leaving frees a place
@@ -165,7 +165,7 @@ async def test_rooms_per_player_are_capped(redis_url: str) -> None:
         await player.add_bot(rooms[1].room, 1)
         await player.start(rooms[1].room)  # so does starting
         await player.create("mantis", 2, sit=False)  # watching only does not count
-        made = f"{running.config.key_prefix}player:{player.player}:made"
+        made = f"{running.config.key_prefix}player:{{{player.player}}}:made"
         assert await running.redis.scard(made) <= 4
         # Five rooms made this minute (the refused create did not count): a sixth, and the
         # seventh is refused.

@@ -39,8 +39,8 @@ class Served:
 async def test_a_new_players_room_set_expires_with_the_player(redis_url: str) -> None:
     async with server_and_alice(redis_url, player_ttl=1000) as s:  # no room set yet
         await s.alice.create("mantis", 2)  # the set is made now, after the hello
-        player_ttl = await s.redis.pttl(f"{s.p}player:{s.alice.player}")
-        rooms_ttl = await s.redis.pttl(f"{s.p}player:{s.alice.player}:rooms")
+        player_ttl = await s.redis.pttl(f"{s.p}player:{{{s.alice.player}}}")
+        rooms_ttl = await s.redis.pttl(f"{s.p}player:{{{s.alice.player}}}:rooms")
         assert 0 < rooms_ttl <= 1_000_000
         assert abs(rooms_ttl - player_ttl) < 5_000  # the same expiry, give or take the test
 

@@ -84,10 +84,10 @@ async def test_unused_players_expire_within_hours(redis_url: str) -> None:
             await client.list_rooms()  # lobby requests do not make a player worth keeping
         ttls = await _keys(running)
         # The address's new-player counter lives out its minute; each player, a few hours.
-        counter = ttls.pop(f"{config.key_prefix}address:127.0.0.1:players")
+        counter = ttls.pop(f"{config.key_prefix}address:{{127.0.0.1}}:players")
         assert 0 < counter <= 60
         # The address's open connections, counted while they are renewed.
-        connections = ttls.pop(f"{config.key_prefix}address:127.0.0.1:conns")
+        connections = ttls.pop(f"{config.key_prefix}address:{{127.0.0.1}}:conns")
         assert 0 < connections <= config.lease_ms / 1000
         # The process's own entry in the fleet registry, and the registry's index.
         registry = f"{config.key_prefix}{{fleet}}"
@@ -99,17 +99,18 @@ async def test_unused_players_expire_within_hours(redis_url: str) -> None:
         assert all(0 < ttl <= 3 * 3600 for ttl in ttls.values()), ttls
         # The first to sit down (here by creating a room) is kept for player_ttl.
         room = (await clients[0].create("mantis", 2)).room
-        player = config.key_prefix + "player:" + clients[0].player
+        player = config.key_prefix + "player:{" + clients[0].player + "}"
         assert await running.redis.ttl(player) > 89 * 86400
         # Chatting is using too; watching is not.
         await clients[1].join(room, watch=True)
-        chatter = config.key_prefix + "player:" + clients[1].player
+        chatter = config.key_prefix + "player:{" + clients[1].player + "}"
         assert 0 < await running.redis.ttl(chatter) <= 3 * 3600
         await clients[1].request("chat", room=room, text="hello")
         assert await running.redis.ttl(chatter) > 89 * 86400
         # A returning player who never played keeps the short expiry; one who did, the long.
         again = await Client.connect(url, token=clients[2].token)
-        assert 0 < await running.redis.ttl(config.key_prefix + "player:" + again.player) <= 3 * 3600
+        returning = config.key_prefix + "player:{" + again.player + "}"
+        assert 0 < await running.redis.ttl(returning) <= 3 * 3600
         back = await Client.connect(url, token=clients[0].token)
         assert await running.redis.ttl(player) > 89 * 86400
         for client in [*clients, again, back]:

@@ -1,9 +1,10 @@
 """Join-code tries, counted in Redis per player and per client address, with a growing back-off.
 
-A ``join`` with a code is a try, counted **before** the code is looked up, in one Lua script per
-try: so however many connections (of however many server processes on one Redis) send tries at
-once, no more are looked up than the rules allow. A try that proves not to be a wrong code (the
-code was right, or the request failed for another reason) is given back.
+A ``join`` with a code is a try, counted **before** the code is looked up, by one Lua script per
+key (the player's, then the address's): so however many connections (of however many server
+processes on one Redis) send tries at once, no more are looked up than the rules allow. A try
+that proves not to be a wrong code (the code was right, or the request failed for another
+reason) is given back.
 
 The rules, per key (``player:<id>``, ``address:<a>``): ``free`` tries in a row may be made at
 once; from the ``free``-th on, each makes the next wait: ``first`` seconds, doubling with every
@@ -12,7 +13,7 @@ nothing. A key with no try for ``longest`` after its wait ended is forgotten (th
 so it starts counting again. Giving a try back does not reset the count: knowing one room's code
 must not buy more guesses at the others.
 
-Keys (``p`` is the prefix): ``p tries:player:<pid>`` and ``p tries:address:<a>``, hashes of
+Keys (``p`` is the prefix): ``p tries:player:{<pid>}`` and ``p tries:address:{<a>}``, hashes of
 ``n`` (the tries counted) and ``at`` (the last try's time, Unix milliseconds: Redis' own clock,
 the same for every process).
 """
@@ -99,23 +100,48 @@ class CodeTries:
         self._give_back = redis.register_script(_GIVE_BACK)
 
     def _keys(self, keys: list[str]) -> list[str]:
-        return [f"{self.prefix}tries:{key}" for key in keys]
+        """``kind:id`` -> its hash, tagged with the player's or the address's id so that it
+        is in the slot of that player's or address's other keys."""
+        names = []
+        for key in keys:
+            kind, _, who = key.partition(":")
+            names.append(f"{self.prefix}tries:{kind}:{{{who}}}")
+        return names
 
     async def take(self, keys: list[str], now_ms: int | None = None) -> Try:
         """Count a try against each of ``keys`` (``player:<id>``, ``address:<a>``), or refuse
-        it if any must wait. ``now_ms``: the time to count by (tests); else Redis' clock."""
-        args = [
-            self.free, round(self.first * 1000), round(self.longest * 1000),
-            "" if now_ms is None else now_ms,
-        ]
-        reply: list[Any] = await self._take(keys=self._keys(keys), args=args)
-        if not reply[0]:
-            return Try(wait=int(reply[1]) / 1000)
+        it if any must wait. ``now_ms``: the time to count by (tests); else Redis' clock (that
+        of the first key's, for all of them).
+
+        The keys are in different hash slots, so each is tried by a script of its own, in
+        turn; a key that must wait refuses the try, and those counted before it are given
+        back. Each count is atomic, so tries at once on any number of connections and
+        processes get no more looked up than the rules allow (a try about to be given back
+        may make a concurrent one wait: a race refuses too many, never too few). A refused
+        try's ``wait`` is the first waiting key's."""
+        counted: list[tuple[str, list[Any]]] = []
+        try:
+            for key in self._keys(keys):
+                args = [
+                    self.free, round(self.first * 1000), round(self.longest * 1000),
+                    "" if now_ms is None else now_ms,
+                ]
+                reply: list[Any] = await self._take(keys=[key], args=args)
+                if not reply[0]:
+                    return Try(wait=int(reply[1]) / 1000)
+                now_ms = int(reply[2])
+                counted.append((key, reply))
+            taken = [reply for _, reply in counted]
+            counted.clear()
+        finally:
+            for key, reply in counted:  # (refused, or a failure midway)
+                await self._give_back(keys=[key], args=[reply[2], reply[4]])
         return Try(
-            wait=0.0, backoff=int(reply[1]) / 1000, at=int(reply[2]), tries=int(reply[3]),
-            before=tuple(int(at) for at in reply[4:]),
+            wait=0.0, backoff=max(int(r[1]) for r in taken) / 1000, at=int(taken[0][2]),
+            tries=max(int(r[3]) for r in taken), before=tuple(int(r[4]) for r in taken),
         )
 
     async def give_back(self, keys: list[str], taken: Try) -> None:
         """Take back a counted try that proved not to be a wrong code."""
-        await self._give_back(keys=self._keys(keys), args=[taken.at, *taken.before])
+        for key, before in zip(self._keys(keys), taken.before, strict=True):
+            await self._give_back(keys=[key], args=[taken.at, before])

@@ -101,6 +101,10 @@ class Keys:
 
     __slots__ = ("p", "lobby", "lobby_changes", "active", "expiry", "fleet", "layout")
 
+    # A name's ``{...}`` is its hash tag: Redis (a Cluster) places a key by what is inside, so
+    # the keys one script or transaction writes together carry one tag (a player's, an
+    # address's, a quick-play pool's) and share a hash slot.
+
     def __init__(self, prefix: str) -> None:
         self.p = prefix
         self.lobby = f"{prefix}{{lobby}}"
@@ -140,16 +144,16 @@ class Keys:
         return f"{self.p}{{lobby}}:{game}"
 
     def player_key(self, player: str) -> str:
-        return f"{self.p}player:{player}"
+        return f"{self.p}player:{{{player}}}"
 
     def player_rooms_key(self, player: str) -> str:
-        return f"{self.p}player:{player}:rooms"
+        return f"{self.p}player:{{{player}}}:rooms"
 
     def player_made_key(self, player: str) -> str:
-        return f"{self.p}player:{player}:made"
+        return f"{self.p}player:{{{player}}}:made"
 
     def connections_key(self, address: str) -> str:
-        return f"{self.p}address:{address}:conns"
+        return f"{self.p}address:{{{address}}}:conns"
 
     def refused_key(self, address: str) -> str:
         return f"{self.p}refused:{address}"
@@ -191,10 +195,13 @@ class Keys:
     def fleet_key(self, instance: str) -> str:
         return f"{self.p}{{fleet}}:{instance}"
 
-    def counter_key(self, counter: str) -> str:
-        """A windowed counter, ``counter`` naming it under the prefix (e.g.
-        ``address:<a>:players``)."""
-        return f"{self.p}{counter}"
+    def player_counter_key(self, player: str, counter: str) -> str:
+        """A windowed counter of the player's (``created``, ``renamed``)."""
+        return f"{self.p}player:{{{player}}}:{counter}"
+
+    def address_counter_key(self, address: str, counter: str) -> str:
+        """A windowed counter of a client address's (``created``, ``players``)."""
+        return f"{self.p}address:{{{address}}}:{counter}"
 
 
 def as_bytes(value: bytes | str) -> bytes:

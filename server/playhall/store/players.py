@@ -6,13 +6,41 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import redis.asyncio as aioredis
 
 from playhall.store import scripts
 from playhall.store.keys import Keys, as_text
 from playhall.store.pipe import CommandPipe
+
+# Count one event under the counter KEYS[1], kept for a window of ARGV[1] ms from its first
+# event, unless it already holds its cap (ARGV[2]). Returns {1, when its window ends (Unix ms,
+# by Redis' clock)} or, refused, {0, the ms left of its window}.
+COUNT_UNDER_CAP: Final = scripts.Script.of("""
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+if count >= tonumber(ARGV[2]) then return {0, redis.call('PTTL', KEYS[1])} end
+if redis.call('INCR', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local now = redis.call('TIME')
+local ends = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  + redis.call('PTTL', KEYS[1])
+return {1, tostring(ends)}
+""")
+
+# Count back down an event COUNT_UNDER_CAP counted in the window ending at ARGV[1] (Unix ms),
+# if that window is still the counter's: one that ended took its count with it, and a later
+# window's events are not this one's to take. (Windows of one counter end at least a window
+# apart; the ms of slack covers the clock's reading.)
+UNCOUNT: Final = scripts.Script.of("""
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then return 0 end
+local now = redis.call('TIME')
+local ends = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + ttl
+if math.abs(ends - tonumber(ARGV[1])) > 1000 then return 0 end
+if tonumber(redis.call('GET', KEYS[1])) <= 0 then return 0 end
+redis.call('DECR', KEYS[1])
+return 1
+""")
 
 
 class StoredPlayer(NamedTuple):
@@ -140,12 +168,11 @@ class PlayerStore:
 
     # -- the rooms a player created, and the caps --------------------------------------------
 
-    async def count_in_window(self, counter: str, window: int) -> tuple[int, float]:
-        """Count one event under ``counter`` (a key under the prefix, e.g.
-        ``player:<id>:created``): how many in its current ``window`` seconds, and the seconds
-        left of that window. The counter is one key that expires with its window, so it is
-        shared by every server process and costs nothing once quiet."""
-        key = self.keys.counter_key(counter)
+    async def count_in_window(self, key: str, window: int) -> tuple[int, float]:
+        """Count one event under the counter ``key`` (e.g. ``Keys.player_counter_key``): how
+        many in its current ``window`` seconds, and the seconds left of that window. The
+        counter is one key that expires with its window, so it is shared by every server
+        process and costs nothing once quiet."""
         pipe = self.redis.pipeline(transaction=True)
         pipe.set(key, 0, ex=window, nx=True)
         pipe.incr(key)
@@ -156,17 +183,33 @@ class PlayerStore:
     async def count_under_caps(
         self, counters: list[tuple[str, int]], window: int
     ) -> tuple[int, float] | None:
-        """Count one event under each ``(counter, cap)`` (as :meth:`count_in_window` does),
-        all or none: if a counter already holds ``cap`` events in its current ``window``
-        seconds, none is counted and the answer is that counter's place in ``counters`` and
-        the seconds left of its window; else None. Atomic, so concurrent events of several
-        server processes never count past a cap, and a refused event uses up nothing."""
-        keys = [self.keys.counter_key(counter) for counter, _ in counters]
-        args = [str(window * 1000), *(str(cap) for _, cap in counters)]
-        full, left_ms = await scripts.call(self.pipe, scripts.COUNT_UNDER_CAPS, keys, args)
-        if not full:
+        """Count one event under each ``(counter key, cap)`` (as :meth:`count_in_window`
+        does), all or none: if a counter already holds ``cap`` events in its current
+        ``window`` seconds, none is counted and the answer is that counter's place in
+        ``counters`` and the seconds left of its window; else None.
+
+        The counters are in different hash slots (a player's, an address's), so each is
+        counted by a script of its own, in turn, and those counted before a full one are
+        counted back down. Each count is atomic under its cap, so concurrent events of several
+        server processes never count past a cap, and a refused event leaves nothing counted
+        (unless this process dies between a count and its undoing: then that one event stays
+        counted until its window ends). Meanwhile a concurrent event may see a count that is
+        about to be undone, and be refused: a race can refuse one event too many, never admit
+        one."""
+        counted: list[tuple[str, bytes]] = []
+        try:
+            for place, (key, cap) in enumerate(counters):
+                ok, value = await scripts.call(
+                    self.pipe, COUNT_UNDER_CAP, [key], [str(window * 1000), str(cap)]
+                )
+                if not ok:
+                    return place, max(0, int(value)) / 1000
+                counted.append((key, value))
+            counted.clear()
             return None
-        return int(full) - 1, max(0, int(left_ms)) / 1000
+        finally:
+            for key, ends in counted:  # (a refusal, or a failure midway)
+                await scripts.call(self.pipe, UNCOUNT, [key], [as_text(ends)])
 
     async def created_rooms(self, player: str) -> dict[str, bytes | None]:
         """The rooms ``player`` created and noted with :meth:`note_created`: id -> the stored

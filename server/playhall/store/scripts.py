@@ -188,21 +188,6 @@ if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
 return 1
 """
 
-# Count one event under every counter of KEYS, each kept for a window of ARGV[1] ms from its
-# first event, unless one of them already holds its cap (ARGV[2], ARGV[3], ...): then nothing
-# is counted. Returns {0, 0}, or {the full counter's place (from 1), its ms left}.
-_COUNT_UNDER_CAPS = """
-for i, key in ipairs(KEYS) do
-  if tonumber(redis.call('GET', key) or '0') >= tonumber(ARGV[i + 1]) then
-    return {i, redis.call('PTTL', key)}
-  end
-end
-for _, key in ipairs(KEYS) do
-  if redis.call('INCR', key) == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
-end
-return {0, 0}
-"""
-
 # A connection counted against its client address, if the address holds fewer than the cap on
 # every process together. KEYS: the address's connection set (member: "<instance>:<connection
 # id>", score: when it lapses unless renewed, ms). ARGV: the member, now (ms), the time to
@@ -252,12 +237,8 @@ RELEASE: Final = Script.of(_RELEASE)
 LIST: Final = Script.of(_LIST)
 LISTING_DRIFT: Final = Script.of(_LISTING_DRIFT)
 EXPIRE_CODE: Final = Script.of(_EXPIRE_CODE)
-# These two name a player's keys with each other's and an address's, each in a slot of its own
-# until the player and address keys are laid out by hash tag (branch ``cluster-keys-players``,
-# which makes them single-slot and drops ``across_slots``): the slot guard lets them through.
-ADD_PLAYER_ROOM: Final = Script.of(_ADD_PLAYER_ROOM, across_slots=True)
+ADD_PLAYER_ROOM: Final = Script.of(_ADD_PLAYER_ROOM)
 ADD_CHAT: Final = Script.of(_ADD_CHAT)
-COUNT_UNDER_CAPS: Final = Script.of(_COUNT_UNDER_CAPS, across_slots=True)
 ADMIT: Final = Script.of(_ADMIT)
 
 #: ``SCRIPT LOAD`` of each script, the first commands of every connection of the pipe: a
@@ -275,7 +256,6 @@ SCRIPT_LOADS: Final = [
         EXPIRE_CODE,
         ADD_PLAYER_ROOM,
         ADD_CHAT,
-        COUNT_UNDER_CAPS,
         ADMIT,
     )
 ]
