@@ -192,22 +192,22 @@ async def test_a_game_ended_by_a_killed_server_is_rated_once_by_the_next(
         _, room = await resigned_game(first.url, loser=0, clients=players)
         _, record = await stored_room(redis_url, prefix, room)
         assert record.status == "finished"
-        assert await r.zscore(f"{prefix}results:due", room) is not None
+        assert await r.zscore(f"{prefix}{{results}}:due", room) is not None
         first.kill()
         assert not await r.exists(f"{prefix}game:{{{room}}}")
-        assert not await r.exists(f"{prefix}stats:{players[1].player}")
+        assert not await r.exists(f"{prefix}stats:{{{players[1].player}}}")
 
         await second.start()
         await wait_for_redis(lambda: _exists(r, f"{prefix}game:{{{room}}}"))
         for player, won in ((players[0].player, False), (players[1].player, True)):
-            stats = await r.hgetall(f"{prefix}stats:{player}")
+            stats = await r.hgetall(f"{prefix}stats:{{{player}}}")
             assert stats[b"mantis:n"] == b"1"
             assert stats[b"mantis:w" if won else b"mantis:l"] == b"1"
-        assert await r.zscore(f"{prefix}results:due", room) is None
+        assert await r.zscore(f"{prefix}{{results}}:due", room) is None
         # The note's retry (a third process, or the same one again) finds it written.
         async with app_on(redis_url, prefix) as third:
             assert await third.endpoint.results.write(record, 1, frozenset()) is False
-        stats = await r.hgetall(f"{prefix}stats:{players[1].player}")
+        stats = await r.hgetall(f"{prefix}stats:{{{players[1].player}}}")
         assert stats[b"mantis:n"] == b"1" and stats[b"mantis:w"] == b"1"
         for client in players:
             await client.close()

@@ -164,20 +164,23 @@ class Keys:
     def game_key(self, room: str) -> str:
         return f"{self.p}game:{{{room}}}"
 
+    def game_rows_key(self, room: str) -> str:
+        return f"{self.p}game:{{{room}}}:rows"
+
     def history_key(self, player: str) -> str:
-        return f"{self.p}history:{player}"
+        return f"{self.p}history:{{{player}}}"
 
     def stats_key(self, player: str) -> str:
-        return f"{self.p}stats:{player}"
+        return f"{self.p}stats:{{{player}}}"
 
     def leaderboard_key(self, game: str) -> str:
         return f"{self.p}leaderboard:{game}"
 
     def results_due_key(self) -> str:
-        return f"{self.p}results:due"
+        return f"{self.p}{{results}}:due"
 
     def results_expect_key(self) -> str:
-        return f"{self.p}results:expect"
+        return f"{self.p}{{results}}:expect"
 
     def seek_pool_key(self, pool: str) -> str:
         return f"{self.p}seek:{pool}"

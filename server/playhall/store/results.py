@@ -3,21 +3,22 @@ and the games still to be written.
 
 Keys (``p`` is the prefix):
 
-- ``p game:<room>``: the game's compact record (msgpack), kept ``history_ttl``. Its presence is
-  what makes the write once-only: the script that writes it checks it first, in the same
-  script as every count and rating it changes.
-- ``p history:<player>``: sorted set of the player's games (room ids) by finish time in
+- ``p game:{<room>}``: the game's compact record (msgpack), kept ``history_ttl``. Its presence is
+  what makes the write once-only: the first step of the write sets it if it is not there.
+- ``p game:{<room>}:rows``: what the write decided for each player (msgpack), from its first
+  step until its last, so a write finished after a crash applies what was decided.
+- ``p history:{<player>}``: sorted set of the player's games (room ids) by finish time in
   milliseconds; entries older than ``history_ttl`` are dropped as new ones come, and at most
   ``HISTORY_KEEP`` are kept; the set expires ``history_ttl`` after the player's last game.
-- ``p stats:<player>``: hash, per game id ``<game>:w``, ``:l``, ``:d`` (counts) and the rating's
+- ``p stats:{<player>}``: hash, per game id ``<game>:w``, ``:l``, ``:d`` (counts) and the rating's
   ``:mu``, ``:sigma``, ``:at`` (last rated game, epoch seconds), ``:n`` (rated games); expires
   with the history.
 - ``p leaderboard:<game>``: sorted set of players by ``mu``, those whose rating was no longer
   provisional after their last game.
-- ``p results:due`` (sorted set of room ids by when the game ended, ms) and
-  ``p results:expect`` (hash: room id -> what the finished record alone does not say, i.e. the
+- ``p {results}:due`` (sorted set of room ids by when the game ended, ms) and
+  ``p {results}:expect`` (hash: room id -> what the finished record alone does not say, i.e. the
   seats a stand-in was playing): written before the commit that ends a game, removed by the
-  write; what a process that died in between left undone (playhall.results sweeps it).
+  write's last step; what a process that died in between left undone (playhall.results sweeps it).
 """
 
 from __future__ import annotations
@@ -32,72 +33,60 @@ from playhall.store.keys import Keys, as_text
 #: Games kept per player's history at most (older ones are dropped first).
 HISTORY_KEEP: Final = 1000
 
-# KEYS: game record, results:due, results:expect, the game's leaderboard, then per player their
-# history and stats. ARGV: room, record blob, ttl (s; 0 keeps), finish time (ms), game id,
-# rated ('1' or '0'), then per player seven: id, result letter ('' none), the rated-game count
-# the new rating was made from, mu, sigma, at, and '1' to list them on the leaderboard ('0':
-# take them off).
-# Returns 0 (written before: nothing done), -1 (a rating moved since it was read: nothing done,
-# read it again) or 1 (written).
-_RECORD = """
-local room, ttl, at, game = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
-local rated = ARGV[6] == '1'
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('ZREM', KEYS[2], room)
-  redis.call('HDEL', KEYS[3], room)
-  return 0
-end
-local players = (#KEYS - 4) / 2
-if rated then
-  for i = 1, players do
-    local n = redis.call('HGET', KEYS[4 + 2 * i], game .. ':n') or '0'
-    if n ~= ARGV[6 + (i - 1) * 7 + 3] then return -1 end
-  end
-end
+#: Seconds the decided rows of a game are kept for a write to be finished after a crash (the
+#: sweep finishes it within seconds; they are deleted as soon as the write is done).
+ROWS_TTL: Final = 7 * 24 * 3600
+
+# The once-only step, in the room's slot. KEYS: the game's record, its decided rows. ARGV: the
+# record blob, the rows (msgpack), the record's ttl (s; 0 keeps). Returns {1} (decided now) or
+# {0, the rows decided before} (a repeat: nil if they are gone, i.e. the write was finished).
+_DECIDE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('GET', KEYS[2])} end
+local ttl = tonumber(ARGV[3])
 if ttl > 0 then
-  redis.call('SET', KEYS[1], ARGV[2], 'EX', ttl)
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)
 else
-  redis.call('SET', KEYS[1], ARGV[2])
+  redis.call('SET', KEYS[1], ARGV[1])
 end
-for i = 1, players do
-  local history, stats = KEYS[3 + 2 * i], KEYS[4 + 2 * i]
-  local base = 6 + (i - 1) * 7
-  local player = ARGV[base + 1]
-  redis.call('ZADD', history, at, room)
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ROWS_TTL)
+return {1, false}
+""".replace("ROWS_TTL", str(ROWS_TTL))
+
+# One player's part, in the player's slot. KEYS: their history, their stats. ARGV: room, finish
+# time (ms), ttl (s; 0 keeps), game id, result letter ('' none), '1' if rated, mu, sigma, at.
+# The history entry says whether this room was counted for the player already (a repeat after
+# a crash): only a new one moves the counts and the rating. Returns 1 if the player's rating
+# for the game is now this game's (so the leaderboard may be set from it), else 0.
+_PLAYER = """
+local room, at, ttl, game = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local rated = ARGV[6] == '1'
+if redis.call('ZADD', KEYS[1], 'NX', at, room) == 1 then
   if ttl > 0 then
-    redis.call('ZREMRANGEBYSCORE', history, '-inf', '(' .. (at - ttl * 1000))
-    redis.call('EXPIRE', history, ttl)
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (at - ttl * 1000))
+    redis.call('EXPIRE', KEYS[1], ttl)
   end
-  redis.call('ZREMRANGEBYRANK', history, 0, -KEEP - 1)
-  local result = ARGV[base + 2]
-  if result ~= '' then redis.call('HINCRBY', stats, game .. ':' .. result, 1) end
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -KEEP - 1)
+  if ARGV[5] ~= '' then redis.call('HINCRBY', KEYS[2], game .. ':' .. ARGV[5], 1) end
   if rated then
-    redis.call('HSET', stats, game .. ':mu', ARGV[base + 4], game .. ':sigma', ARGV[base + 5],
-      game .. ':at', ARGV[base + 6], game .. ':n', tonumber(ARGV[base + 3]) + 1)
-    if ARGV[base + 7] == '1' then
-      redis.call('ZADD', KEYS[4], ARGV[base + 4], player)
-    else
-      redis.call('ZREM', KEYS[4], player)
-    end
+    redis.call('HSET', KEYS[2], game .. ':mu', ARGV[7], game .. ':sigma', ARGV[8],
+      game .. ':at', ARGV[9])
+    redis.call('HINCRBY', KEYS[2], game .. ':n', 1)
   end
-  if ttl > 0 then redis.call('EXPIRE', stats, ttl) end
+  if ttl > 0 then redis.call('EXPIRE', KEYS[2], ttl) end
 end
-redis.call('ZREM', KEYS[2], room)
-redis.call('HDEL', KEYS[3], room)
-return 1
+if rated and redis.call('HGET', KEYS[2], game .. ':mu') == ARGV[7] then return 1 end
+return 0
 """.replace("KEEP", str(HISTORY_KEEP))
-
-
-class RatingMoved(Exception):
-    """A player's rating changed between its read and the write: read it again."""
 
 
 class ResultsStore:
     def __init__(self, redis: aioredis.Redis, keys: Keys) -> None:
         self.redis = redis
         self.keys = keys
-        self._record = redis.register_script(_RECORD)
+        self._decide = redis.register_script(_DECIDE)
+        self._player = redis.register_script(_PLAYER)
         self.game_key = keys.game_key
+        self.rows_key = keys.game_rows_key
         self.history_key = keys.history_key
         self.stats_key = keys.stats_key
         self.leaderboard_key = keys.leaderboard_key
@@ -163,17 +152,39 @@ class ResultsStore:
         """Write a finished game once: the record, each person's history entry and count and,
         if ``rated``, their new rating (``people``: player, result letter, the rated-game count
         the rating was made from, mu, sigma, at, listed on the leaderboard). False if it was
-        written before; :class:`RatingMoved` if a rating changed since it was read."""
-        keys = [self.game_key(room), self.due_key, self.expect_key, self.leaderboard_key(game)]
-        args: list[Any] = [room, blob, ttl, at_ms, game, "1" if rated else "0"]
-        for player, result, n, mu, sigma, when, listed in people:
-            keys += [self.history_key(player), self.stats_key(player)]
-            args += [player, result, str(n), repr(mu), repr(sigma), repr(when)]
-            args.append("1" if listed else "0")
-        answer = int(await self._record(keys=keys, args=args))
-        if answer < 0:
-            raise RatingMoved(room)
-        return answer == 1
+        decided before (its unfinished steps are finished, as decided then).
+
+        The keys are in several hash slots (the room's, each player's, the leaderboard's), so
+        the write is a sequence of single-slot steps, each safe to repeat: the game's record
+        first, with the rows decided for its players (the once-only step: a repeat finds it
+        and takes the rows decided then); then each player's history, counts and rating,
+        moved only if the room is new in their history; then the leaderboard, for each player
+        whose stored rating is still this game's; then the note in ``{results}``, so a
+        process that dies midway leaves the game to the sweep, which finishes it."""
+        rows = msgpack.packb([list(person) for person in people])
+        decided, earlier = await self._decide(
+            keys=[self.game_key(room), self.rows_key(room)], args=[blob, rows, ttl]
+        )
+        if not decided:
+            # (None: the write was finished; at most the note is left.)
+            people = [tuple(person) for person in msgpack.unpackb(earlier or b"\x90")]
+        listed: dict[str, float] = {}
+        unlisted: list[str] = []
+        for player, result, _, mu, sigma, when, shown in people:
+            args: list[Any] = [room, at_ms, ttl, game, result, "1" if rated else "0"]
+            args += [repr(mu), repr(sigma), repr(when)]
+            keys = [self.history_key(player), self.stats_key(player)]
+            if await self._player(keys=keys, args=args):
+                if shown:
+                    listed[player] = mu
+                else:
+                    unlisted.append(player)
+        if listed:
+            await self.redis.zadd(self.leaderboard_key(game), listed)
+        await self.unlist(game, unlisted)
+        await self.forget(room)
+        await self.redis.delete(self.rows_key(room))
+        return bool(decided)
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -203,7 +214,10 @@ class ResultsStore:
         """The stored records of these games (None where one has expired)."""
         if not rooms:
             return []
-        blobs = await self.redis.mget([self.game_key(room) for room in rooms])
+        async with self.redis.pipeline(transaction=False) as pipe:  # (one slot per room)
+            for room in rooms:
+                pipe.get(self.game_key(room))
+            blobs = await pipe.execute()
         return [msgpack.unpackb(blob) if blob else None for blob in blobs]
 
     async def stats(self, player: str) -> dict[str, str]:
