@@ -33,7 +33,7 @@ from playhall.rooms.table import RoomError
 from playhall.store.outage import is_store_error, sweep_forever
 from playhall.store.redis_store import Store
 from playhall.store.results import ResultsStore
-from playhall.store.seeks import SeekStore
+from playhall.store.seeks import Claim, SeekStore
 from playhall_protocol import ProtocolError, errors
 from playhall_protocol.codec import pack
 
@@ -86,27 +86,26 @@ class Matchmaker:
         for _ in range(TRIES):
             now = time.time()
             bots_at = None if wait is None else int((now + wait) * 1000)
-            what, room = await self.db.claim(
+            what, claim = await self.db.claim(
                 pool, player, (low, high), rating, accepted, bots_at, new_room_id(),
                 int(now * 1000), self.ttl,
             )
             if what == "open":
-                return await self._open(room, player, game_id, options, high, create, ask)
-            seated = await self._sit(room, ask)
+                return await self._open(claim, player, game_id, options, high, create, ask)
+            seated = await self._sit(claim, ask)
             if seated is not None:
                 return {**seated, "opened": False}
             # The table is gone, full by other joins, or started: out of play; try another.
+            await self.db.release(claim, player)
             if what == "seat":
-                await self.db.release(room, player)
-                await self.db.close(room)
-            else:
-                await self.db.drop_holder(player, room)
+                await self.db.close(claim)
         raise RoomError(errors.OVERLOADED, "no quick-play table could be had; ask again")
 
-    async def _sit(self, room: str, ask: Ask) -> dict[str, Any] | None:
+    async def _sit(self, claim: Claim, ask: Ask) -> dict[str, Any] | None:
         """Join ``room``, take a seat and say ready: the join's reply with ``seats``; None if
         no seat was had there (or its game is under way). A table whose room its opener is
         still making is waited for, :data:`OPENING` seconds at most."""
+        room = claim.room
         deadline = time.monotonic() + OPENING
         while True:
             try:
@@ -115,7 +114,7 @@ class Matchmaker:
             except RoomError as exc:
                 if exc.code != errors.NO_SUCH_ROOM:
                     raise
-                if time.monotonic() > deadline or not await self.db.exists(room):
+                if time.monotonic() > deadline or not await self.db.exists(claim):
                     return None
                 await asyncio.sleep(0.02)
         try:
@@ -127,23 +126,24 @@ class Matchmaker:
             if exc.code in (errors.NO_SUCH_ROOM, errors.WRONG_STATUS, errors.SEAT_TAKEN):
                 return None
             raise
-        return {**joined, "seats": await self._if_started(room)}
+        return {**joined, "seats": await self._if_started(claim)}
 
     async def _open(
-        self, room: str, player: str, game: str, options: dict[str, Any], seats: int,
+        self, claim: Claim, player: str, game: str, options: dict[str, Any], seats: int,
         create: Create, ask: Ask,
     ) -> dict[str, Any]:
         """Make the room of the table the claim opened for ``player`` (seated in it)."""
+        room = claim.room
         try:
             made = await create(
                 {"game": game, "seats": seats, "options": options, "room_id": room}
             )
         except BaseException:
-            await self.db.close(room)
-            await self.db.drop_holder(player, room)
+            await self.db.close(claim)
+            await self.db.release(claim, player)
             raise
         await ask("ready", {"room": room})
-        await self._if_started(room)
+        await self._if_started(claim)
         return {
             "room": room, "seat": made["seat"], "version": made["version"], "seats": seats,
             "opened": True,
@@ -154,25 +154,26 @@ class Matchmaker:
         holds its room (``rooms.commands.table_state``)."""
         return await handle.ask("_table", None, {})
 
-    async def _if_started(self, room: str) -> int:
+    async def _if_started(self, claim: Claim) -> int:
         """Once every seat of the table is taken its game starts; then it leaves quick play and
         its players may seek again. Returns the table's seat count."""
-        handle = await self.rooms.handle(room)
+        handle = await self.rooms.handle(claim.room)
         table = await self._table(handle)
         status = table["status"]
         if status == WAITING and not table["free"]:
             status = (await handle.ask("_quick_start", None, {"bots": False}))["status"]
         if status != WAITING:
-            await self.db.close(room)
+            await self.db.close(claim)
             for player in table["players"]:
-                await self.db.drop_holder(player, room)
+                await self.db.drop_holder(player, claim)
         return int(table["seats"])
 
     async def cancel(self, player: str, ask: Ask) -> dict[str, Any]:
         """Give up the seat a seek holds at a table that has not started (``cancel_seek``)."""
-        room = await self.db.holding(player)
-        if room is None or room == "-":
+        claim = await self.db.holding(player)
+        if claim is None:
             return {"room": None}
+        room = claim.room
         try:
             await ask("leave", {"room": room})
         except RoomError as exc:
@@ -185,14 +186,16 @@ class Matchmaker:
                 raise
             started = False
         if started:
-            await self.db.drop_holder(player, room)
+            await self.db.drop_holder(player, claim)
             raise RoomError(errors.WRONG_STATUS, "the table's game has started; resign instead")
-        await self.db.release(room, player)
+        await self.db.release(claim, player)
         return {"room": room}
 
     async def left(self, player: str, room: str) -> None:
         """``player`` left ``room``: a seat their seek claimed there is free again."""
-        await self.db.release(room, player)
+        claim = await self.db.holding(player)
+        if claim is not None and claim.room == room:
+            await self.db.release(claim, player)
 
     async def _rating(self, game: str, player: str) -> int | None:
         [row] = await self.ratings.ratings(game, [player])
@@ -212,22 +215,22 @@ class Matchmaker:
     async def sweep(self) -> int:
         """Fill and start the tables whose wait is over; how many were due."""
         due = await self.db.due(int(time.time() * 1000), SWEEP_BATCH)
-        for room in due:
-            if not await self.db.take_due(room):
+        for claim in due:
+            if not await self.db.take_due(claim):
                 continue  # another process has it
             try:
-                await (await self.rooms.handle(room)).ask("_quick_start", None, {})
+                await (await self.rooms.handle(claim.room)).ask("_quick_start", None, {})
             except RoomError as exc:
                 if exc.code == errors.NO_SUCH_ROOM:
-                    await self.db.close(room)
+                    await self.db.close(claim)
                     continue
-                await self.db.retry_due(room, int(time.time() * 1000) + 1000)
+                await self.db.retry_due(claim, int(time.time() * 1000) + 1000)
                 continue
             except Exception as exc:
                 if is_store_error(exc):
-                    await self.db.retry_due(room, int(time.time() * 1000) + 1000)
+                    await self.db.retry_due(claim, int(time.time() * 1000) + 1000)
                 raise
-            await self._if_started(room)
+            await self._if_started(claim)
         return len(due)
 
 

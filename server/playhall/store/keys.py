@@ -183,14 +183,17 @@ class Keys:
         return f"{self.p}{{results}}:expect"
 
     def seek_pool_key(self, pool: str) -> str:
-        return f"{self.p}seek:{pool}"
+        return f"{self.p}seek:{{{pool}}}"
 
-    def seek_table_key(self, room: str) -> str:
-        """(The claim script names these itself, as ``p seektable:<room>``.)"""
-        return f"{self.p}seektable:{room}"
+    def seek_table_key(self, pool: str, room: str) -> str:
+        """A table is in its pool's slot, so a claim reads and writes them in one script."""
+        return f"{self.p}seektable:{{{pool}}}:{room}"
+
+    def seekers_key(self, pool: str) -> str:
+        return f"{self.p}seekers:{{{pool}}}"
 
     def seeker_key(self, player: str) -> str:
-        return f"{self.p}seeker:{player}"
+        return f"{self.p}seeker:{{{player}}}"
 
     def seek_due_key(self) -> str:
         return f"{self.p}seek:due"

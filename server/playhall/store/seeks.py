@@ -1,19 +1,29 @@
 """Quick play's open tables in Redis, and the atomic claim of a seat at one.
 
-Keys (``p`` is the prefix):
+Keys (``p`` is the prefix; ``<pool>`` is ``<game>:<digest of the options>``): a pool and its
+tables share the pool's hash tag, so a claim reads and writes them in one script, in one slot.
 
-- ``p seek:<pool>``: sorted set of the open quick-play tables of one game and one set of
-  options (``<pool>`` is ``<game>:<digest of the options>``), room id -> when it opened (ms):
-  oldest first. A table leaves it when its last seat is claimed, when its game starts, or when a
-  join at it fails.
-- ``p seektable:<room>``: hash of the table: ``seats``, ``taken`` (seats claimed), ``rating``,
-  ``lo``, ``hi`` (its opener's rating and accepted range; empty: any), ``bots`` (1 if its empty
-  seats are filled by bots at ``due``), ``pool``, ``opened`` (ms); expires with the wait for
-  players (``waiting_ttl``).
-- ``p seeker:<player>``: the room the player's seek holds a seat at; what makes a second seek
-  of the same player find the first's seat instead of a second one. Expires with the table.
-- ``p seek:due``: sorted set, room id -> when (ms) its empty seats are filled by bots and its
-  game starts.
+- ``p seek:{<pool>}``: sorted set of the pool's open quick-play tables, room id -> when it
+  opened (ms): oldest first. A table leaves it when its last seat is claimed, when its game
+  starts, or when a join at it fails.
+- ``p seektable:{<pool>}:<room>``: hash of the table: ``seats``, ``taken`` (seats claimed),
+  ``rating``, ``lo``, ``hi`` (its opener's rating and accepted range; empty: any), ``bots`` (1
+  if its empty seats are filled by bots at ``due``), ``pool``, ``opened`` (ms), ``opener``;
+  expires with the wait for players (``waiting_ttl``).
+- ``p seekers:{<pool>}``: hash, player -> the room of the pool where their claim holds a seat:
+  what makes a claim repeated after a crash (before ``seeker`` was written) find the same seat
+  instead of another. Expires with the pool's last table.
+- ``p seeker:{<player>}``: ``<pool> <room>``, the seat the player's seek holds; what makes a
+  second seek of the same player find the first's seat instead of a second one. Expires with
+  the table.
+- ``p seek:due``: sorted set, ``<pool> <room>`` -> when (ms) its empty seats are filled by
+  bots and its game starts.
+
+A claim is three single-slot steps: the seeker's key is read (a seat held is the answer); a
+seat is claimed in the pool (or a table opened there); the seeker's key is set, unless another
+seek of the same player set it meanwhile: then the seat is given back and that one's is the
+answer. A seat is given back in the pool first, then the seeker's key dropped: each step
+repeated after a crash finds its work done.
 """
 
 from __future__ import annotations
@@ -26,26 +36,39 @@ from playhall.store.keys import Keys, as_text
 
 #: Tables a claim looks at, at most (the oldest of its pool): a claim's cost is bounded.
 SCAN: Final = 64
+#: Rounds one claim makes at most: a script names every key it touches, so a claim reads the
+#: pool's tables and then claims among them; a table opened in between is claimed among in
+#: the next round (up to this many), rather than a table of the seeker's own opened beside it.
+READS: Final = 16
 
-# KEYS: the pool, the seeker's key, seek:due. ARGV: player, fewest seats, most seats, rating
-# ('' none), lowest and highest table rating accepted ('' any), '1' if the seeker accepts bots,
-# the key prefix, the keys' ttl (s), then for a table of their own: its room id, when its bots
-# come (ms; '' never), now (ms), the pool's name. Returns {'held', room} (the seeker already
-# holds a seat), {'seat', room} (a seat claimed at the table that is fullest, then oldest, of
-# those that fit) or {'open', room} (nothing fits: the seeker's own table, in the pool at once,
-# so that seekers coming while its room is being made sit at it too).
+# KEYS: the pool, its seekers, the table the seeker's earlier claim in this pool holds a seat
+# at (else their own table's), their own table's, then the tables read from the pool. ARGV:
+# player, fewest seats, most seats, rating ('' none), lowest and highest table rating accepted
+# ('' any), '1' if the seeker accepts bots, the keys' ttl (s), their own table's room id, '1'
+# if its bots come, now (ms), the pool's name, the earlier claim's room ('' none), '1' to
+# answer {'again', '', the pool's tables} rather than open a table while the pool lists
+# tables that were not read (opened since: claim again among them), then the rooms read.
+# Returns {'seat', room} (a seat claimed at the table that is fullest, then oldest, of those
+# that fit) or {'open', room} (nothing fits: the seeker's own table, in the pool at once, so
+# that seekers coming while its room is being made sit at it too); the same again for a
+# repeated claim whose seat still stands.
 _CLAIM = """
-local held = redis.call('GET', KEYS[2])
-if held then return {'held', held} end
+local player, ttl = ARGV[1], tonumber(ARGV[8])
+if ARGV[13] ~= '' and redis.call('HGET', KEYS[2], player) == ARGV[13]
+    and redis.call('EXISTS', KEYS[3]) == 1 then
+  local opener = redis.call('HGET', KEYS[3], 'opener')
+  return {opener == player and 'open' or 'seat', ARGV[13]}
+end
 local low, high = tonumber(ARGV[2]), tonumber(ARGV[3])
 local rating, lo, hi = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local bots = ARGV[7] == '1'
-local best, best_free
-for _, room in ipairs(redis.call('ZRANGE', KEYS[1], 0, SCAN - 1)) do
-  local t = redis.call('HMGET', ARGV[8] .. 'seektable:' .. room,
-    'seats', 'taken', 'rating', 'lo', 'hi', 'bots')
+local best, best_key, best_free
+for i = 15, #ARGV do
+  local room, key = ARGV[i], KEYS[i - 10]
+  local t = redis.call('HMGET', key, 'seats', 'taken', 'rating', 'lo', 'hi', 'bots')
   local seats, taken = tonumber(t[1]), tonumber(t[2])
   local fits = seats and taken and seats >= low and seats <= high and taken < seats
+    and redis.call('ZSCORE', KEYS[1], room)
   if fits and t[6] == '1' and not bots then fits = false end
   local trating, tlo, thi = tonumber(t[3] or ''), tonumber(t[4] or ''), tonumber(t[5] or '')
   if fits and (tlo or thi) then
@@ -56,61 +79,96 @@ for _, room in ipairs(redis.call('ZRANGE', KEYS[1], 0, SCAN - 1)) do
   end
   if not seats then redis.call('ZREM', KEYS[1], room) end
   if fits and (not best or seats - taken < best_free) then
-    best, best_free = room, seats - taken
+    best, best_key, best_free = room, key, seats - taken
   end
 end
-local ttl = tonumber(ARGV[9])
+if not best and ARGV[14] == '1' then
+  local read = {}
+  for i = 15, #ARGV do read[ARGV[i]] = true end
+  local listed = redis.call('ZRANGE', KEYS[1], 0, SCAN - 1)
+  for _, room in ipairs(listed) do
+    if not read[room] then return {'again', '', listed} end
+  end
+end
+local room = best or ARGV[9]
 if best then
-  local key = ARGV[8] .. 'seektable:' .. best
-  local taken = redis.call('HINCRBY', key, 'taken', 1)
-  if taken >= tonumber(redis.call('HGET', key, 'seats')) then
+  local taken = redis.call('HINCRBY', best_key, 'taken', 1)
+  if taken >= tonumber(redis.call('HGET', best_key, 'seats')) then
     redis.call('ZREM', KEYS[1], best)
   end
-  redis.call('SET', KEYS[2], best, 'EX', ttl)
-  return {'seat', best}
+else
+  redis.call('HSET', KEYS[4], 'seats', high, 'taken', 1, 'rating', ARGV[4], 'lo', ARGV[5],
+    'hi', ARGV[6], 'bots', ARGV[10], 'pool', ARGV[12], 'opened', ARGV[11], 'opener', player)
+  redis.call('EXPIRE', KEYS[4], ttl)
+  if high > 1 then redis.call('ZADD', KEYS[1], ARGV[11], room) end
 end
-local room = ARGV[10]
-local key = ARGV[8] .. 'seektable:' .. room
-redis.call('HSET', key, 'seats', high, 'taken', 1, 'rating', ARGV[4], 'lo', ARGV[5],
-  'hi', ARGV[6], 'bots', ARGV[11] ~= '' and '1' or '0', 'pool', ARGV[13], 'opened', ARGV[12])
-redis.call('EXPIRE', key, ttl)
-if high > 1 then redis.call('ZADD', KEYS[1], ARGV[12], room) end
-if ARGV[11] ~= '' then redis.call('ZADD', KEYS[3], ARGV[11], room) end
-redis.call('SET', KEYS[2], room, 'EX', ttl)
-return {'open', room}
+redis.call('HSET', KEYS[2], player, room)
+redis.call('EXPIRE', KEYS[2], ttl)
+return {best and 'seat' or 'open', room}
 """.replace("SCAN", str(SCAN))
 
-# KEYS: the table, the seeker's key. ARGV: room, the key prefix. The seeker gives their claimed
-# seat back (cancelled, or the join failed): if the key names this room, the seat is free again
-# and the table (still open) goes back in its pool. Returns 1 if a seat was given back.
-_RELEASE = """
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[2])
-local t = redis.call('HMGET', KEYS[1], 'taken', 'pool', 'opened', 'seats')
+# KEYS: the seeker's key. ARGV: their claim ('<pool> <room>'), the ttl (s). Sets the key unless
+# it holds another claim already. Returns what the key holds.
+_HOLD = """
+local held = redis.call('GET', KEYS[1])
+if held then return held end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return ARGV[1]
+"""
+
+# KEYS: the table, the pool, its seekers. ARGV: room, player. The seat the player's claim holds
+# at the table is free again, and the table (still open) goes back in its pool. Returns 1 if a
+# seat was given back (0: none was held, or it was given back before).
+_GIVE_BACK = """
+if redis.call('HGET', KEYS[3], ARGV[2]) ~= ARGV[1] then return 0 end
+redis.call('HDEL', KEYS[3], ARGV[2])
+local t = redis.call('HMGET', KEYS[1], 'taken', 'opened', 'seats')
 if not t[1] then return 1 end
 local taken = redis.call('HINCRBY', KEYS[1], 'taken', -1)
-if taken > 0 and taken < tonumber(t[4]) then
-  redis.call('ZADD', ARGV[2] .. 'seek:' .. t[2], t[3], ARGV[1])
-end
+if taken > 0 and taken < tonumber(t[3]) then redis.call('ZADD', KEYS[2], t[2], ARGV[1]) end
 return 1
 """
 
-# KEYS: the seeker's key. ARGV: the room it must name to be deleted.
+# KEYS: the seeker's key. ARGV: the claim ('<pool> <room>') it must hold to be deleted.
 _DROP = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
 return 0
 """
 
 
+class Claim:
+    """A seat a seek holds (or a table it opened): the pool and the room."""
+
+    __slots__ = ("pool", "room")
+
+    def __init__(self, pool: str, room: str) -> None:
+        self.pool, self.room = pool, room
+
+    def __str__(self) -> str:
+        return f"{self.pool} {self.room}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Claim) and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    @classmethod
+    def parse(cls, stored: bytes | str) -> Claim:
+        pool, _, room = as_text(stored).rpartition(" ")
+        return cls(pool, room)
+
+
 class SeekStore:
     def __init__(self, redis: aioredis.Redis, keys: Keys) -> None:
         self.redis = redis
-        self.p = keys.p  # (the claim script names the tables' keys from it)
         self._claim = redis.register_script(_CLAIM)
-        self._release = redis.register_script(_RELEASE)
+        self._hold = redis.register_script(_HOLD)
+        self._give_back = redis.register_script(_GIVE_BACK)
         self._drop = redis.register_script(_DROP)
         self.pool_key = keys.seek_pool_key
         self.table_key = keys.seek_table_key
+        self.seekers_key = keys.seekers_key
         self.seeker_key = keys.seeker_key
         self.due_key = keys.seek_due_key()
 
@@ -118,59 +176,98 @@ class SeekStore:
         self, pool: str, player: str, seats: tuple[int, int], rating: int | None,
         accepted: tuple[int | None, int | None], bots_at: int | None, new_room: str,
         now_ms: int, ttl: int,
-    ) -> tuple[str, str]:
-        """``('held', room)``, ``('seat', room)`` or ``('open', new_room)`` (see ``_CLAIM``);
+    ) -> tuple[str, Claim]:
+        """``('held', claim)`` (the seeker holds a seat already, maybe in another pool),
+        ``('seat', claim)`` or ``('open', claim of new_room)`` (see ``_CLAIM``);
         ``bots_at``: when the bots of a table of the seeker's own come (ms), None: never (and
         the seeker is not seated at tables that have them)."""
-        args: list[str | int] = [
-            player, seats[0], seats[1], _or_empty(rating), _or_empty(accepted[0]),
-            _or_empty(accepted[1]), "0" if bots_at is None else "1", self.p, ttl,
-            new_room, _or_empty(bots_at), now_ms, pool,
+        held = await self.holding(player)
+        if held is not None:
+            return "held", held
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zrange(self.pool_key(pool), 0, SCAN - 1)
+            pipe.hget(self.seekers_key(pool), player)
+            listed, earlier = await pipe.execute()
+        before = "" if earlier is None else as_text(earlier)
+        for attempt in range(READS):
+            rooms = [as_text(room) for room in listed]
+            keys = [
+                self.pool_key(pool), self.seekers_key(pool),
+                self.table_key(pool, before or new_room), self.table_key(pool, new_room),
+                *(self.table_key(pool, room) for room in rooms),
+            ]
+            args: list[str | int] = [
+                player, seats[0], seats[1], _or_empty(rating), _or_empty(accepted[0]),
+                _or_empty(accepted[1]), "0" if bots_at is None else "1", ttl,
+                new_room, "0" if bots_at is None else "1", now_ms, pool, before,
+                "1" if attempt < READS - 1 else "0", *rooms,
+            ]
+            reply: list[Any] = await self._claim(keys=keys, args=args)
+            what = as_text(reply[0])
+            if what != "again":
+                break
+            listed = reply[2]
+        claim = Claim(pool, as_text(reply[1]))
+        holds = Claim.parse(
+            await self._hold(keys=[self.seeker_key(player)], args=[str(claim), ttl])
+        )
+        if holds != claim:  # another seek of this player was quicker: theirs stands
+            await self.release(claim, player, dropped=True)
+            if what == "open":
+                await self.close(claim)
+            return "held", holds
+        if what == "open" and bots_at is not None:
+            await self.redis.zadd(self.due_key, {str(claim): bots_at})
+        return what, claim
+
+    async def exists(self, claim: Claim) -> bool:
+        """Whether ``claim``'s room is still a quick-play table (being opened, or open)."""
+        return bool(await self.redis.exists(self.table_key(claim.pool, claim.room)))
+
+    async def release(self, claim: Claim, player: str, *, dropped: bool = False) -> bool:
+        """Give back ``player``'s claimed seat at ``claim``'s table; False if they held none
+        there. ``dropped``: the seeker's key does not name it (it is not dropped here)."""
+        if not dropped and await self.holding(player) != claim:
+            return False
+        keys = [
+            self.table_key(claim.pool, claim.room), self.pool_key(claim.pool),
+            self.seekers_key(claim.pool),
         ]
-        keys = [self.pool_key(pool), self.seeker_key(player), self.due_key]
-        reply: list[Any] = await self._claim(keys=keys, args=args)
-        return as_text(reply[0]), as_text(reply[1])
+        await self._give_back(keys=keys, args=[claim.room, player])
+        if not dropped:
+            await self.drop_holder(player, claim)
+        return True
 
-    async def exists(self, room: str) -> bool:
-        """Whether ``room`` is still a quick-play table (being opened, or open)."""
-        return bool(await self.redis.exists(self.table_key(room)))
-
-    async def release(self, room: str, player: str) -> bool:
-        """Give back ``player``'s claimed seat at ``room``; False if they held none there."""
-        keys = [self.table_key(room), self.seeker_key(player)]
-        return bool(await self._release(keys=keys, args=[room, self.p]))
-
-    async def holding(self, player: str) -> str | None:
+    async def holding(self, player: str) -> Claim | None:
         held = await self.redis.get(self.seeker_key(player))
-        return None if held is None else as_text(held)
+        return None if held is None else Claim.parse(held)
 
-    async def drop_holder(self, player: str, room: str) -> None:
-        """Forget that ``player`` holds a seat at ``room`` (its game started, or it is gone),
+    async def drop_holder(self, player: str, claim: Claim) -> None:
+        """Forget that ``player`` holds a seat at ``claim`` (its game started, or it is gone),
         unless they hold another now."""
-        await self._drop(keys=[self.seeker_key(player)], args=[room])
+        await self._drop(keys=[self.seeker_key(player)], args=[str(claim)])
 
-    async def close(self, room: str) -> None:
-        """Take ``room`` out of quick play: its game started, or a join at it failed."""
-        pool = await self.redis.hget(self.table_key(room), "pool")
-        async with self.redis.pipeline(transaction=True) as pipe:
-            if pool is not None:
-                pipe.zrem(self.pool_key(as_text(pool)), room)
-            pipe.zrem(self.due_key, room)
-            pipe.delete(self.table_key(room))
+    async def close(self, claim: Claim) -> None:
+        """Take ``claim``'s room out of quick play: its game started, or a join at it failed."""
+        async with self.redis.pipeline(transaction=True) as pipe:  # (the pool's slot)
+            pipe.zrem(self.pool_key(claim.pool), claim.room)
+            pipe.delete(self.table_key(claim.pool, claim.room))
             await pipe.execute()
+        await self.redis.zrem(self.due_key, str(claim))
 
-    async def due(self, now_ms: int, limit: int) -> list[str]:
+    async def due(self, now_ms: int, limit: int) -> list[Claim]:
         rows: list[Any] = await self.redis.zrangebyscore(
             self.due_key, "-inf", now_ms, start=0, num=limit
         )
-        return [as_text(row) for row in rows]
+        return [Claim.parse(row) for row in rows]
 
-    async def take_due(self, room: str) -> bool:
-        """Whether this caller is the one to fill ``room`` with bots (one process wins)."""
-        return bool(await self.redis.zrem(self.due_key, room))
+    async def take_due(self, claim: Claim) -> bool:
+        """Whether this caller is the one to fill ``claim``'s room with bots (one process
+        wins)."""
+        return bool(await self.redis.zrem(self.due_key, str(claim)))
 
-    async def retry_due(self, room: str, when_ms: int) -> None:
-        await self.redis.zadd(self.due_key, {room: when_ms})
+    async def retry_due(self, claim: Claim, when_ms: int) -> None:
+        await self.redis.zadd(self.due_key, {str(claim): when_ms})
 
 
 def _or_empty(value: int | None) -> str:
