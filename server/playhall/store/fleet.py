@@ -1,11 +1,12 @@
 """The fleet registry in Redis: which server processes are alive on this Redis.
 
-Each process keeps one key, ``<prefix>fleet:<instance>``, whose value says when it started,
+Each process keeps one key, ``<prefix>{fleet}:<instance>``, whose value says when it started,
 which version it runs and whether it is draining, with a time to live of ``lease_ms`` that the
 process renews every third of it (``playhall.heartbeat``). A process that dies without
 shutting down drops out of the registry when that time runs out, as its room leases do; one that
-shuts down cleanly deletes its key at once. The set ``<prefix>fleet`` names the processes that
-registered, so the registry is read without scanning the keyspace; names whose key has expired
+shuts down cleanly deletes its key at once. The set ``<prefix>{fleet}`` names the processes that
+registered, so the registry is read without scanning the keyspace (all of them share the hash
+tag ``{fleet}``, so that one script reads and writes them); names whose key has expired
 are taken out of it by the read, and the set itself expires with the last entry.
 """
 
@@ -31,13 +32,14 @@ end
 return 1
 """)
 
-#: The live processes' entries. KEYS: the index. ARGV: the prefix of the processes' keys. A name
-#: whose key has expired (a process that died) is taken out of the index here, in the same
-#: atomic step as the check, so a process registering meanwhile is never dropped.
+#: The live processes' entries among those the index named when it was read. KEYS: the index,
+#: then each named process's key. ARGV: their names. A name whose key has expired (a process
+#: that died) is taken out of the index here, in the same atomic step as the check, so a
+#: process registering meanwhile is never dropped.
 _LIVE: Final = scripts.Script.of("""
 local found = {}
-for _, name in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local entry = redis.call('GET', ARGV[1] .. name)
+for i, name in ipairs(ARGV) do
+  local entry = redis.call('GET', KEYS[i + 1])
   if entry then
     table.insert(found, entry)
   else
@@ -101,6 +103,8 @@ class FleetStore:
 
     async def members(self) -> list[Member]:
         """The live processes, by name."""
-        found = await scripts.call(self.pipe, _LIVE, [self.index], [self.keys.fleet_key("")])
+        names = [as_text(name) for name in await self.pipe.call(b"SMEMBERS", self.index.encode())]
+        keys = [self.index, *(self.keys.fleet_key(name) for name in names)]
+        found = await scripts.call(self.pipe, _LIVE, keys, names)
         members = [Member.decode(as_text(raw)) for raw in found]
         return sorted((m for m in members if m is not None), key=lambda m: m.instance)
