@@ -156,7 +156,7 @@ class Keys:
         return f"{self.p}address:{{{address}}}:conns"
 
     def refused_key(self, address: str) -> str:
-        return f"{self.p}refused:{address}"
+        return f"{self.p}refused:{{{address}}}"
 
     def refusals_key(self) -> str:
         return f"{self.p}refusals"
