@@ -33,37 +33,41 @@ lobby (``store/lobby.py``): all in the slot ``{lobby}``
 ``p {lobby}:changes``          pub/sub channel, not a key: every change of the listing, as
                                the process that made it publishes it (``lobby_feed``)
 players (``store/players.py``)
-``p player:<pid>``             hash: ``name``, ``th`` (sha256 of the token secret), ``n`` (set
+``p player:{<pid>}``           hash: ``name``, ``th`` (sha256 of the token secret), ``n`` (set
                                while the player has not sat, created or chatted)
-``p player:<pid>:rooms``       set: rooms the player has a seat in
-``p player:<pid>:made``        set: waiting rooms the player created (at most a few: pruned
+``p player:{<pid>}:rooms``     set: rooms the player has a seat in
+``p player:{<pid>}:made``      set: waiting rooms the player created (at most a few: pruned
                                and checked against ``waiting_rooms`` at every create)
-``p player:<pid>:created``     counter of the player's creations this minute (expires)
-``p address:<a>:created``      counter of the rooms created from client address ``a`` this
+``p player:{<pid>}:created``   counter of the player's creations this minute (expires);
+                               ``...:renamed`` likewise of their renames
+``p address:{<a>}:created``    counter of the rooms created from client address ``a`` this
                                minute (expires)
-``p address:<a>:players``      counter of the players registered from ``a`` this minute
+``p address:{<a>}:players``    counter of the players registered from ``a`` this minute
                                (expires)
-``p address:<a>:conns``        sorted set: the greeted connections from ``a`` on every process
+``p address:{<a>}:conns``      sorted set: the greeted connections from ``a`` on every process
                                ("<instance>:<connection id>" -> when it lapses unless renewed)
-``p refused:<a>``              client address ``a`` refused by an operator: who, why, until
+``p refused:{<a>}``            client address ``a`` refused by an operator: who, why, until
                                when (msgpack), with a TTL of the time left
                                (``store/refused.py``)
 ``p refusals``                 counter: moved on by every refusal made or lifted, so a process
                                reads the refusals again only when they changed
 join-code tries (``store/code_tries.py``)
-``p tries:player:<pid>``,      join-code tries of a player and of an address (hashes, kept
-``p tries:address:<a>``        by ``store.code_tries``, expire)
+``p tries:player:{<pid>}``,    join-code tries of a player and of an address (hashes, kept
+``p tries:address:{<a>}``      by ``store.code_tries``, expire)
 results (``store/results.py``; the once-only key is the room's ``p game:{<id>}``)
-``p history:<pid>``            sorted set: the player's finished games by finish time (ms)
-``p stats:<pid>``              hash: per game the player's counts and rating
+``p game:{<id>}:rows``         what the write decided for each player (msgpack), from its first
+                               step until its last (the room's slot)
+``p history:{<pid>}``          sorted set: the player's finished games by finish time (ms)
+``p stats:{<pid>}``            hash: per game the player's counts and rating
 ``p leaderboard:<game>``       sorted set: player -> mu, established ratings
-``p results:due``,             games about to end whose results are not written yet (sorted
-``p results:expect``           set by time, and hash of what the finished record lacks)
-quick play (``store/seeks.py``)
-``p seek:<game>:<digest>``     sorted set: a pool's open quick-play tables by opening time
-``p seektable:<room>``         hash: a quick-play table (seats, seats claimed, ratings, bots)
-``p seeker:<pid>``             the room whose seat the player's seek holds
-``p seek:due``                 sorted set: room -> when its bots come
+``p {results}:due``,           games about to end whose results are not written yet (sorted
+``p {results}:expect``         set by time, and hash of what the finished record lacks)
+quick play (``store/seeks.py``): a pool's keys all in the pool's slot ``{<game>:<digest>}``
+``p seek:{<pool>}``            sorted set: a pool's open quick-play tables by opening time
+``p seektable:{<pool>}:<id>``  hash: a quick-play table (seats, seats claimed, ratings, bots)
+``p seekers:{<pool>}``         hash: player -> the room whose seat their claim in the pool holds
+``p seeker:{<pid>}``           "<pool> <room>": the seat the player's seek holds
+``p seek:due``                 sorted set: "<pool> <room>" -> when its bots come
 fleet (``store/fleet.py``): all in the slot ``{fleet}``
 ``p {fleet}:<instance>``       a live server process (JSON: start time, version, draining),
                                with a TTL of ``lease_ms`` its heartbeat renews
