@@ -5,7 +5,8 @@ read them back (``games_played``, ``profile``, ``leaderboard``).
 Written once per game, whatever fails: before the commit that ends a game the room notes it as
 due (with what its finished record will not say: the seats a stand-in was playing); after the
 commit it writes the results, in steps each safe to repeat, the first of which decides the game
-once (playhall.store.results). A process killed in between leaves the note, and
+once (playhall.store.results); a rated game's write that finds a player's rating moved or held by
+another game's write reads the ratings again. A process killed in between leaves the note, and
 every process sweeps the notes older than ``results_delay`` every few seconds: the next one
 writes the game (still once). A note whose room did not end after all (the commit was refused)
 is dropped once it is a minute old.
@@ -23,7 +24,7 @@ from playhall.config import Config
 from playhall.rooms.record import FINISHED, RoomRecord
 from playhall.store.outage import is_store_error, sweep_forever
 from playhall.store.redis_store import Store
-from playhall.store.results import ResultsStore
+from playhall.store.results import RatingMoved, ResultsStore
 from playhall.tasks import Tasks
 from playhall_protocol import ProtocolError, errors
 from playhall_protocol.codec import pack
@@ -35,6 +36,8 @@ SWEEP_EVERY: Final = 2.0
 SWEEP_BATCH: Final = 32
 #: A note this old whose room has not ended is dropped: its ending was not stored.
 STALE_NOTE_MS: Final = 60_000
+#: Tries of the write when ratings move under it (other games of the same players).
+WRITE_TRIES: Final = 8
 #: Games per page of ``games_played`` and places per page of ``leaderboard``, at most; and
 #: recent games in a ``profile``.
 PAGE_MAX: Final = 50
@@ -97,30 +100,35 @@ class Results:
         rated = ratings.rated_players(record.rated, seats, record.outcome)
         people = [i for i, s in enumerate(record.seats) if s.player and not s.bot]
         players = [record.seats[i].player or "" for i in people]
-        before = [_rating(row) for row in await self.db.ratings(record.game, players)]
-        after = before
-        if rated:
-            assert record.outcome is not None
-            place = ratings.places(record.outcome, len(record.seats), stood_in)
-            after = ratings.update(before, place, at / 1000, self.config.rating_sigma_per_day)
-        blob = pack(_summary(record, at, stood_in, rated, before, after))
-        rows = [
-            (
-                players[k],
-                ratings.result_of(record.outcome, seat, len(record.seats)),
-                before[k].games,
-                after[k].mu,
-                after[k].sigma,
-                after[k].at,
-                not ratings.provisional(
-                    after[k], after[k].at, 0.0, self.config.rating_provisional_sigma
-                ),
-            )
-            for k, seat in enumerate(people)
-        ]
-        return await self.db.write(
-            record.id, blob, self.config.history_ttl, at, record.game, rated, rows
-        )
+        for attempt in range(WRITE_TRIES):
+            before = [_rating(row) for row in await self.db.ratings(record.game, players)]
+            after = before
+            if rated:
+                assert record.outcome is not None
+                place = ratings.places(record.outcome, len(record.seats), stood_in)
+                after = ratings.update(before, place, at / 1000, self.config.rating_sigma_per_day)
+            blob = pack(_summary(record, at, stood_in, rated, before, after))
+            rows = [
+                (
+                    players[k],
+                    ratings.result_of(record.outcome, seat, len(record.seats)),
+                    before[k].games,
+                    after[k].mu,
+                    after[k].sigma,
+                    after[k].at,
+                    not ratings.provisional(
+                        after[k], after[k].at, 0.0, self.config.rating_provisional_sigma
+                    ),
+                )
+                for k, seat in enumerate(people)
+            ]
+            try:
+                return await self.db.write(
+                    record.id, blob, self.config.history_ttl, at, record.game, rated, rows
+                )
+            except RatingMoved:  # (another game of a player's is being written: its turn)
+                await asyncio.sleep(0.005 * 2**attempt)
+        raise RuntimeError(f"the ratings of room {record.id} kept moving; left to the sweep")
 
     # -- the sweep -------------------------------------------------------------------------------
 

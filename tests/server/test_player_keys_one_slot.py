@@ -100,7 +100,8 @@ async def test_results(store: Store) -> None:
         ("p2", "l", 0, 23.0, 7.0, 1.0, False),
     ]
     assert await results.write("room1", b"\x80", 0, 5, "mantis", True, people)
-    assert not await results.write("room1", b"\x80", 0, 5, "mantis", True, people)
+    again = [(p, r, 1, mu, sigma, at, shown) for p, r, _, mu, sigma, at, shown in people]
+    assert not await results.write("room1", b"\x80", 0, 5, "mantis", True, again)
     assert await results.recorded("room1")
     await results.ratings("mantis", ["p1", "p2"])
     assert await results.history("p1", None, 5) == [("room1", 5)]

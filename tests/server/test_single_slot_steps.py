@@ -20,7 +20,7 @@ from playhall.store.keys import Keys
 from playhall.store.pipe import RedisPipe
 from playhall.store.players import COUNT_UNDER_CAP, UNCOUNT
 from playhall.store.redis_store import Store
-from playhall.store.results import ResultsStore
+from playhall.store.results import RatingMoved, ResultsStore
 from playhall.store.seeks import Claim, SeekStore
 
 
@@ -57,6 +57,7 @@ async def _written(results: ResultsStore) -> dict[str, Any]:
     found["game"] = await results.games(["room1"])
     found["noted"] = await results.note("room1")
     found["rows kept"] = await redis.exists(results.rows_key("room1"))
+    found["holds kept"] = [await redis.exists(results.holds_key(p)) for p, *_ in PEOPLE]
     return found
 
 
@@ -86,23 +87,53 @@ async def test_a_write_cut_short_after_any_step_and_run_again_ends_as_one_run(
     }
     assert expected["leaderboard"] == [(b"p1", 27.5)]
     assert expected["noted"] is None and not expected["rows kept"]
-    assert not await _write(whole)  # the whole write again: nothing moves
+    assert expected["holds kept"] == [0, 0]
+    with pytest.raises(RatingMoved):  # (p1's rating is not the one this was computed from)
+        await _write(whole)
+    again = [(p, r, 1, mu, sigma, at, shown) for p, r, _, mu, sigma, at, shown in PEOPLE]
+    assert not await _write(whole, again)  # the whole write again: nothing moves
     assert await _written(whole) == expected
-    for players_done in range(3):  # cut after the game's step, and after each player's
+    for players_done in range(3):  # cut after the game's step, and after each player's (the
+        # first run's holds are let go by the run again, as by the same room's write)
         cut = await _results(redis_url)
+        await cut._hold_ratings("room1", GAME, PEOPLE)
         rows = msgpack.packb([list(person) for person in PEOPLE])
         await cut._decide(
             keys=[cut.game_key("room1"), cut.rows_key("room1")], args=[b"\x81\xa1g\x01", rows, 600]
         )
         for player, result, _, mu, sigma, at, _ in PEOPLE[:players_done]:
-            keys = [cut.history_key(player), cut.stats_key(player)]
+            keys = [cut.history_key(player), cut.stats_key(player), cut.holds_key(player)]
             args: list[Any] = ["room1", 50, 600, GAME, result, "1", repr(mu), repr(sigma)]
             args.append(repr(at))
             await cut._player(keys=keys, args=args)
-        # Run again with ratings computed anew (other numbers): what was decided first holds.
-        again = [(p, r, n, mu + 1, sigma, at, shown) for p, r, n, mu, sigma, at, shown in PEOPLE]
+        # Run again with ratings read and computed anew (other numbers): what was decided
+        # first holds.
+        again = []
+        for player, result, _, mu, sigma, at, shown in PEOPLE:
+            [row] = await cut.ratings(GAME, [player])
+            again.append((player, result, int(row[3] or 0), mu + 1, sigma, at, shown))
         assert not await _write(cut, again)
         assert await _written(cut) == expected, players_done
+
+
+async def test_two_games_of_one_player_never_rate_from_the_same_old_rating(
+    redis_url: str,
+) -> None:
+    results = await _results(redis_url)
+    await results.expect("room2", 60, {"stood_in": []})
+    await results._hold_ratings("room1", GAME, PEOPLE)  # room1's write is under way
+    other = [("p1", "w", 0, 30.0, 6.0, 101.0, True), ("p3", "l", 0, 20.0, 6.0, 101.0, False)]
+    with pytest.raises(RatingMoved):  # held by room1's write
+        await results.write("room2", b"\x80", 600, 60, GAME, True, other)
+    assert await results.stats("p3") == {}  # nothing of room2 written, p3 not held
+    assert await results.redis.exists(results.holds_key("p3")) == 0
+    assert await _write(results)
+    with pytest.raises(RatingMoved):  # p1's rating moved since room2 read it
+        await results.write("room2", b"\x80", 600, 60, GAME, True, other)
+    other[0] = ("p1", "w", 1, 30.0, 6.0, 101.0, True)  # read again
+    assert await results.write("room2", b"\x80", 600, 60, GAME, True, other)
+    stats = await results.stats("p1")
+    assert (stats["mantis:n"], stats["mantis:w"], stats["mantis:mu"]) == ("2", "2", "30.0")
 
 
 # -- caps ------------------------------------------------------------------------------------

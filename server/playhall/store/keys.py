@@ -59,6 +59,7 @@ results (``store/results.py``; the once-only key is the room's ``p game:{<id>}``
                                step until its last (the room's slot)
 ``p history:{<pid>}``          sorted set: the player's finished games by finish time (ms)
 ``p stats:{<pid>}``            hash: per game the player's counts and rating
+``p stats:{<pid>}:holds``      hash: game -> the room whose results' write holds the rating
 ``p leaderboard:<game>``       sorted set: player -> mu, established ratings
 ``p {results}:due``,           games about to end whose results are not written yet (sorted
 ``p {results}:expect``         set by time, and hash of what the finished record lacks)
@@ -176,6 +177,9 @@ class Keys:
 
     def stats_key(self, player: str) -> str:
         return f"{self.p}stats:{{{player}}}"
+
+    def rating_holds_key(self, player: str) -> str:
+        return f"{self.p}stats:{{{player}}}:holds"
 
     def leaderboard_key(self, game: str) -> str:
         return f"{self.p}leaderboard:{game}"

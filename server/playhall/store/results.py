@@ -5,6 +5,8 @@ Keys (``p`` is the prefix):
 
 - ``p game:{<room>}``: the game's compact record (msgpack), kept ``history_ttl``. Its presence is
   what makes the write once-only: the first step of the write sets it if it is not there.
+- ``p stats:{<player>}:holds``: hash, game id -> ``<room>|<until>``: the write of a rated game
+  of the player's that holds their rating for the game (ms at most ``HOLD_MS``).
 - ``p game:{<room>}:rows``: what the write decided for each player (msgpack), from its first
   step until its last, so a write finished after a crash applies what was decided.
 - ``p history:{<player>}``: sorted set of the player's games (room ids) by finish time in
@@ -52,11 +54,45 @@ redis.call('SET', KEYS[2], ARGV[2], 'EX', ROWS_TTL)
 return {1, false}
 """.replace("ROWS_TTL", str(ROWS_TTL))
 
-# One player's part, in the player's slot. KEYS: their history, their stats. ARGV: room, finish
-# time (ms), ttl (s; 0 keeps), game id, result letter ('' none), '1' if rated, mu, sigma, at.
-# The history entry says whether this room was counted for the player already (a repeat after
-# a crash): only a new one moves the counts and the rating. Returns 1 if the player's rating
-# for the game is now this game's (so the leaderboard may be set from it), else 0.
+#: Milliseconds a write of a rated game holds each of its players' rating for the game (it lets
+#: go as soon as it has written it; a holder that died is waited for this long).
+HOLD_MS: Final = 30_000
+
+# Hold a player's rating for a game while a rated game of theirs is written, if no other game's
+# write holds it and their rated-game count is still the one the new rating was made from: so
+# no two games' writes make new ratings of one player from the same old one. KEYS: their stats,
+# their holds (hash: game -> '<room>|<until, Unix ms>'). ARGV: game, room, the rated-game count,
+# the hold's ms. Returns 1 (held: again, for a write of the same room), 0 (another game's write
+# holds it) or -1 (the rating moved since it was read).
+_HOLD = """
+local now = redis.call('TIME')
+now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local held = redis.call('HGET', KEYS[2], ARGV[1])
+if held then
+  local room, ends = string.match(held, '^(.*)|(%d+)$')
+  if room ~= ARGV[2] and tonumber(ends) > now then return 0 end
+end
+if (redis.call('HGET', KEYS[1], ARGV[1] .. ':n') or '0') ~= ARGV[3] then return -1 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. '|' .. (now + tonumber(ARGV[4])))
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return 1
+"""
+
+# Let go of a hold (_HOLD) if this room's write has it. KEYS: the holds. ARGV: game, room.
+_LET_GO = """
+local held = redis.call('HGET', KEYS[1], ARGV[1])
+if held and string.sub(held, 1, #ARGV[2] + 1) == ARGV[2] .. '|' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 1
+"""
+
+# One player's part, in the player's slot. KEYS: their history, their stats, their holds.
+# ARGV: room, finish time (ms), ttl (s; 0 keeps), game id, result letter ('' none), '1' if
+# rated, mu, sigma, at. The history entry says whether this room was counted for the player
+# already (a repeat after a crash): only a new one moves the counts and the rating. The write's
+# hold is let go. Returns 1 if the player's rating for the game is now this game's (so the
+# leaderboard may be set from it), else 0.
 _PLAYER = """
 local room, at, ttl, game = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local rated = ARGV[6] == '1'
@@ -74,9 +110,18 @@ if redis.call('ZADD', KEYS[1], 'NX', at, room) == 1 then
   end
   if ttl > 0 then redis.call('EXPIRE', KEYS[2], ttl) end
 end
+local held = redis.call('HGET', KEYS[3], game)
+if held and string.sub(held, 1, #room + 1) == room .. '|' then
+  redis.call('HDEL', KEYS[3], game)
+end
 if rated and redis.call('HGET', KEYS[2], game .. ':mu') == ARGV[7] then return 1 end
 return 0
 """.replace("KEEP", str(HISTORY_KEEP))
+
+
+class RatingMoved(Exception):
+    """A player's rating changed since it was read, or another game's write holds it: read it
+    again."""
 
 
 class ResultsStore:
@@ -85,6 +130,9 @@ class ResultsStore:
         self.keys = keys
         self._decide = redis.register_script(_DECIDE)
         self._player = redis.register_script(_PLAYER)
+        self._hold = redis.register_script(_HOLD)
+        self._let_go = redis.register_script(_LET_GO)
+        self.holds_key = keys.rating_holds_key
         self.game_key = keys.game_key
         self.rows_key = keys.game_rows_key
         self.history_key = keys.history_key
@@ -160,20 +208,31 @@ class ResultsStore:
         and takes the rows decided then); then each player's history, counts and rating,
         moved only if the room is new in their history; then the leaderboard, for each player
         whose stored rating is still this game's; then the note in ``{results}``, so a
-        process that dies midway leaves the game to the sweep, which finishes it."""
+        process that dies midway leaves the game to the sweep, which finishes it.
+
+        A rated game's write first holds each player's rating for the game (in the player's
+        slot, one at a time), checking it has not moved since it was read; if another game's
+        write holds one, or one moved, it lets go of those it holds and raises
+        :class:`RatingMoved`: read the ratings again. So no two games of a player make new
+        ratings from the same old one."""
+        if rated:
+            await self._hold_ratings(room, game, people)
         rows = msgpack.packb([list(person) for person in people])
         decided, earlier = await self._decide(
             keys=[self.game_key(room), self.rows_key(room)], args=[blob, rows, ttl]
         )
-        if not decided:
-            # (None: the write was finished; at most the note is left.)
-            people = [tuple(person) for person in msgpack.unpackb(earlier or b"\x90")]
+        if not decided and earlier is None:  # finished before: at most the note is left
+            for player, *_ in people if rated else []:
+                await self._let_go(keys=[self.holds_key(player)], args=[game, room])
+            people = []
+        elif not decided:
+            people = [tuple(person) for person in msgpack.unpackb(earlier)]
         listed: dict[str, float] = {}
         unlisted: list[str] = []
         for player, result, _, mu, sigma, when, shown in people:
             args: list[Any] = [room, at_ms, ttl, game, result, "1" if rated else "0"]
             args += [repr(mu), repr(sigma), repr(when)]
-            keys = [self.history_key(player), self.stats_key(player)]
+            keys = [self.history_key(player), self.stats_key(player), self.holds_key(player)]
             if await self._player(keys=keys, args=args):
                 if shown:
                     listed[player] = mu
@@ -185,6 +244,21 @@ class ResultsStore:
         await self.forget(room)
         await self.redis.delete(self.rows_key(room))
         return bool(decided)
+
+    async def _hold_ratings(
+        self, room: str, game: str, people: list[tuple[str, str, int, float, float, float, bool]]
+    ) -> None:
+        held: list[str] = []
+        try:
+            for player, _, count, *_ in people:
+                keys = [self.stats_key(player), self.holds_key(player)]
+                if await self._hold(keys=keys, args=[game, room, count, HOLD_MS]) != 1:
+                    raise RatingMoved(room)
+                held.append(player)
+            held.clear()
+        finally:
+            for player in held:  # (refused, or a failure midway)
+                await self._let_go(keys=[self.holds_key(player)], args=[game, room])
 
     # -- reads -----------------------------------------------------------------------------------
 
