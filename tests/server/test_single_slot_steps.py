@@ -197,13 +197,19 @@ async def _taken(seeks: SeekStore, claim: Claim) -> int:
     return int(await seeks.redis.hget(seeks.table_key(claim.pool, claim.room), "taken") or -1)
 
 
+async def _two_seated(store: Store) -> tuple[SeekStore, Claim]:
+    """p0's table, at which p1 claimed a seat."""
+    seeks = _seeks(store)
+    _, table = await _claim(seeks, "p0", "r0")
+    assert await _claim(seeks, "p1", "r1") == ("seat", table)
+    return seeks, table
+
+
 async def test_a_claim_cut_short_before_the_seeker_was_noted_finds_its_seat_again(
     stores: list[Store],
 ) -> None:
-    seeks = _seeks(stores[0])
-    _, table = await _claim(seeks, "p0", "r0")
-    what, seat = await _claim(seeks, "p1", "r1")
-    assert (what, seat, await _taken(seeks, table)) == ("seat", table, 2)
+    seeks, table = await _two_seated(stores[0])
+    assert await _taken(seeks, table) == 2
     await seeks.redis.delete(seeks.seeker_key("p1"))  # the process died before noting it
     assert await _claim(seeks, "p1", "r2") == ("seat", table)
     assert await _taken(seeks, table) == 2
@@ -251,12 +257,10 @@ async def test_a_seek_that_lost_the_race_to_another_of_the_same_player_gives_its
 async def test_a_release_cut_short_after_the_seat_was_given_back_ends_as_one(
     stores: list[Store],
 ) -> None:
-    seeks = _seeks(stores[0])
-    _, table = await _claim(seeks, "p0", "r0")
-    _, seat = await _claim(seeks, "p1", "r1")
+    seeks, table = await _two_seated(stores[0])
     keys = [seeks.table_key(POOL, "r0"), seeks.pool_key(POOL), seeks.seekers_key(POOL)]
     assert await seeks._give_back(keys=keys, args=["r0", "p1"]) == 1  # then the process died
-    assert await seeks.release(seat, "p1")
+    assert await seeks.release(table, "p1")
     assert await _taken(seeks, table) == 1
     assert await seeks.holding("p1") is None
-    assert not await seeks.release(seat, "p1")
+    assert not await seeks.release(table, "p1")
