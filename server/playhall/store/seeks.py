@@ -28,6 +28,7 @@ repeated after a crash finds its work done.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Final
 
 import redis.asyncio as aioredis
@@ -136,22 +137,15 @@ return 0
 """
 
 
+@dataclass(frozen=True)
 class Claim:
     """A seat a seek holds (or a table it opened): the pool and the room."""
 
-    __slots__ = ("pool", "room")
-
-    def __init__(self, pool: str, room: str) -> None:
-        self.pool, self.room = pool, room
+    pool: str
+    room: str
 
     def __str__(self) -> str:
         return f"{self.pool} {self.room}"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Claim) and str(self) == str(other)
-
-    def __hash__(self) -> int:
-        return hash(str(self))
 
     @classmethod
     def parse(cls, stored: bytes | str) -> Claim:
@@ -212,7 +206,7 @@ class SeekStore:
             await self._hold(keys=[self.seeker_key(player)], args=[str(claim), ttl])
         )
         if holds != claim:  # another seek of this player was quicker: theirs stands
-            await self.release(claim, player, dropped=True)
+            await self._give_seat_back(claim, player)
             if what == "open":
                 await self.close(claim)
             return "held", holds
@@ -224,19 +218,22 @@ class SeekStore:
         """Whether ``claim``'s room is still a quick-play table (being opened, or open)."""
         return bool(await self.redis.exists(self.table_key(claim.pool, claim.room)))
 
-    async def release(self, claim: Claim, player: str, *, dropped: bool = False) -> bool:
+    async def release(self, claim: Claim, player: str) -> bool:
         """Give back ``player``'s claimed seat at ``claim``'s table; False if they held none
-        there. ``dropped``: the seeker's key does not name it (it is not dropped here)."""
-        if not dropped and await self.holding(player) != claim:
+        there. The seat first, then the seeker's key: cut short between the two, a release
+        run again finds the seat given back and drops the key."""
+        if await self.holding(player) != claim:
             return False
+        await self._give_seat_back(claim, player)
+        await self.drop_holder(player, claim)
+        return True
+
+    async def _give_seat_back(self, claim: Claim, player: str) -> None:
         keys = [
             self.table_key(claim.pool, claim.room), self.pool_key(claim.pool),
             self.seekers_key(claim.pool),
         ]
         await self._give_back(keys=keys, args=[claim.room, player])
-        if not dropped:
-            await self.drop_holder(player, claim)
-        return True
 
     async def holding(self, player: str) -> Claim | None:
         held = await self.redis.get(self.seeker_key(player))
