@@ -76,6 +76,11 @@ return 1
 """
 
 
+def tries_key(prefix: str, kind: str, who: str) -> str:
+    """The hash of ``kind`` (``player``, ``address``) ``who``'s tries, under ``who``'s tag."""
+    return f"{prefix}tries:{kind}:{{{who}}}"
+
+
 class Try(NamedTuple):
     """The answer to a try: ``wait`` > 0 if it was refused (seconds before the next may be
     made; nothing was counted); else the most ``tries`` among its keys, this one included,
@@ -102,11 +107,7 @@ class CodeTries:
     def _keys(self, keys: list[str]) -> list[str]:
         """``kind:id`` -> its hash, tagged with the player's or the address's id so that it
         is in the slot of that player's or address's other keys."""
-        names = []
-        for key in keys:
-            kind, _, who = key.partition(":")
-            names.append(f"{self.prefix}tries:{kind}:{{{who}}}")
-        return names
+        return [tries_key(self.prefix, *key.split(":", 1)) for key in keys]
 
     async def take(self, keys: list[str], now_ms: int | None = None) -> Try:
         """Count a try against each of ``keys`` (``player:<id>``, ``address:<a>``), or refuse

@@ -1,71 +1,56 @@
-"""The move from key layout 1 (names without hash tags) to layout 2 (``keys``) of every family
-but the rooms': players, client addresses, join-code tries, refusals, results, quick play and
-the fleet registry. What is not a plain rename is here too: a quick-play table's new name holds
-its pool, and the seeker's key and the bots' due set name a table by pool and room.
+"""The move from key layout 1 (names without hash tags) to layout 2 (``keys``) of the players',
+client addresses', join-code tries', refusals', results' and quick play's keys. What is not a
+plain rename is here too: a quick-play table's new name holds its pool, and the seeker's key and
+the bots' due set name a table by pool and room (:func:`move_quick_play`, run before the
+renames: it reads the old names).
 
-:data:`RENAMES` is the table old name -> new name (after the prefix): each row's ``<name>``
-stands for a part of the name; a part named ``a`` (an address) or ``instance`` may hold ``:``,
-any other none; neither holds ``{`` or ``}``, so a name already in layout 2 matches no row.
-:func:`renamed` reads the table; :func:`move_quick_play` moves quick play's keys, and runs
-before the renames (it reads its old names).
+:data:`ROWS` is the table old name -> new name, as ``store/layout.py`` keeps it: a pattern of
+the layout-1 name after the prefix, whose groups are what the name is made of, and the
+layout-2 name of those groups. A player id holds no ``:``, an address may (IPv6); neither holds
+``{`` or ``}``, so a name already in layout 2 matches no row. Families whose name did not
+change have no row (``leaderboard:<game>``, ``refusals``, ``seek:due``, ``code:<code>``); nor
+has the fleet registry of the last release, whose processes are all stopped before the move
+(its entries lapse by themselves); nor ``game:<room>``, a room's (``store/layout.py``).
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from typing import Any, Final
 
 import redis.asyncio as aioredis
 
+from playhall.store.code_tries import tries_key
 from playhall.store.keys import Keys, as_text, scan_pattern
 
-#: Old name -> new name, the first row that matches wins.
-RENAMES: Final = [
-    ("player:<pid>", "player:{<pid>}"),
-    ("player:<pid>:rooms", "player:{<pid>}:rooms"),
-    ("player:<pid>:made", "player:{<pid>}:made"),
-    ("player:<pid>:created", "player:{<pid>}:created"),
-    ("player:<pid>:renamed", "player:{<pid>}:renamed"),
-    ("address:<a>:created", "address:{<a>}:created"),
-    ("address:<a>:players", "address:{<a>}:players"),
-    ("address:<a>:conns", "address:{<a>}:conns"),
-    ("tries:player:<pid>", "tries:player:{<pid>}"),
-    ("tries:address:<a>", "tries:address:{<a>}"),
-    ("refused:<a>", "refused:{<a>}"),
-    ("game:<room>", "game:{<room>}"),
-    ("history:<pid>", "history:{<pid>}"),
-    ("stats:<pid>", "stats:{<pid>}"),
-    ("results:due", "{results}:due"),
-    ("results:expect", "{results}:expect"),
-    ("seek:<game>:<digest>", "seek:{<game>:<digest>}"),
-    ("fleet", "{fleet}"),
-    ("fleet:<instance>", "{fleet}:<instance>"),
-]
-
-_PART = re.compile(r"<(\w+)>")
+_PID: Final = "([^:{}]+)"
+_ADDRESS: Final = "([^{}]+)"
+_POOL: Final = "([A-Za-z_][A-Za-z0-9_]*:[0-9a-f]+)"
 
 
-def _pattern(old: str) -> re.Pattern[str]:
-    def part(match: re.Match[str]) -> str:
-        name = match.group(1)
-        chars = r"[^{}]+" if name in ("a", "instance") else r"[^:{}]+"
-        return f"(?P<{name}>{chars})"
-
-    return re.compile(_PART.sub(part, re.escape(old)) + r"\Z")
+def _counter(of: Callable[[Keys, str, str], str], counter: str) -> Callable[[Keys, str], str]:
+    return lambda keys, who: of(keys, who, counter)
 
 
-_ROWS: Final = [(_pattern(old), _PART.sub(r"\\g<\1>", new)) for old, new in RENAMES]
-
-
-def renamed(name: str) -> str | None:
-    """Layout 2's name for the layout 1 name ``name`` (both after the prefix), or None: not a
-    name of these families in layout 1 (``seek:due``, ``leaderboard:<game>``, ``refusals``
-    and ``code:<code>`` keep theirs)."""
-    for pattern, new in _ROWS:
-        found = pattern.match(name)
-        if found:
-            return found.expand(new)
-    return None
+#: Layout 1 -> layout 2 of these families: (pattern of the old name, the new name's maker).
+ROWS: Final[tuple[tuple[str, Callable[..., str]], ...]] = (
+    (f"player:{_PID}", Keys.player_key),
+    (f"player:{_PID}:rooms", Keys.player_rooms_key),
+    (f"player:{_PID}:made", Keys.player_made_key),
+    (f"player:{_PID}:created", _counter(Keys.player_counter_key, "created")),
+    (f"player:{_PID}:renamed", _counter(Keys.player_counter_key, "renamed")),
+    (f"address:{_ADDRESS}:created", _counter(Keys.address_counter_key, "created")),
+    (f"address:{_ADDRESS}:players", _counter(Keys.address_counter_key, "players")),
+    (f"address:{_ADDRESS}:conns", Keys.connections_key),
+    (f"tries:player:{_PID}", lambda keys, pid: tries_key(keys.p, "player", pid)),
+    (f"tries:address:{_ADDRESS}", lambda keys, a: tries_key(keys.p, "address", a)),
+    (f"refused:{_ADDRESS}", Keys.refused_key),
+    (f"history:{_PID}", Keys.history_key),
+    (f"stats:{_PID}", Keys.stats_key),
+    ("results:due", lambda keys: keys.results_due_key()),
+    ("results:expect", lambda keys: keys.results_expect_key()),
+    (f"seek:{_POOL}", Keys.seek_pool_key),
+)
 
 
 async def move_quick_play(redis: aioredis.Redis, keys: Keys) -> None:
