@@ -258,8 +258,8 @@ async def test_a_release_cut_short_after_the_seat_was_given_back_ends_as_one(
     stores: list[Store],
 ) -> None:
     seeks, table = await _two_seated(stores[0])
-    keys = [seeks.table_key(POOL, "r0"), seeks.pool_key(POOL), seeks.seekers_key(POOL)]
-    assert await seeks._give_back(keys=keys, args=["r0", "p1"]) == 1  # then the process died
+    keys = [seeks.table_key(POOL, "r0"), seeks.pool_key(POOL), seeks.claim_key(POOL, "p1")]
+    assert await seeks._give_back(keys=keys, args=["r0"]) == 1  # then the process died
     assert await seeks.release(table, "p1")
     assert await _taken(seeks, table) == 1
     assert await seeks.holding("p1") is None

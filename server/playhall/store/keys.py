@@ -66,7 +66,7 @@ results (``store/results.py``; the once-only key is the room's ``p game:{<id>}``
 quick play (``store/seeks.py``): a pool's keys all in the pool's slot ``{<game>:<digest>}``
 ``p seek:{<pool>}``            sorted set: a pool's open quick-play tables by opening time
 ``p seektable:{<pool>}:<id>``  hash: a quick-play table (seats, seats claimed, ratings, bots)
-``p seekers:{<pool>}``         hash: player -> the room whose seat their claim in the pool holds
+``p seekclaim:{<pool>}:<pid>`` the room whose seat the player's claim in the pool holds
 ``p seeker:{<pid>}``           "<pool> <room>": the seat the player's seek holds
 ``p seek:due``                 sorted set: "<pool> <room>" -> when its bots come
 fleet (``store/fleet.py``): all in the slot ``{fleet}``
@@ -197,8 +197,8 @@ class Keys:
         """A table is in its pool's slot, so a claim reads and writes them in one script."""
         return f"{self.p}seektable:{{{pool}}}:{room}"
 
-    def seekers_key(self, pool: str) -> str:
-        return f"{self.p}seekers:{{{pool}}}"
+    def seek_claim_key(self, pool: str, player: str) -> str:
+        return f"{self.p}seekclaim:{{{pool}}}:{player}"
 
     def seeker_key(self, player: str) -> str:
         return f"{self.p}seeker:{{{player}}}"

@@ -250,7 +250,8 @@ class ResultsStore:
     ) -> None:
         held: list[str] = []
         try:
-            for player, _, count, *_ in people:
+            for player, _, count, *_ in sorted(people):  # (one order: no two writes wait
+                # on each other's players)
                 keys = [self.stats_key(player), self.holds_key(player)]
                 if await self._hold(keys=keys, args=[game, room, count, HOLD_MS]) != 1:
                     raise RatingMoved(room)

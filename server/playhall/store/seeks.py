@@ -10,9 +10,9 @@ tables share the pool's hash tag, so a claim reads and writes them in one script
   ``rating``, ``lo``, ``hi`` (its opener's rating and accepted range; empty: any), ``bots`` (1
   if its empty seats are filled by bots at ``due``), ``pool``, ``opened`` (ms), ``opener``;
   expires with the wait for players (``waiting_ttl``).
-- ``p seekers:{<pool>}``: hash, player -> the room of the pool where their claim holds a seat:
-  what makes a claim repeated after a crash (before ``seeker`` was written) find the same seat
-  instead of another. Expires with the pool's last table.
+- ``p seekclaim:{<pool>}:<player>``: the room of the pool where the player's claim holds a
+  seat: what makes a claim repeated after a crash (before ``seeker`` was written) find the same
+  seat instead of another. Deleted with the claim, expires with the table.
 - ``p seeker:{<player>}``: ``<pool> <room>``, the seat the player's seek holds; what makes a
   second seek of the same player find the first's seat instead of a second one. Expires with
   the table.
@@ -42,8 +42,9 @@ SCAN: Final = 64
 #: the next round (up to this many), rather than a table of the seeker's own opened beside it.
 READS: Final = 16
 
-# KEYS: the pool, its seekers, the table the seeker's earlier claim in this pool holds a seat
-# at (else their own table's), their own table's, then the tables read from the pool. ARGV:
+# KEYS: the pool, the seeker's claim in it, the table the seeker's earlier claim in this pool
+# holds a seat at (else their own table's), their own table's, then the tables read from the
+# pool. ARGV:
 # player, fewest seats, most seats, rating ('' none), lowest and highest table rating accepted
 # ('' any), '1' if the seeker accepts bots, the keys' ttl (s), their own table's room id, '1'
 # if its bots come, now (ms), the pool's name, the earlier claim's room ('' none), '1' to
@@ -55,7 +56,7 @@ READS: Final = 16
 # repeated claim whose seat still stands.
 _CLAIM = """
 local player, ttl = ARGV[1], tonumber(ARGV[8])
-if ARGV[13] ~= '' and redis.call('HGET', KEYS[2], player) == ARGV[13]
+if ARGV[13] ~= '' and redis.call('GET', KEYS[2]) == ARGV[13]
     and redis.call('EXISTS', KEYS[3]) == 1 then
   local opener = redis.call('HGET', KEYS[3], 'opener')
   return {opener == player and 'open' or 'seat', ARGV[13]}
@@ -103,8 +104,7 @@ else
   redis.call('EXPIRE', KEYS[4], ttl)
   if high > 1 then redis.call('ZADD', KEYS[1], ARGV[11], room) end
 end
-redis.call('HSET', KEYS[2], player, room)
-redis.call('EXPIRE', KEYS[2], ttl)
+redis.call('SET', KEYS[2], room, 'EX', ttl)
 return {best and 'seat' or 'open', room}
 """.replace("SCAN", str(SCAN))
 
@@ -117,12 +117,12 @@ redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 return ARGV[1]
 """
 
-# KEYS: the table, the pool, its seekers. ARGV: room, player. The seat the player's claim holds
+# KEYS: the table, the pool, the player's claim in it. ARGV: room. The seat the player's claim holds
 # at the table is free again, and the table (still open) goes back in its pool. Returns 1 if a
 # seat was given back (0: none was held, or it was given back before).
 _GIVE_BACK = """
-if redis.call('HGET', KEYS[3], ARGV[2]) ~= ARGV[1] then return 0 end
-redis.call('HDEL', KEYS[3], ARGV[2])
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[3])
 local t = redis.call('HMGET', KEYS[1], 'taken', 'opened', 'seats')
 if not t[1] then return 1 end
 local taken = redis.call('HINCRBY', KEYS[1], 'taken', -1)
@@ -130,7 +130,8 @@ if taken > 0 and taken < tonumber(t[3]) then redis.call('ZADD', KEYS[2], t[2], A
 return 1
 """
 
-# KEYS: the seeker's key. ARGV: the claim ('<pool> <room>') it must hold to be deleted.
+# KEYS: a key. ARGV: the value it must hold to be deleted (the seeker's key and its claim, the
+# claim in the pool and its room).
 _DROP = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
 return 0
@@ -162,7 +163,7 @@ class SeekStore:
         self._drop = redis.register_script(_DROP)
         self.pool_key = keys.seek_pool_key
         self.table_key = keys.seek_table_key
-        self.seekers_key = keys.seekers_key
+        self.claim_key = keys.seek_claim_key
         self.seeker_key = keys.seeker_key
         self.due_key = keys.seek_due_key()
 
@@ -180,13 +181,13 @@ class SeekStore:
             return "held", held
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.zrange(self.pool_key(pool), 0, SCAN - 1)
-            pipe.hget(self.seekers_key(pool), player)
+            pipe.get(self.claim_key(pool, player))
             listed, earlier = await pipe.execute()
         before = "" if earlier is None else as_text(earlier)
         for attempt in range(READS):
             rooms = [as_text(room) for room in listed]
             keys = [
-                self.pool_key(pool), self.seekers_key(pool),
+                self.pool_key(pool), self.claim_key(pool, player),
                 self.table_key(pool, before or new_room), self.table_key(pool, new_room),
                 *(self.table_key(pool, room) for room in rooms),
             ]
@@ -231,9 +232,9 @@ class SeekStore:
     async def _give_seat_back(self, claim: Claim, player: str) -> None:
         keys = [
             self.table_key(claim.pool, claim.room), self.pool_key(claim.pool),
-            self.seekers_key(claim.pool),
+            self.claim_key(claim.pool, player),
         ]
-        await self._give_back(keys=keys, args=[claim.room, player])
+        await self._give_back(keys=keys, args=[claim.room])
 
     async def holding(self, player: str) -> Claim | None:
         held = await self.redis.get(self.seeker_key(player))
@@ -243,6 +244,7 @@ class SeekStore:
         """Forget that ``player`` holds a seat at ``claim`` (its game started, or it is gone),
         unless they hold another now."""
         await self._drop(keys=[self.seeker_key(player)], args=[str(claim)])
+        await self._drop(keys=[self.claim_key(claim.pool, player)], args=[claim.room])
 
     async def close(self, claim: Claim) -> None:
         """Take ``claim``'s room out of quick play: its game started, or a join at it failed."""
