@@ -215,18 +215,15 @@ class Script:
     by_sha: bytes
     by_text: bytes
     load: bytes
-    #: Whether the slot guard (``slots``) lets its calls name keys of several hash slots.
-    across_slots: bool = False
 
     @classmethod
-    def of(cls, source: str, *, across_slots: bool = False) -> Script:
+    def of(cls, source: str) -> Script:
         text = source.encode()
         sha = hashlib.sha1(text).hexdigest().encode()
         return cls(
             encode_bulk([b"EVALSHA", sha]),
             encode_bulk([b"EVAL", text]),
             encode_command([b"SCRIPT", b"LOAD", text]),
-            across_slots,
         )
 
 
@@ -270,7 +267,7 @@ def send(
     it again by :func:`call`."""
     words = [b"%d" % len(keys), *(k.encode() for k in keys)]
     words.extend(a if isinstance(a, bytes) else a.encode() for a in args)
-    if CHECK_SLOTS and not script.across_slots:
+    if CHECK_SLOTS:
         slots.check(keys, "script call")
     return pipe.call_encoded(b"*%d\r\n" % (len(words) + 2), script.by_sha, encode_bulk(words))
 
@@ -291,7 +288,7 @@ async def run(pipe: CommandPipe, script: Script, count: int, *words: bytes) -> A
     (no other script makes them). Any other error reply (LOADING while Redis reads its file
     after a restart, OOM, READONLY, ...) means the script did not run, and is raised as it is:
     a store failure, nothing changed."""
-    if CHECK_SLOTS and not script.across_slots:
+    if CHECK_SLOTS:
         slots.check(slots.script_keys(*words), "script call")
     header = b"*%d\r\n" % (count + 2)
     try:

@@ -6,9 +6,8 @@ tags. The guard proves that on a single Redis too: with ``PLAYHALL_CHECK_SLOTS=1
 environment (the test suite sets it for itself and the servers it starts), every script call on
 the command pipe (``scripts.run``, ``scripts.send``: commits, leases, listings, the fleet
 registry, ...) and the room store's multi-key commands and transactions check their keys and
-raise :class:`CrossSlot` if they span slots. A script made ``across_slots`` is let through
-(``scripts`` says which, and why). Off by default: it costs a parse of every script call's
-arguments.
+raise :class:`CrossSlot` if they span slots. Off by default: it costs a parse of every script
+call's arguments.
 """
 
 from __future__ import annotations
