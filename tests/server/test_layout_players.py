@@ -1,11 +1,9 @@
 """Keys of the players, addresses, join-code tries, refusals, results and quick play as the last
-release (key layout 1) named them are moved to layout 2 by the rows of
-``store/layout_players.py`` and read back by this release's stores. Real Redis."""
+release (key layout 1) named them and wrote them are moved to layout 2 (``store/layout.py``)
+and read back by this release's stores, once even if the move is run again. Real Redis."""
 
 from __future__ import annotations
 
-import json
-import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -15,8 +13,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from playhall.store.code_tries import CodeTries
-from playhall.store.keys import Keys, as_text, scan_pattern
-from playhall.store.layout_players import ROWS, move_quick_play
+from playhall.store.keys import as_text, scan_pattern
+from playhall.store.layout import move_to_current
 from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Store
 from playhall.store.results import ResultsStore
@@ -51,7 +49,6 @@ async def _layout_1(redis: aioredis.Redis, p: str) -> None:
     await redis.hset(f"{p}tries:address:::1", mapping={"n": 1, "at": now_ms})
     await redis.set(f"{p}refused:::1", msgpack.packb([time.time() + 60, "op", "why"]), ex=60)
     await redis.set(f"{p}refusals", 1)
-    await redis.set(f"{p}game:room0", msgpack.packb({"room": "room0"}))
     await redis.zadd(f"{p}history:p1", {"room0": 5})
     await redis.hset(f"{p}stats:p1", mapping={"mantis:w": 1, "mantis:mu": "27.0"})
     await redis.zadd(f"{p}leaderboard:mantis", {"p1": 27.0})
@@ -65,38 +62,18 @@ async def _layout_1(redis: aioredis.Redis, p: str) -> None:
     await redis.set(f"{p}seeker:p2", "room4", ex=600)
     await redis.set(f"{p}seeker:p9", "gone", ex=600)  # a table that expired
     await redis.zadd(f"{p}seek:due", {"room4": now_ms + 60_000, "gone": 1})
-    entry = {"draining": False, "instance": "h:1", "started": 1.0, "version": "0"}
-    await redis.set(f"{p}fleet:h:1", json.dumps(entry), px=60_000)
-    await redis.sadd(f"{p}fleet", "h:1")
-
-
-def _renamed(keys: Keys, name: str) -> str | None:
-    for old, new in ROWS:
-        found = re.fullmatch(old, name)
-        if found is not None:
-            return new(keys, *found.groups())
-    return None
-
-
-async def _move(store: Store) -> None:
-    """What the start-up's move does for these families (``store/layout.py`` runs the rows)."""
-    p = store.keys.p
-    await move_quick_play(store.redis, store.keys)
-    async for raw in store.redis.scan_iter(match=scan_pattern(p), count=500):
-        new = _renamed(store.keys, as_text(raw)[len(p):])
-        if new is not None:
-            await store.redis.rename(raw, new)
 
 
 async def test_the_last_release_keys_are_read_after_the_move(store: Store) -> None:
     p = store.keys.p
     await _layout_1(store.redis, p)
-    await _move(store)
-    await _move(store)  # a second run (a move cut short, run again) finds nothing to do
+    assert await move_to_current(store.redis, store.keys, "new") > 0
+    # A process that died before it wrote the layout: the next one finds nothing to move.
+    await store.redis.delete(store.keys.layout)
+    assert await move_to_current(store.redis, store.keys, "next") == 0
     left = {as_text(k) async for k in store.redis.scan_iter(match=scan_pattern(p))}
     assert {key for key in left if "{" not in key} == {
-        f"{p}refusals", f"{p}leaderboard:mantis", f"{p}seek:due", f"{p}game:room0",
-        f"{p}fleet:h:1", f"{p}fleet",  # (a room's key; the last release's fleet, stopped)
+        f"{p}refusals", f"{p}leaderboard:mantis", f"{p}seek:due", f"{p}layout",
     }
     players, keys = store.players, store.keys
     stored = await players.player("p1")
@@ -125,4 +102,3 @@ async def test_the_last_release_keys_are_read_after_the_move(store: Store) -> No
     assert await seeks.claim(POOL, "p3", (3, 3), None, (None, None), 1, "r5", 9, 60) == (
         "seat", table,
     )
-    assert await store.fleet.members() == []

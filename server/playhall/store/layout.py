@@ -2,7 +2,8 @@
 
 Layout 1 named a room's keys without a hash tag (``p room:<id>``, ``p lease:<id>``, ...) and
 kept the lobby at ``p lobby``: a room's keys fell in several hash slots, which a Redis Cluster
-refuses in one script. Layout 2 (``keys``) tags them. A server starting on a Redis whose
+refuses in one script; so did a player's keys, an address's, the results' notes and a quick-play
+pool's. Layout 2 (``keys``) tags them. A server starting on a Redis whose
 ``p layout`` is not 2 moves it:
 
 1. it takes ``p layout:lock`` (``SET NX PX``); a process that finds it taken waits until the
@@ -21,7 +22,9 @@ one (with its ``{...}``) never does.
 
 :data:`ROWS` is the whole mapping, one row per key family: a pattern of the layout-1 name
 after the prefix, and the layout-2 name of what it captures. A family whose name did not change
-has no row.
+has no row (``leaderboard:<game>``, ``refusals``, ``seek:due``, ``code:<code>``), nor has the
+last release's fleet registry (its processes are all stopped before the move: its entries
+lapse by themselves).
 """
 
 from __future__ import annotations
@@ -30,20 +33,31 @@ import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable
-from typing import Final
+from typing import Any, Final
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from playhall import log
+from playhall.store.code_tries import tries_key
 from playhall.store.keys import LAYOUT, Keys, as_text, scan_pattern
 
 logger = log.get("playhall.store")
 
 
-#: A room id of layout 1 (``rooms.ids``: letters and digits) and a game id (``catalog``).
+#: A room id of layout 1 (``rooms.ids``: letters and digits) and a game id (``catalog``); a
+#: player id (no ``:``) and a client address (IPv6 has ``:``), neither with ``{`` or ``}``; a
+#: quick-play pool (``<game>:<digest of its options>``).
 _ROOM: Final = "([A-Za-z0-9]+)"
 _GAME: Final = "([A-Za-z_][A-Za-z0-9_]*)"
+_PID: Final = "([^:{}]+)"
+_ADDRESS: Final = "([^{}]+)"
+_POOL: Final = "([A-Za-z_][A-Za-z0-9_]*:[0-9a-f]+)"
+
+
+def _counter(of: Callable[[Keys, str, str], str], counter: str) -> Callable[[Keys, str], str]:
+    return lambda keys, who: of(keys, who, counter)
+
 
 #: Layout 1 -> layout 2, one row per key family whose name changed: a pattern of the layout-1
 #: name after the prefix, whose groups are what the name is made of, and the layout-2 name of
@@ -57,11 +71,72 @@ ROWS: Final[tuple[tuple[str, Callable[..., str]], ...]] = (
     (f"game:{_ROOM}", Keys.game_key),
     ("lobby", lambda keys: keys.lobby),
     (f"lobby:{_GAME}", Keys.lobby_index_key),
+    (f"player:{_PID}", Keys.player_key),
+    (f"player:{_PID}:rooms", Keys.player_rooms_key),
+    (f"player:{_PID}:made", Keys.player_made_key),
+    (f"player:{_PID}:created", _counter(Keys.player_counter_key, "created")),
+    (f"player:{_PID}:renamed", _counter(Keys.player_counter_key, "renamed")),
+    (f"address:{_ADDRESS}:created", _counter(Keys.address_counter_key, "created")),
+    (f"address:{_ADDRESS}:players", _counter(Keys.address_counter_key, "players")),
+    (f"address:{_ADDRESS}:conns", Keys.connections_key),
+    (f"tries:player:{_PID}", lambda keys, pid: tries_key(keys.p, "player", pid)),
+    (f"tries:address:{_ADDRESS}", lambda keys, a: tries_key(keys.p, "address", a)),
+    (f"refused:{_ADDRESS}", Keys.refused_key),
+    (f"history:{_PID}", Keys.history_key),
+    (f"stats:{_PID}", Keys.stats_key),
+    ("results:due", lambda keys: keys.results_due_key()),
+    ("results:expect", lambda keys: keys.results_expect_key()),
+    (f"seek:{_POOL}", Keys.seek_pool_key),
 )
 
+
+async def move_quick_play(redis: aioredis.Redis, keys: Keys) -> None:
+    """Move quick play's layout 1 keys: each table ``seektable:<room>`` to its pool's slot (the
+    pool is its field ``pool``), each seeker's key to ``seeker:{<pid>}`` naming the table by
+    pool and room, and the bots' due set's members likewise. A seeker or due entry of a table
+    gone is dropped (its seat is a plain seat in its room). Each move is a RENAME or a write
+    of the new key before the old one is deleted, so a move cut short is finished by the next."""
+    p = keys.p
+    pools: dict[str, str] = {}
+    async for raw in redis.scan_iter(match=scan_pattern(f"{p}seektable:"), count=500):
+        name = as_text(raw)
+        room = name[len(f"{p}seektable:"):]
+        if "{" in room:
+            pool, _, room = room[1:].partition("}:")
+            pools[room] = pool
+            continue
+        pool_of = await redis.hget(name, "pool")
+        if pool_of is None:
+            continue
+        pools[room] = as_text(pool_of)
+        await redis.rename(name, keys.seek_table_key(pools[room], room))
+    async for raw in redis.scan_iter(match=scan_pattern(f"{p}seeker:"), count=500):
+        name = as_text(raw)
+        player = name[len(f"{p}seeker:"):]
+        if "{" in player:
+            continue
+        value, ttl = await redis.get(name), await redis.ttl(name)
+        table = "" if value is None else as_text(value)
+        if table in pools and ttl != -2:
+            held = f"{pools[table]} {table}"
+            await redis.set(keys.seeker_key(player), held, ex=ttl if ttl > 0 else None)
+        await redis.delete(name)
+    due = keys.seek_due_key()
+    rows: list[Any] = await redis.zrange(due, 0, -1, withscores=True)
+    for member, when in rows:
+        room = as_text(member)
+        if " " in room:
+            continue
+        if room in pools:
+            await redis.zadd(due, {f"{pools[room]} {room}": when})
+        await redis.zrem(due, room)
+
+
 #: Moves that are not a rename of one key to one name, run before the renames (they read the
-#: old names): none for the families above.
-BEFORE: Final[tuple[Callable[[aioredis.Redis, Keys], Awaitable[None]], ...]] = ()
+#: old names): quick play's, whose new names and values name a table's pool.
+BEFORE: Final[tuple[Callable[[aioredis.Redis, Keys], Awaitable[None]], ...]] = (
+    move_quick_play,
+)
 
 _PATTERNS: Final = [(re.compile(old), new) for old, new in ROWS]
 
