@@ -52,6 +52,14 @@ def _http_url(raw: str) -> str:
     return url if url.endswith("/") else url + "/"
 
 
+def _tag_free(raw: str) -> str:
+    """A name that goes into Redis keys around hash tags (the prefix, the instance): a brace in
+    it would move the tag Redis hashes, and a room's keys to several slots."""
+    if "{" in raw or "}" in raw:
+        raise ValueError(f"{raw!r} has a brace; Redis reads braces in a key as its hash tag")
+    return raw
+
+
 def parse_listen(text: str) -> tuple[str, int]:
     """``host:port`` (``[::1]:9765`` for IPv6) as a host and a port; ValueError if it is not."""
     host, colon, port = text.rpartition(":")
@@ -122,12 +130,15 @@ class Config:
         "seconds Redis may take to answer a command (connecting included); past that a room "
         "change, hello or lobby request fails with store_failed",
     )
-    key_prefix: str = setting("ph:", "prefix of every Redis key (several deployments, one Redis)")
+    key_prefix: str = setting(
+        "ph:", "prefix of every Redis key (several deployments, one Redis)", check=_tag_free
+    )
     instance: str = setting(
         None,
         "this process's name for room leases; a restart with the same name takes its "
         "rooms back at once, another name waits for the leases to expire (default host:port)",
         factory=lambda: "",
+        check=_tag_free,
     )
     lease_ms: int = setting(10_000, "room lease time-to-live in milliseconds")
     forward_timeout: float = setting(
