@@ -230,6 +230,22 @@ async def test_concurrent_seeks_of_one_player_hold_one_seat(stores: list[Store])
     assert await opener.redis.zrange(opener.pool_key(POOL), 0, -1) == [b"r0"]
 
 
+async def test_a_claim_read_before_another_seek_of_its_player_claimed_takes_no_second_seat(
+    stores: list[Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seeks, table = await _two_seated(stores[0])
+    await seeks.redis.delete(seeks.seeker_key("p1"))  # as if the first seek were not done yet
+    read = seeks._read_pool
+
+    async def before_the_first_claim(pool: str, player: str) -> tuple[list[Any], str]:
+        listed, _ = await read(pool, player)
+        return listed, ""  # read before the first seek's claim ran
+
+    monkeypatch.setattr(seeks, "_read_pool", before_the_first_claim)
+    assert await _claim(seeks, "p1", "r2") == ("seat", table)
+    assert await _taken(seeks, table) == 2
+
+
 async def test_a_seek_that_lost_the_race_to_another_of_the_same_player_gives_its_seat_back(
     stores: list[Store], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -50,14 +50,17 @@ READS: Final = 16
 # if its bots come, now (ms), the pool's name, the earlier claim's room ('' none), '1' to
 # answer {'again', '', the pool's tables} rather than open a table while the pool lists
 # tables that were not read (opened since: claim again among them), then the rooms read.
-# Returns {'seat', room} (a seat claimed at the table that is fullest, then oldest, of those
+# Returns {'mine', room} when the seeker's claim in the pool is not the one read (another seek
+# of the same player claimed since: claim again naming its table, which answers that claim);
+# else {'seat', room} (a seat claimed at the table that is fullest, then oldest, of those
 # that fit) or {'open', room} (nothing fits: the seeker's own table, in the pool at once, so
 # that seekers coming while its room is being made sit at it too); the same again for a
 # repeated claim whose seat still stands.
 _CLAIM = """
 local player, ttl = ARGV[1], tonumber(ARGV[8])
-if ARGV[13] ~= '' and redis.call('GET', KEYS[2]) == ARGV[13]
-    and redis.call('EXISTS', KEYS[3]) == 1 then
+local current = redis.call('GET', KEYS[2])
+if current and current ~= ARGV[13] then return {'mine', current} end
+if ARGV[13] ~= '' and current == ARGV[13] and redis.call('EXISTS', KEYS[3]) == 1 then
   local opener = redis.call('HGET', KEYS[3], 'opener')
   return {opener == player and 'open' or 'seat', ARGV[13]}
 end
@@ -179,12 +182,9 @@ class SeekStore:
         held = await self.holding(player)
         if held is not None:
             return "held", held
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.zrange(self.pool_key(pool), 0, SCAN - 1)
-            pipe.get(self.claim_key(pool, player))
-            listed, earlier = await pipe.execute()
-        before = "" if earlier is None else as_text(earlier)
-        for attempt in range(READS):
+        listed, before = await self._read_pool(pool, player)
+        rounds = 0
+        while True:
             rooms = [as_text(room) for room in listed]
             keys = [
                 self.pool_key(pool), self.claim_key(pool, player),
@@ -195,13 +195,17 @@ class SeekStore:
                 player, seats[0], seats[1], _or_empty(rating), _or_empty(accepted[0]),
                 _or_empty(accepted[1]), "0" if bots_at is None else "1", ttl,
                 new_room, "0" if bots_at is None else "1", now_ms, pool, before,
-                "1" if attempt < READS - 1 else "0", *rooms,
+                "1" if rounds < READS - 1 else "0", *rooms,
             ]
             reply: list[Any] = await self._claim(keys=keys, args=args)
             what = as_text(reply[0])
-            if what != "again":
+            if what == "again":
+                listed = reply[2]
+            elif what == "mine":  # a concurrent seek of this player claimed: that claim stands
+                before = as_text(reply[1])
+            else:
                 break
-            listed = reply[2]
+            rounds += 1
         claim = Claim(pool, as_text(reply[1]))
         holds = Claim.parse(
             await self._hold(keys=[self.seeker_key(player)], args=[str(claim), ttl])
@@ -214,6 +218,15 @@ class SeekStore:
         if what == "open" and bots_at is not None:
             await self.redis.zadd(self.due_key, {str(claim): bots_at})
         return what, claim
+
+    async def _read_pool(self, pool: str, player: str) -> tuple[list[Any], str]:
+        """The pool's oldest tables, and the room of ``player``'s claim in it ("" none): read
+        before the claim, which may find both changed by then."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zrange(self.pool_key(pool), 0, SCAN - 1)
+            pipe.get(self.claim_key(pool, player))
+            listed, earlier = await pipe.execute()
+        return listed, "" if earlier is None else as_text(earlier)
 
     async def exists(self, claim: Claim) -> bool:
         """Whether ``claim``'s room is still a quick-play table (being opened, or open)."""
