@@ -35,9 +35,9 @@ from playhall.rooms.keeper import Keeper
 from playhall.rooms.manager import RoomManager
 from playhall.store import layout
 from playhall.store.bus import Bus, client_name
+from playhall.store.connect import open_client, open_pipe, parse_target
 from playhall.store.embedded import EmbeddedRedis
 from playhall.store.keys import Keys
-from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Store
 from playhall_protocol import codec, errors
 
@@ -172,25 +172,15 @@ async def start(config: Config) -> Running:
     if not url:
         embedded = EmbeddedRedis(config.data_dir, fsync=config.redis_fsync)
         url = await asyncio.to_thread(embedded.start)
-    # A blocking pool: at a thousand connections saying hello at once, requests wait for a
-    # Redis connection instead of failing with "too many connections". Its commands get the
-    # commit connection's deadline, so a stalled Redis fails hello and the lobby as it fails
-    # moves (store_failed), whatever redis-py's own default.
-    pool = aioredis.BlockingConnectionPool.from_url(
-        url,
-        max_connections=64,
-        timeout=20,
-        socket_timeout=config.redis_timeout,
-        socket_connect_timeout=config.redis_timeout,
-    )
-    client = aioredis.Redis(connection_pool=pool)
-    await client.ping()
+    target = parse_target(url)  # one Redis, or a Cluster (playhall.store.connect)
+    client = await open_client(target, config.redis_timeout)
     # Before anything reads a key: a Redis of the last release has its keys moved to this
     # release's names, once (store.layout).
-    await layout.move_to_current(client, Keys(config.key_prefix), config.instance)
+    await layout.move_to_current(client, Keys(config.key_prefix), config.instance,
+                                 cluster=target.cluster)
     store = Store(
         client,
-        RedisPipe(url, timeout=config.redis_timeout),
+        open_pipe(target, client, config.redis_timeout),
         config.key_prefix,
         config.player_ttl,
     )

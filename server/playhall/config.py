@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from playhall.eventloop import CHOICES
+from playhall.store.connect import check_url
 
 
 def setting(
@@ -114,7 +115,11 @@ class Config:
         "PLAYHALL_ADMIN_TOKEN); needed when admin_listen is not a loopback address",
     )
     redis_url: str = setting(
-        "", "Redis to use, e.g. redis://host:6379/0; empty: start an embedded Redis in data_dir"
+        "",
+        "Redis to use, e.g. redis://host:6379/0, or a Redis Cluster by its seed nodes, "
+        "redis+cluster://host:6379,host2:6379 (rediss:// and rediss+cluster:// with TLS); "
+        "empty: start an embedded Redis in data_dir",
+        check=check_url,
     )
     data_dir: Path = setting(
         None, "where the embedded Redis keeps its data", factory=lambda: Path("playhall-data")

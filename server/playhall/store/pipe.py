@@ -186,6 +186,12 @@ class RedisPipe:
             return self._call_when_connected(command)
         return self._queue(connection, command)
 
+    async def connected(self) -> None:
+        """Connect now if not connected: the calls that follow are queued as they are made,
+        with nothing of another caller between them."""
+        if self.connection is None:
+            await self._connect()
+
     async def _call_when_connected(self, command: tuple[bytes, ...]) -> Any:
         return await self._queue(await self._connect(), command)
 

@@ -21,6 +21,7 @@ from redis.exceptions import ResponseError
 from playhall import log
 from playhall.store import scripts, slots
 from playhall.store.codes import new_code
+from playhall.store.connect import drop_idle_connections
 from playhall.store.keys import Keys, as_bytes, as_text, scan_pattern
 from playhall.store.outage import Outage, failure_of
 from playhall.store.pipe import CommandPipe, encode_bulk
@@ -370,7 +371,7 @@ class RoomStore:
         connection: the pool's idle ones are closed first (the fault that lost the reply may
         have reset them all)."""
         if fresh:
-            await self.redis.connection_pool.disconnect(inuse_connections=False)
+            await drop_idle_connections(self.redis)
         keys = [self.keys.room_key(room), self.keys.lease_key(room)]
         if CHECK_SLOTS:
             slots.check(keys, "MULTI")

@@ -1,0 +1,161 @@
+"""The hot path's command pipe on a real Redis Cluster (``store/cluster_pipe.py``): each command
+reaches the primary of its key's slot, a stale slot map is mended by the MOVED reply, and a
+primary failed over or killed mid-stream fails only the commands in flight (as a store failure)
+while the next ones reach its successor."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+
+from playhall.store import scripts
+from playhall.store.cluster_pipe import ClusterPipe, command_key
+from playhall.store.connect import open_client, open_pipe, parse_target
+from playhall.store.outage import is_store_error
+from playhall.store.pipe import encode_bulk, encode_command
+
+from .cluster import LocalCluster
+
+#: A script of one key (the pipe's routing sees its first key after the key count).
+BUMP = scripts.Script.of("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+
+
+@pytest.fixture
+async def cluster_pipe(redis_cluster: LocalCluster) -> AsyncIterator[ClusterPipe]:
+    target = parse_target(redis_cluster.url)
+    client = await open_client(target, timeout=2.0)
+    pipe = open_pipe(target, client, timeout=2.0)
+    assert isinstance(pipe, ClusterPipe)
+    pipe.preamble = [BUMP.load]
+    yield pipe
+    await pipe.aclose()
+    await client.aclose()
+
+
+async def on_node(port: int, *command: object) -> object:
+    """``command`` asked of the node on ``port`` alone (a plain client: no redirection)."""
+    client = aioredis.Redis(port=port)
+    try:
+        return await client.execute_command(*command)
+    finally:
+        await client.aclose()
+
+
+def test_the_routing_key_is_the_first_key_of_a_command_or_of_a_script() -> None:
+    assert command_key((encode_command([b"ZADD", b"k{a}", b"1", b"m"]),)) == b"k{a}"
+    head = b"*6\r\n"
+    assert command_key((head, BUMP.by_sha, encode_bulk([b"1", b"k{b}", b"2"]))) == b"k{b}"
+    assert command_key((head, BUMP.by_sha, encode_bulk([b"0", b"x"]))) is None
+    assert command_key((encode_command([b"ping"]),)) is None
+    assert command_key((encode_command([b"PUBSUB", b"SHARDNUMSUB", b"c{r}"]),)) == b"c{r}"
+
+
+async def test_each_command_reaches_the_primary_of_its_slot(
+    redis_cluster: LocalCluster, cluster_pipe: ClusterPipe,
+) -> None:
+    keys = [f"pipe:{{room{i}}}:n".encode() for i in range(12)]
+    replies = await asyncio.gather(
+        *(scripts.call(cluster_pipe, BUMP, [key.decode()], [str(i + 1)])
+          for i, key in enumerate(keys)),
+        *(cluster_pipe.call(b"SET", key + b":s", b"v") for key in keys),
+    )
+    assert replies[: len(keys)] == [i + 1 for i in range(len(keys))]
+    used = set()
+    for i, key in enumerate(keys):
+        port = cluster_pipe.node_of(key)[1]
+        used.add(port)
+        assert int(await on_node(port, "GET", key)) == i + 1  # type: ignore[call-overload]
+        assert await on_node(port, "GET", key + b":s") == b"v"
+    assert used == set(await redis_cluster.primaries())
+    assert cluster_pipe.refreshes == 1  # nothing was redirected
+    assert await cluster_pipe.call(b"PING") == b"PONG"
+
+
+async def test_a_stale_slot_map_is_mended_by_the_moved_reply(
+    redis_cluster: LocalCluster, cluster_pipe: ClusterPipe,
+) -> None:
+    key = b"pipe:{moved}:n"
+    slot = cluster_pipe.slot(key)
+    right = cluster_pipe.table[slot]
+    wrong = next(a for a in set(cluster_pipe.table) if a != right)
+    cluster_pipe.table[slot] = wrong
+    assert await scripts.call(cluster_pipe, BUMP, [key.decode()], ["5"]) == 5
+    assert cluster_pipe.table[slot] == right  # from the MOVED reply
+    async with asyncio.timeout(10):
+        while cluster_pipe.refreshes < 2:  # the whole map read again in the background
+            await asyncio.sleep(0.01)
+    assert int(await on_node(right[1], "GET", key)) == 5  # type: ignore[call-overload]
+
+
+async def _bump_until(
+    pipe: ClusterPipe, key: bytes, stop: asyncio.Event,
+) -> tuple[int, list[BaseException]]:
+    """INCR ``key`` over and over, a few in flight at once, until ``stop``: how many were
+    answered, and the errors of those that were not."""
+    done = 0
+    failed: list[BaseException] = []
+    while not stop.is_set():
+        results = await asyncio.gather(
+            *(pipe.call(b"INCR", key) for _ in range(5)), return_exceptions=True
+        )
+        for result in results:
+            if isinstance(result, BaseException):
+                failed.append(result)
+            else:
+                done += 1
+        await asyncio.sleep(0)  # (a pass of the loop between batches, as rooms commit)
+    return done, failed
+
+
+async def test_a_primary_failed_over_midstream_hands_its_commands_to_its_successor(
+    redis_cluster: LocalCluster, cluster_pipe: ClusterPipe,
+) -> None:
+    key = b"pipe:{failover}:n"
+    primary = cluster_pipe.node_of(key)[1]
+    stop = asyncio.Event()
+    bumping = asyncio.create_task(_bump_until(cluster_pipe, key, stop))
+    successor = await redis_cluster.fail_over(primary)
+    await _answered_after(cluster_pipe, key)
+    stop.set()
+    done, failed = await bumping
+    assert all(is_store_error(exc) for exc in failed), failed
+    assert cluster_pipe.node_of(key)[1] == successor
+    # Every INCR answered (and the one after) was made once; one whose reply was lost may
+    # have been made too.
+    stored = int(await on_node(successor, "GET", key))  # type: ignore[call-overload]
+    assert done + 1 <= stored <= done + 1 + len(failed)
+
+
+async def test_a_primary_killed_midstream_fails_the_commands_in_flight_and_the_next_reach_its_successor(  # noqa: E501
+    redis_cluster: LocalCluster, cluster_pipe: ClusterPipe,
+) -> None:
+    key = b"pipe:{killed}:n"
+    primary = cluster_pipe.node_of(key)[1]
+    stop = asyncio.Event()
+    bumping = asyncio.create_task(_bump_until(cluster_pipe, key, stop))
+    successor = await redis_cluster.kill(primary, revive=False)
+    await _answered_after(cluster_pipe, key)
+    stop.set()
+    done, failed = await bumping
+    assert failed, "the killed primary's commands in flight failed"
+    assert all(is_store_error(exc) for exc in failed), failed
+    assert any(isinstance(exc, RedisConnectionError) for exc in failed)
+    assert cluster_pipe.node_of(key)[1] == successor
+    await redis_cluster.revive()
+
+
+async def _answered_after(pipe: ClusterPipe, key: bytes, timeout: float = 20) -> int:
+    """Send INCRs until one is answered (a store failure meanwhile is retried, as a room
+    retries a commit); returns its reply."""
+    async with asyncio.timeout(timeout):
+        while True:
+            try:
+                return int(await pipe.call(b"INCR", key))
+            except RedisError as exc:
+                assert is_store_error(exc)
+                await asyncio.sleep(0.05)  # a room's retry after store_failed
