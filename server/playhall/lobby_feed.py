@@ -51,11 +51,14 @@ class LobbyFeed:
     # -- out -------------------------------------------------------------------------------------
 
     def publish(self, room: str, summary: dict[str, Any] | None, game: str) -> None:
-        """Publish a change of this process's listing (called by :meth:`Lobby.changed`). Not
-        waited for: a publish that fails is lost to the other processes' watchers (the listing
-        in Redis is right all the same; their next ``rooms`` read shows it)."""
+        """Publish a change of this process's listing (called by :meth:`Lobby.changed`) on
+        the bus, which publishes on the command pipe: it goes out in the same write as the
+        commits of the loop pass, and after every command this process sent before it (on a
+        Cluster, before it to the node of the lobby's slot). Not waited for: a publish that
+        fails is lost to the other processes' watchers (the listing in Redis is right all the
+        same; their next ``rooms`` read shows it)."""
         change = msgpack.packb([self.origin, room, game, summary])
-        sent = asyncio.ensure_future(self.store.lobby.publish(change))
+        sent = asyncio.ensure_future(self.bus.publish(self.channel, change))
         self._publishing.add(sent)
         sent.add_done_callback(self._published)
 

@@ -1,5 +1,6 @@
-"""Redis pub/sub for the processes sharing one Redis: the channels this process listens on (the
-fleet's, ``playhall.fleet``; the lobby's changes, ``playhall.lobby_feed``), and publishing.
+"""Redis pub/sub for the processes sharing one Redis or one Redis Cluster: the channels this
+process listens on (the fleet's, ``playhall.fleet``; the lobby's changes,
+``playhall.lobby_feed``), and publishing.
 
 Pub/sub needs a connection of its own (a subscribed connection takes no other command), so the
 bus keeps one, named ``playhall-bus:<instance>`` in Redis's CLIENT LIST, with one reader task
@@ -7,27 +8,41 @@ that hands every message to the handler of its channel. Publishing goes through 
 command pipe (``store/pipe.py``): one connection, so what this process publishes to a channel
 arrives in the order it was published, and every publish of a loop pass leaves in one write.
 
+On a Cluster the bus speaks sharded pub/sub: a channel lives in the hash slot of its name
+(``SSUBSCRIBE``, ``SPUBLISH``, ``PUBSUB SHARDNUMSUB``, each sent to the primary of the
+channel's slot), so a room's requests travel through the node that stores the room, not through
+every node of the Cluster. The bus keeps one subscribed connection per primary that serves a
+channel of this process's, and a publish's count is that node's subscribers only: 0 means
+nobody listens on the channel there (the fleet then takes the room's lease, which a process
+that does hold the room refuses: ``playhall.fleet.edge``). When a slot leaves its node (a
+failover made the node a replica, which then drops its shard channels; or the node died), the
+slot map is read again and the channels are subscribed on their new node.
+
 Pub/sub delivers at most once: a message published while the subscriber's connection is down
-is lost. Whenever the subscription is made again (the reader's connection failed and was made
-again, or redis-py remade it by itself), every ``on_reconnect`` hook is called, so the users of
-the bus repair from what is durable (the fleet syncs its rooms again, the lobby pushes its
-watchers the listing as it is now). A connection that goes silent without closing is found by
-a PING whenever nothing came for ``quiet`` seconds: no answer within the Redis deadline, and it
-is dropped and made again. A lost connection is made again at once, then backing off while
-Redis stays away; the loss is logged once.
+(or, on a Cluster, before its channel was subscribed on the slot's new node) is lost. Whenever
+a subscription is made again (the reader's connection failed and was made again, redis-py
+remade it by itself, or channels moved to another node), every ``on_reconnect`` hook is called,
+so the users of the bus repair from what is durable (the fleet syncs its rooms again, the lobby
+pushes its watchers the listing as it is now). A connection that goes silent without closing is
+found by a PING whenever nothing came for ``quiet`` seconds: no answer within the Redis
+deadline, and it is dropped and made again. A lost connection is made again at once, then
+backing off while Redis stays away; the loss is logged once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import re
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 import redis.asyncio as aioredis
 
 from playhall import log
+from playhall.store.cluster_pipe import ClusterPipe, node_url
 from playhall.store.outage import Outage, is_store_error
 from playhall.store.pipe import CommandPipe
 
@@ -45,6 +60,16 @@ def client_name(instance: str) -> str:
     return "playhall-bus:" + re.sub(r"[^!-~]", "_", instance)
 
 
+Address = tuple[str, int] | None
+"""Where a subscribed connection goes: a Cluster node's host and port, None for the single
+Redis."""
+
+
+class _ChannelsMoved(Exception):
+    """The node dropped channels this process still listens on: their slot is served
+    elsewhere now (a failover made it a replica, or the slot was moved)."""
+
+
 class Bus:
     def __init__(
         self, url: str, pipe: CommandPipe, outage: Outage, *, name: str, timeout: float,
@@ -52,20 +77,29 @@ class Bus:
     ) -> None:
         self.url = url
         self._pipe = pipe
+        #: On a Cluster, its command pipe: its slot map names the node of each channel, and
+        #: the bus speaks sharded pub/sub. None on a single Redis.
+        self._cluster = pipe if isinstance(pipe, ClusterPipe) else None
+        if self._cluster is not None:
+            self._cluster.on_map.append(self._follow_map)
         self._outage = outage
-        #: The subscribed connection's name in CLIENT LIST (operators, and the tests, find it).
+        #: The subscribed connections' name in CLIENT LIST (operators, and the tests, find it).
         self.name = name
         #: Seconds Redis may take to answer the PING, and to (re)connect.
         self.timeout = timeout
         #: Seconds without any message before the connection is asked whether it is alive.
         self.quiet = quiet
         self._handlers: dict[bytes, Handler] = {}
-        self._pubsub: Any = None
-        self._task: asyncio.Task[None] | None = None
-        #: Called (with no argument) after the subscription was made again: messages sent
+        #: The subscribed connections: one on a single Redis, one per node of a Cluster that
+        #: serves a channel of this process's.
+        self.links: dict[Address, _Link] = {}
+        #: The link each channel is subscribed on (every channel with a handler, once started).
+        self._holder: dict[bytes, _Link] = {}
+        self._started = False
+        #: Called (with no argument) after a subscription was made again: messages sent
         #: while it was away are lost.
         self.on_reconnect: list[Callable[[], None]] = []
-        #: Set once the first connection subscribed to every channel asked so far.
+        #: Set once the first connections subscribed to every channel asked so far.
         self.ready = asyncio.Event()
         #: Subscriptions made so far (the first at start; each one after is a recovery).
         self.subscriptions = 0
@@ -73,111 +107,106 @@ class Bus:
         #: just now, whose message Redis delivered before it had the UNSUBSCRIBE (so the
         #: publisher counted this process as a listener, and must get an answer).
         self.fallback: Callable[[bytes, bytes], None] | None = None
-        #: redis-py made the subscribed connection again by itself (see _remade).
-        self._remade_unseen = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def sharded(self) -> bool:
+        """Whether the bus speaks sharded pub/sub (SSUBSCRIBE, SPUBLISH): on a Cluster."""
+        return self._cluster is not None
 
     def publish(self, channel: bytes, payload: bytes) -> Awaitable[Any]:
         """Publish ``payload``; awaited, the number of subscribers that got it (0: nobody
-        listens on ``channel``)."""
-        return self._pipe.call(b"PUBLISH", channel, payload)
+        listens on ``channel``; on a Cluster, nobody subscribed on the node of its slot)."""
+        return self._pipe.call(b"SPUBLISH" if self.sharded else b"PUBLISH", channel, payload)
 
     def numsub(self, channels: list[bytes]) -> Awaitable[Any]:
-        """``PUBSUB NUMSUB``: awaited, a flat list of channel, subscriber count, ..."""
-        return self._pipe.call(b"PUBSUB", b"NUMSUB", *channels)
+        """``PUBSUB NUMSUB``: awaited, a flat list of channel, subscriber count, ... (on a
+        Cluster ``PUBSUB SHARDNUMSUB``, asked of the node of each channel's slot)."""
+        if self._cluster is None:
+            return self._pipe.call(b"PUBSUB", b"NUMSUB", *channels)
+        return self._shard_numsub(channels)
+
+    async def _shard_numsub(self, channels: list[bytes]) -> list[Any]:
+        # One channel per call, each routed by its slot (all pipelined: one write per node).
+        replies = await asyncio.gather(
+            *(self._pipe.call(b"PUBSUB", b"SHARDNUMSUB", channel) for channel in channels)
+        )
+        return [word for reply in replies for word in reply]
 
     async def subscribe(self, channel: bytes, handler: Handler) -> None:
         """Hand every message of ``channel`` to ``handler`` from now on (in the reader's task:
         the handler must not block)."""
         self._handlers[channel] = handler
-        if self._pubsub is not None:
-            try:
-                await self._pubsub.subscribe(channel)
-            except Exception as exc:  # the reader reconnects and subscribes to it then
-                if not is_store_error(exc):
-                    raise
-                self._outage.failed(exc, during="subscribe")
+        if self._started and channel not in self._holder:
+            await self._hold(channel).add(channel)
 
     async def unsubscribe(self, channel: bytes) -> None:
-        if self._handlers.pop(channel, None) is None or self._pubsub is None:
+        if self._handlers.pop(channel, None) is None:
             return
-        try:
-            await self._pubsub.unsubscribe(channel)
-        except Exception as exc:  # gone with the connection anyway
-            if not is_store_error(exc):
-                raise
+        link = self._holder.pop(channel, None)
+        if link is not None:
+            await link.remove(channel)
 
     def listening(self, channel: bytes) -> bool:
         return channel in self._handlers
 
+    def handler(self, channel: bytes) -> Handler | None:
+        return self._handlers.get(channel)
+
     async def start(self) -> None:
         """Start reading (after the first :meth:`subscribe`: a subscriber needs a channel),
-        waiting up to the Redis deadline for the first subscription (then the process starts
-        all the same: the subscription keeps being tried)."""
+        waiting up to the Redis deadline for the first subscriptions (then the process starts
+        all the same: the subscriptions keep being tried)."""
         assert self._handlers, "subscribe to a channel first"
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="bus")
+        self._started = True
+        for channel in self._handlers:
+            self._hold(channel).channels.add(channel)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.ready.wait(), self.timeout)
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        self._started = False
+        for task in list(self._tasks):
+            task.cancel()
+        for link in list(self.links.values()):
+            await link.stop()
+        self.links.clear()
+        self._holder.clear()
 
-    async def _run(self) -> None:
-        """Keep a subscription, remaking it whenever it is lost, for the life of the process:
-        at once, then backing off while Redis stays away (an outage is logged once)."""
-        wait = RETRY_FIRST
-        failing = False
-        while True:
-            made = self.subscriptions
-            client = aioredis.Redis.from_url(
-                self.url, client_name=self.name,
-                socket_connect_timeout=self.timeout, socket_timeout=self.timeout,
-            )
-            pubsub = client.pubsub(ignore_subscribe_messages=True)
-            try:
-                await pubsub.subscribe(*self._handlers)
-                connection = pubsub.connection
-                assert connection is not None  # connected by the subscribe
-                # redis-py connects the subscriber again by itself after a short failure and
-                # subscribes again: messages may have been lost meanwhile, so that is told too.
-                connection.register_connect_callback(self._remade)
-                self._pubsub = pubsub
-                self._remade_unseen = False
-                self._subscribed()
-                await self._listen(pubsub)  # returns only by raising
-            except Exception as exc:
-                if self.subscriptions > made:  # it worked for a while: a fresh outage
-                    failing, wait = False, RETRY_FIRST
-                if not failing:  # (told once, until a subscription is made again)
-                    if is_store_error(exc) or isinstance(exc, TimeoutError):
-                        self._outage.failed(exc, during="pub/sub")
-                    else:
-                        logger.exception("bus_failed")
-                failing = True
-            finally:
-                self._pubsub = None
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
-                with contextlib.suppress(Exception):
-                    await client.aclose()
-            await asyncio.sleep(wait)
-            wait = min(wait * 2, RETRY_LAST)
+    def _hold(self, channel: bytes) -> _Link:
+        """The link ``channel`` goes on (its slot's node's on a Cluster), made and started if
+        there is none yet; the channel is noted as held by it."""
+        address = None if self._cluster is None else self._cluster.node_of(channel)
+        link = self.links.get(address)
+        if link is None:
+            link = self.links[address] = _Link(self, address)
+            link.start()
+        self._holder[channel] = link
+        return link
 
-    def _remade(self, _connection: Any) -> None:
-        # Told once the reader reads on (redis-py may still raise the failure after making the
-        # connection again, and then the next subscription, made anew, is the one told).
-        self._remade_unseen = True
+    def slot_groups(self, channels: Iterable[bytes]) -> list[list[bytes]]:
+        """``channels`` in groups one SSUBSCRIBE can take (one slot each); all in one group on a
+        single Redis."""
+        if self._cluster is None:
+            return [list(channels)]
+        groups: dict[int, list[bytes]] = {}
+        for channel in channels:
+            groups.setdefault(self._cluster.slot(channel), []).append(channel)
+        return list(groups.values())
 
-    def _subscribed(self) -> None:
-        """A subscription was made: the first, or again after a lost connection (then every
-        ``on_reconnect`` hook is told)."""
-        self.subscriptions += 1
-        if self.subscriptions == 1:
-            self.ready.set()
+    def _subscribed(self, link: _Link, recovered: bool) -> None:
+        """A link subscribed: the first time at start, or again (then every ``on_reconnect``
+        hook is told: messages may have been lost meanwhile)."""
+        if not self.ready.is_set():
+            if all(other.made for other in self.links.values()):
+                self.subscriptions += 1
+                self.ready.set()
             return
+        if recovered:
+            self._recovered()
+
+    def _recovered(self) -> None:
+        self.subscriptions += 1
         logger.warning("bus_reconnected", channels=len(self._handlers),
                        subscriptions=self.subscriptions)
         for hook in list(self.on_reconnect):
@@ -186,34 +215,242 @@ class Bus:
             except Exception:  # one user's bug must not keep the others from repairing
                 logger.exception("bus_reconnect_hook_failed")
 
+    # -- a Cluster's slots moving --------------------------------------------------------------
+
+    def _follow_map(self) -> None:
+        """The slot map was read again: every channel whose slot is on another node now is
+        subscribed there (messages published meanwhile went to a node it was not subscribed
+        on: the hooks are told once it is), and links left with no channel are stopped."""
+        if not self._started or self._cluster is None:
+            return
+        moved: dict[_Link, list[bytes]] = {}
+        for channel, link in list(self._holder.items()):
+            if link.address == self._cluster.node_of(channel):
+                continue
+            link.channels.discard(channel)  # (its node dropped it, or is gone)
+            target = self._hold(channel)
+            target.channels.add(channel)
+            if target.made:  # subscribed already: add the channel now
+                moved.setdefault(target, []).append(channel)
+            else:
+                target.inherited = True  # its first subscription is a recovery
+        for address, link in list(self.links.items()):
+            if not link.channels:
+                del self.links[address]
+                self._spawn(link.stop())
+        if moved:
+            logger.warning("bus_channels_moved", channels=sum(map(len, moved.values())))
+            self._spawn(self._move(moved))
+
+    async def _move(self, moved: dict[_Link, list[bytes]]) -> None:
+        for link, channels in moved.items():
+            await link.subscribe_more(channels)
+        self._recovered()
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+class _Link:
+    """One subscribed connection (to the single Redis, or to one node of a Cluster) and its
+    reader task, which hands every message to the handler of its channel and makes the
+    subscription again whenever it is lost."""
+
+    def __init__(self, bus: Bus, address: Address) -> None:
+        self.bus = bus
+        self.address = address
+        cluster = bus._cluster
+        self.url = bus.url if address is None or cluster is None else node_url(
+            cluster.seed, *address
+        )
+        #: The channels this link is to listen on.
+        self.channels: set[bytes] = set()
+        self.pubsub: Any = None
+        self._task: asyncio.Task[None] | None = None
+        #: Subscriptions this link made so far.
+        self.made = 0
+        #: Its channels were moved here from a node that dropped them: its first subscription
+        #: is a recovery.
+        self.inherited = False
+        #: redis-py made the subscribed connection again by itself (see _remade).
+        self._remade_unseen = False
+        #: SUNSUBSCRIBEs this link sent whose confirmation has not come yet, by channel (a
+        #: sunsubscribe message not among them is the node dropping the channel).
+        self._leaving: Counter[bytes] = Counter()
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="bus")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def add(self, channel: bytes) -> None:
+        self.channels.add(channel)
+        if self.pubsub is not None:
+            await self.subscribe_more([channel])
+
+    async def subscribe_more(self, channels: list[bytes]) -> None:
+        if self.pubsub is None:
+            return  # the reader subscribes to them when it connects
+        try:
+            for group in self.bus.slot_groups(channels):
+                await self._subscribe(self.pubsub, group)
+        except Exception as exc:  # the reader reconnects and subscribes to them then
+            if not is_store_error(exc):
+                raise
+            self.bus._outage.failed(exc, during="subscribe")
+
+    async def remove(self, channel: bytes) -> None:
+        self.channels.discard(channel)
+        if self.pubsub is None:
+            return
+        try:
+            if self.bus.sharded:
+                self._leaving[channel] += 1
+                await self.pubsub.sunsubscribe(channel)
+            else:
+                await self.pubsub.unsubscribe(channel)
+        except Exception as exc:  # gone with the connection anyway
+            if not is_store_error(exc):
+                raise
+
+    def _subscribe(self, pubsub: Any, channels: list[bytes]) -> Awaitable[Any]:
+        return (pubsub.ssubscribe if self.bus.sharded else pubsub.subscribe)(*channels)
+
+    async def _subscribe_all(self, pubsub: Any) -> None:
+        """Subscribe to every channel of the link, those added meanwhile too."""
+        done: set[bytes] = set()
+        while wanted := self.channels - done:
+            for group in self.bus.slot_groups(wanted):
+                await self._subscribe(pubsub, group)
+            done |= wanted
+
+    async def _run(self) -> None:
+        """Keep a subscription, remaking it whenever it is lost, for the life of the link:
+        at once, then backing off while Redis stays away (an outage is logged once). On a
+        Cluster, a lost connection has the slot map read again first: channels served
+        elsewhere now go to their node's link, and a link left with none ends."""
+        bus = self.bus
+        wait = RETRY_FIRST
+        failing = False
+        while True:
+            made = self.made
+            client = aioredis.Redis.from_url(
+                self.url, client_name=bus.name,
+                socket_connect_timeout=bus.timeout, socket_timeout=bus.timeout,
+            )
+            pubsub = client.pubsub(ignore_subscribe_messages=not bus.sharded)
+            if bus.sharded:
+                # redis-py subscribes again by itself after a short failure, all shard
+                # channels in one SSUBSCRIBE: one per slot instead (CROSSSLOT otherwise).
+                setattr(pubsub, "_resubscribe_shard_channels",  # noqa: B010
+                        functools.partial(self._resubscribe_shards, pubsub))
+            try:
+                await self._subscribe_all(pubsub)
+                connection = pubsub.connection
+                assert connection is not None  # connected by the subscribe
+                # redis-py connects the subscriber again by itself after a short failure and
+                # subscribes again: messages may have been lost meanwhile, so that is told too.
+                connection.register_connect_callback(self._remade)
+                self.pubsub = pubsub
+                self._remade_unseen = False
+                self._leaving.clear()
+                recovered = self.made > 0 or self.inherited
+                self.made += 1
+                self.inherited = False
+                bus._subscribed(self, recovered)
+                await self._listen(pubsub)  # returns only by raising
+            except _ChannelsMoved as moved:
+                logger.warning("bus_channels_dropped", node=_name(self.address),
+                               channel=str(moved))
+                failing, wait = False, RETRY_FIRST
+            except Exception as exc:
+                if self.made > made:  # it worked for a while: a fresh outage
+                    failing, wait = False, RETRY_FIRST
+                if not failing:  # (told once, until a subscription is made again)
+                    if is_store_error(exc) or isinstance(exc, TimeoutError):
+                        bus._outage.failed(exc, during="pub/sub")
+                    else:
+                        logger.exception("bus_failed")
+                failing = True
+            finally:
+                self.pubsub = None
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+                with contextlib.suppress(Exception):
+                    await client.aclose()
+            if bus._cluster is not None:
+                self.inherited = True  # whatever it subscribes to next was away meanwhile
+                await bus._cluster.refresh()  # (which moves channels served elsewhere now)
+                if bus.links.get(self.address) is not self:
+                    return  # no channel left here: stopped by the bus
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, RETRY_LAST)
+
+    async def _resubscribe_shards(self, pubsub: Any) -> None:
+        for group in self.bus.slot_groups(list(pubsub.shard_channels)):
+            await pubsub.ssubscribe(*group)
+
+    def _remade(self, _connection: Any) -> None:
+        # Told once the reader reads on (redis-py may still raise the failure after making the
+        # connection again, and then the next subscription, made anew, is the one told).
+        self._remade_unseen = True
+
     async def _listen(self, pubsub: Any) -> None:
         """Hand every message to its channel's handler until the connection fails (raises)."""
+        bus = self.bus
         loop = asyncio.get_running_loop()
-        handlers = self._handlers
         heard_at = loop.time()
         asked_at: float | None = None  # when the PING that is not answered yet went
+        kind = b"smessage" if bus.sharded else b"message"
         while True:
-            message = await pubsub.get_message(timeout=self.quiet)
+            message = await pubsub.get_message(timeout=bus.quiet)
             if self._remade_unseen:
                 self._remade_unseen = False
-                self._subscribed()
+                self.made += 1
+                bus._subscribed(self, recovered=True)
             now = loop.time()
             if message is None:
-                if asked_at is None and now - heard_at >= self.quiet:
+                if asked_at is None and now - heard_at >= bus.quiet:
                     await pubsub.ping()
                     asked_at = now
-                elif asked_at is not None and now - asked_at >= self.timeout:
+                elif asked_at is not None and now - asked_at >= bus.timeout:
                     raise TimeoutError("the bus's connection did not answer a PING")
                 continue
             heard_at, asked_at = now, None
-            if message.get("type") != "message":
-                continue  # a PING's answer
+            what = message.get("type")
+            if what == "sunsubscribe":
+                self._dropped(message["channel"])
+                continue
+            if what not in (kind, kind.decode()):
+                continue  # a PING's answer, a subscription's confirmation
             channel = message["channel"]
-            handler = handlers.get(channel)
+            handler = bus.handler(channel)
             try:
                 if handler is not None:
                     handler(message["data"])
-                elif self.fallback is not None:
-                    self.fallback(channel, message["data"])
+                elif bus.fallback is not None:
+                    bus.fallback(channel, message["data"])
             except Exception:  # one bad message must not stop the reader
                 logger.exception("bus_message_failed", channel=message["channel"])
+
+    def _dropped(self, channel: bytes) -> None:
+        """A SUNSUBSCRIBE's confirmation: this link's own, or the node dropping a channel this
+        process listens on (its slot went to another node: raises)."""
+        if self._leaving[channel] > 0:
+            self._leaving[channel] -= 1
+            if not self._leaving[channel]:
+                del self._leaving[channel]
+            return
+        if channel in self.channels:
+            raise _ChannelsMoved(channel.decode(errors="replace"))
+
+
+def _name(address: Address) -> str:
+    return "redis" if address is None else f"{address[0]}:{address[1]}"

@@ -100,8 +100,11 @@ class ClusterPipe:
         self._on_answer: Callable[[], None] | None = None
         self._preamble: list[bytes] = []
         self._refreshing: asyncio.Task[None] | None = None
-        #: Slot maps read again so far (the first at start), for the tests and the log.
+        #: Slot maps read so far (the first at start).
         self.refreshes = 0
+        #: Called (with no argument) after a slot map was read that moved a slot to another
+        #: node (the bus follows its channels).
+        self.on_map: list[Callable[[], None]] = []
         self._copy_map()
 
     # -- what every node's pipe shares -------------------------------------------------------
@@ -207,17 +210,30 @@ class ClusterPipe:
             nodes = slots.get(slot)
             node = nodes[0] if nodes else fallback
             table.append((node.host, int(node.port)))
+        changed = bool(self.table) and table != self.table
         self.table = table
         self.refreshes += 1
+        if changed:
+            for hook in list(self.on_map):
+                try:
+                    hook()
+                except Exception:  # one user's bug must not keep the others from following
+                    logger.exception("cluster_map_hook_failed")
 
     def refresh_soon(self) -> None:
-        """Read the slot map again in the background (one read at a time)."""
+        """Read the slot map again in the background."""
         if self._refreshing is None or self._refreshing.done():
-            self._refreshing = asyncio.get_running_loop().create_task(self.refresh())
+            self._refreshing = asyncio.get_running_loop().create_task(self._refresh())
 
     async def refresh(self) -> None:
-        """Read the slot map again from the Cluster's nodes (a failure is logged: the next
-        error reads it again)."""
+        """Read the slot map again, or wait for the read under way (one at a time)."""
+        self.refresh_soon()
+        assert self._refreshing is not None
+        await asyncio.shield(self._refreshing)
+
+    async def _refresh(self) -> None:
+        """Read the slot map from the Cluster's nodes (a failure is logged: the next error
+        reads it again)."""
         try:
             await self.cluster.nodes_manager.initialize()
         except Exception as exc:  # the Cluster unreachable: the commands say so themselves

@@ -11,8 +11,6 @@ by ``playhall.lobby_feed``)."""
 from __future__ import annotations
 
 import heapq
-from collections.abc import Awaitable
-from typing import Any
 
 import redis.asyncio as aioredis
 
@@ -85,10 +83,3 @@ class LobbyStore:
                                       encode_bulk(words))
             found.update(batch[position - 1][0] for position in wrong)
         return found
-
-    def publish(self, change: bytes) -> Awaitable[Any]:
-        """Publish one change of the listing on the lobby's channel, on the command pipe: it
-        goes out in the same write as the commits of the loop pass, and after every command
-        this process sent before it (so a room's unlisting is out before its lease is
-        released). Awaited: the number of subscribers that got it."""
-        return self.pipe.call(b"PUBLISH", self.keys.lobby_changes.encode(), change)

@@ -1,0 +1,134 @@
+"""The bus on a real Redis Cluster (``store/bus.py``, sharded pub/sub): a message published on a
+channel reaches its subscriber whatever node serves the channel's slot, SHARDNUMSUB counts the
+subscribers of each channel on its own node, and after a primary is failed over or killed the
+bus subscribes on the promoted node and tells its users (``on_reconnect``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+from playhall.store.bus import Bus
+from playhall.store.cluster_pipe import ClusterPipe
+from playhall.store.connect import open_client, open_pipe, parse_target
+from playhall.store.outage import Outage
+
+from .cluster import LocalCluster
+
+
+@dataclass
+class Heard:
+    messages: dict[bytes, list[bytes]] = field(default_factory=lambda: defaultdict(list))
+    reconnects: int = 0
+
+    def handler(self, channel: bytes) -> Callable[[bytes], None]:
+        return lambda data: self.messages[channel].append(data)
+
+    async def wait(self, condition: Callable[[], bool], timeout: float = 20) -> None:
+        async with asyncio.timeout(timeout):
+            while not condition():
+                await asyncio.sleep(0.01)  # polling what the reader task heard
+
+
+async def cluster_pipe(url: str) -> ClusterPipe:
+    target = parse_target(url)
+    pipe = open_pipe(target, await open_client(target, timeout=2.0), timeout=2.0)
+    assert isinstance(pipe, ClusterPipe)
+    return pipe
+
+
+@pytest.fixture
+async def publisher(redis_cluster: LocalCluster) -> AsyncIterator[ClusterPipe]:
+    """Another process's pipe: what it publishes reaches the bus only through the Cluster."""
+    pipe = await cluster_pipe(redis_cluster.url)
+    yield pipe
+    await pipe.aclose()
+    await pipe.cluster.aclose()
+
+
+@pytest.fixture
+async def bus(redis_cluster: LocalCluster) -> AsyncIterator[tuple[Bus, Heard]]:
+    pipe = await cluster_pipe(redis_cluster.url)
+    made = Bus(redis_cluster.url, pipe, Outage(), name="playhall-bus:test", timeout=2.0,
+               quiet=1.0)
+    heard = Heard()
+    made.on_reconnect.append(lambda: setattr(heard, "reconnects", heard.reconnects + 1))
+    yield made, heard
+    await made.stop()
+    await pipe.aclose()
+    await pipe.cluster.aclose()
+
+
+def channels_on_every_primary(pipe: ClusterPipe, count: int = 12) -> list[bytes]:
+    channels = [f"bus:{{room{i}}}:in".encode() for i in range(count)]
+    assert len({pipe.node_of(c) for c in channels}) == 3, "spread over the three primaries"
+    return channels
+
+
+async def publish_each(publisher: ClusterPipe, bus: Bus, channels: list[bytes], data: bytes
+                       ) -> list[int]:
+    """Publish ``data`` on each channel as the bus would (SPUBLISH), from the other pipe."""
+    return list(await asyncio.gather(*(publisher.call(b"SPUBLISH", c, data) for c in channels)))
+
+
+async def test_sharded_messages_reach_their_subscriber_from_every_node(
+    bus: tuple[Bus, Heard], publisher: ClusterPipe,
+) -> None:
+    subscriber, heard = bus
+    assert subscriber.sharded
+    channels = channels_on_every_primary(publisher)
+    for channel in channels[:-1]:
+        await subscriber.subscribe(channel, heard.handler(channel))
+    await subscriber.start()
+    assert subscriber.ready.is_set()
+    assert len(subscriber.links) == 3  # one subscribed connection per primary
+    await subscriber.subscribe(channels[-1], heard.handler(channels[-1]))  # after the start
+
+    assert await publish_each(publisher, subscriber, channels, b"hi") == [1] * len(channels)
+    await heard.wait(lambda: all(heard.messages[c] == [b"hi"] for c in channels))
+
+    # SHARDNUMSUB, each channel asked of its own node; an unsubscribed channel counts 0.
+    await subscriber.unsubscribe(channels[0])
+    counts = await subscriber.numsub([*channels, b"bus:{nobody}:in"])
+    assert counts[1::2] == [0] + [1] * (len(channels) - 1) + [0]
+    assert counts[0::2] == [*channels, b"bus:{nobody}:in"]
+    # The bus's own publish is sharded too.
+    assert await subscriber.publish(channels[1], b"again") == 1
+    await heard.wait(lambda: heard.messages[channels[1]] == [b"hi", b"again"])
+    assert heard.reconnects == 0
+
+
+@pytest.mark.parametrize("fault", ["fail_over", "kill"])
+async def test_after_a_primary_fails_the_bus_subscribes_on_its_successor_and_says_so(
+    bus: tuple[Bus, Heard], publisher: ClusterPipe, redis_cluster: LocalCluster, fault: str,
+) -> None:
+    subscriber, heard = bus
+    channels = channels_on_every_primary(publisher)
+    for channel in channels:
+        await subscriber.subscribe(channel, heard.handler(channel))
+    await subscriber.start()
+    victim = publisher.node_of(channels[0])[1]
+    moving = [c for c in channels if publisher.node_of(c)[1] == victim]
+    staying = [c for c in channels if c not in moving]
+
+    if fault == "fail_over":
+        successor = await redis_cluster.fail_over(victim)
+    else:
+        successor = await redis_cluster.kill(victim, revive=False)
+    await heard.wait(lambda: heard.reconnects >= 1)
+
+    # Every channel of the failed node is subscribed on its successor, the others untouched.
+    await publisher.refresh()
+    assert {publisher.node_of(c)[1] for c in moving} == {successor}
+    counts = await subscriber.numsub(channels)
+    assert counts[1::2] == [1] * len(channels)
+    assert await publish_each(publisher, subscriber, channels, b"after") == [1] * len(channels)
+    await heard.wait(lambda: all(heard.messages[c][-1:] == [b"after"] for c in channels))
+    assert all(heard.messages[c] == [b"after"] for c in staying)
+    assert set(subscriber.links) == {publisher.node_of(c) for c in channels}
+    if fault == "kill":
+        await redis_cluster.revive()
