@@ -177,6 +177,24 @@ class LocalCluster:
         view = await self.topology(self._live()[0].port)
         return sorted(view.primaries)
 
+    async def slots_of(self, port: int) -> list[tuple[int, int]]:
+        """The slot ranges the node on ``port`` serves, as it says itself."""
+        client = aioredis.Redis(port=port, socket_timeout=2, socket_connect_timeout=2)
+        try:
+            nodes = await client.execute_command("CLUSTER", "NODES")
+        finally:
+            await client.aclose()
+        if isinstance(nodes, bytes):
+            nodes = nodes.decode()
+        for line in nodes.splitlines():
+            fields = line.split()
+            if "myself" in fields[2].split(","):
+                return [
+                    (int(part.partition("-")[0]), int(part.rpartition("-")[2]))
+                    for part in fields[8:] if not part.startswith("[")
+                ]
+        return []
+
     async def replica_of(self, primary: int) -> int:
         view = await self.topology(primary)
         (replica,) = view.primaries[primary]

@@ -1,0 +1,113 @@
+"""Playhall on a real Redis Cluster (three primaries, three replicas: ``tests/server/cluster.py``),
+chosen by its ``redis+cluster://`` URL: one process plays a game to the end; three processes
+play one with its seats on different processes, through a primary's failover (or death)
+mid-game (the primary serving the room's slot), every connection seeing every version once, in
+order."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from redis.crc import key_slot
+
+from playhall.store.keys import Keys
+from playhall_client import Client
+
+from ..cluster import LocalCluster
+from ..helpers import finished_against_a_bot
+from ..process import ServerProcess, free_port
+from ..test_play_mantis import play_until_over
+from .conftest import Fleet, fleet_processes, recording, running
+from .test_forwarding import assert_no_gap
+
+# The server's own writes are each of one hash slot only under the key layout with hash tags
+# (a room's keys under ``{<room id>}``); before it, a Cluster refuses them (CROSSSLOT).
+pytestmark = pytest.mark.skipif(
+    "{" not in Keys("p:").room_key("r"), reason="the key layout is not the Cluster's yet"
+)
+
+
+@pytest.fixture(scope="module")
+async def cluster_fleet(
+    cluster_nodes: LocalCluster, tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[Fleet]:
+    """Three processes on the session's Cluster, for the module."""
+    folder = tmp_path_factory.mktemp("cluster-fleet")
+    async with running(fleet_processes(cluster_nodes.url, folder)) as trio:
+        yield trio
+
+
+async def primary_of(cluster: LocalCluster, key: str) -> int:
+    """The port of the primary serving ``key``'s slot now."""
+    slot = key_slot(key.encode())
+    for port in await cluster.primaries():
+        view = await cluster.slots_of(port)
+        if any(start <= slot <= end for start, end in view):
+            return port
+    raise AssertionError(f"no primary serves slot {slot}")
+
+
+async def test_a_process_on_the_cluster_plays_a_game_to_the_end(
+    redis_cluster: LocalCluster, tmp_path: Path,
+) -> None:
+    prefix = f"c{uuid.uuid4().hex[:8]}:"
+    server = ServerProcess(free_port(), redis_cluster.url, prefix, f"{prefix}one",
+                           log_path=tmp_path / "server.log")
+    client = None
+    try:
+        await server.start()
+        client = await Client.connect(server.url, name="solo")
+        room = await finished_against_a_bot(client)
+        assert room.view["status"] == "finished"
+        # Its history (a player's slot) and its replay (the room's) are read back.
+        hello = await Client.connect(server.url, token=client.token)
+        await hello.close()
+    finally:
+        if client is not None:
+            await client.close()
+        server.terminate()
+    errors = [line for line in server.log_lines() if line.get("level") == "error"]
+    assert errors == []
+
+
+@pytest.mark.parametrize("fault", ["fail_over", "kill"])
+async def test_a_game_over_three_processes_goes_on_through_a_failover_of_its_rooms_primary(
+    redis_cluster: LocalCluster, cluster_fleet: Fleet, fault: str,
+) -> None:
+    """``fail_over``: CLUSTER FAILOVER on the replica (a hand-over, nothing lost). ``kill``:
+    the primary SIGKILLed, its replica promoted once the Cluster sees it dead; the commits in
+    flight then fail (store_failed), and the clients send their moves again (with their move
+    ids: made at most once)."""
+    a = await recording(cluster_fleet.url(0), name="a")
+    b = await recording(cluster_fleet.url(1), name="b")
+    watcher = await recording(cluster_fleet.url(2), name="w")
+    try:
+        mirror = await a.client.create("mantis", 2)
+        room = mirror.room
+        other = await b.client.join(room)
+        await watcher.client.join(room, watch=True)
+        await a.client.ready(room)
+        await b.client.ready(room)
+        playing = asyncio.ensure_future(play_until_over([(a.client, mirror), (b.client, other)]))
+        await mirror.wait(lambda m: m.version >= 6)
+        victim = await primary_of(redis_cluster, f"{cluster_fleet.prefix}room:{{{room}}}")
+        if fault == "fail_over":
+            successor = await redis_cluster.fail_over(victim)
+        else:
+            successor = await redis_cluster.kill(victim)
+        assert await primary_of(redis_cluster, f"{cluster_fleet.prefix}room:{{{room}}}") == (
+            successor
+        )
+        moves = await playing
+        assert moves > 6
+        final = max(assert_no_gap(r, room) for r in (a, b, watcher))
+        for r in (a, b, watcher):
+            await r.client.rooms[room].wait(lambda m: m.version == final)
+            assert r.client.rooms[room].view["status"] == "finished"
+    finally:
+        for r in (a, b, watcher):
+            await r.client.close()
