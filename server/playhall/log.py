@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import structlog
 
@@ -47,3 +49,14 @@ def configure(fmt: str = "auto", level: str = "info") -> None:
 def get(name: str) -> structlog.stdlib.BoundLogger:
     logger: structlog.stdlib.BoundLogger = structlog.get_logger(name)
     return logger
+
+
+def call_each(hooks: Iterable[Callable[[], None]], logger: Any, failed: str) -> None:
+    """Call every hook (of a list copied first: a hook may change it); one that raises is
+    logged as ``failed`` with its traceback, and the others are called all the same (one
+    user's bug must not keep the others from repairing)."""
+    for hook in list(hooks):
+        try:
+            hook()
+        except Exception:
+            logger.exception(failed)

@@ -209,11 +209,7 @@ class Bus:
         self.subscriptions += 1
         logger.warning("bus_reconnected", channels=len(self._handlers),
                        subscriptions=self.subscriptions)
-        for hook in list(self.on_reconnect):
-            try:
-                hook()
-            except Exception:  # one user's bug must not keep the others from repairing
-                logger.exception("bus_reconnect_hook_failed")
+        log.call_each(self.on_reconnect, logger, "bus_reconnect_hook_failed")
 
     # -- a Cluster's slots moving --------------------------------------------------------------
 

@@ -214,11 +214,7 @@ class ClusterPipe:
         self.table = table
         self.refreshes += 1
         if changed:
-            for hook in list(self.on_map):
-                try:
-                    hook()
-                except Exception:  # one user's bug must not keep the others from following
-                    logger.exception("cluster_map_hook_failed")
+            log.call_each(self.on_map, logger, "cluster_map_hook_failed")
 
     def refresh_soon(self) -> None:
         """Read the slot map again in the background."""

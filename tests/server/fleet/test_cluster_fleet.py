@@ -6,7 +6,6 @@ order."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,9 +19,8 @@ from playhall_client import Client
 from ..cluster import LocalCluster
 from ..helpers import finished_against_a_bot
 from ..process import ServerProcess, free_port
-from ..test_play_mantis import play_until_over
-from .conftest import Fleet, fleet_processes, recording, running
-from .test_forwarding import assert_no_gap
+from .conftest import Fleet, fleet_processes, running
+from .test_forwarding import duel_across
 
 # The server's own writes are each of one hash slot only under the key layout with hash tags
 # (a room's keys under ``{<room id>}``); before it, a Cluster refuses them (CROSSSLOT).
@@ -82,32 +80,14 @@ async def test_a_game_over_three_processes_goes_on_through_a_failover_of_its_roo
     the primary SIGKILLed, its replica promoted once the Cluster sees it dead; the commits in
     flight then fail (store_failed), and the clients send their moves again (with their move
     ids: made at most once)."""
-    a = await recording(cluster_fleet.url(0), name="a")
-    b = await recording(cluster_fleet.url(1), name="b")
-    watcher = await recording(cluster_fleet.url(2), name="w")
-    try:
-        mirror = await a.client.create("mantis", 2)
-        room = mirror.room
-        other = await b.client.join(room)
-        await watcher.client.join(room, watch=True)
-        await a.client.ready(room)
-        await b.client.ready(room)
-        playing = asyncio.ensure_future(play_until_over([(a.client, mirror), (b.client, other)]))
-        await mirror.wait(lambda m: m.version >= 6)
-        victim = await primary_of(redis_cluster, f"{cluster_fleet.prefix}room:{{{room}}}")
+    async with duel_across(cluster_fleet) as duel:
+        await duel.mirror.wait(lambda m: m.version >= 6)
+        key = f"{cluster_fleet.prefix}room:{{{duel.room}}}"
+        victim = await primary_of(redis_cluster, key)
         if fault == "fail_over":
             successor = await redis_cluster.fail_over(victim)
         else:
             successor = await redis_cluster.kill(victim)
-        assert await primary_of(redis_cluster, f"{cluster_fleet.prefix}room:{{{room}}}") == (
-            successor
-        )
-        moves = await playing
-        assert moves > 6
-        final = max(assert_no_gap(r, room) for r in (a, b, watcher))
-        for r in (a, b, watcher):
-            await r.client.rooms[room].wait(lambda m: m.version == final)
-            assert r.client.rooms[room].view["status"] == "finished"
-    finally:
-        for r in (a, b, watcher):
-            await r.client.close()
+        assert await primary_of(redis_cluster, key) == successor
+        assert await duel.playing > 6
+        await duel.seen_to_the_end()

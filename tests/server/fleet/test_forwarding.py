@@ -5,12 +5,15 @@ it, in order, with no gap and nothing of another seat's."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import msgpack
 import redis.asyncio as aioredis
 
-from playhall_client import Client
+from playhall_client import Client, RoomMirror
 
 from ..test_play_mantis import play_until_over
 from .conftest import Fleet, Recorder, recording
@@ -100,35 +103,63 @@ async def test_a_four_seat_game_over_three_processes_is_what_one_process_sends(
 
 
 
+@dataclass
+class Duel:
+    """A Mantis duel over three processes (see :func:`duel_across`)."""
+
+    room: str
+    #: Seat 0's connection (on process 0, the owner), seat 1's (process 1), a watcher's (2).
+    recorders: list[Recorder]
+    #: Seat 0's mirror of the room.
+    mirror: RoomMirror
+    #: The game played to the end by both seats: the moves made.
+    playing: asyncio.Future[int]
+
+    async def seen_to_the_end(self) -> None:
+        """Every connection was shown every version from its snapshot on, with no gap, up to
+        the finished game's last."""
+        final = max(assert_no_gap(r, self.room) for r in self.recorders)
+        for r in self.recorders:
+            await r.client.rooms[self.room].wait(lambda m: m.version == final)
+            assert r.client.rooms[self.room].view["status"] == "finished"
+
+
+@asynccontextmanager
+async def duel_across(fleet: Fleet) -> AsyncIterator[Duel]:
+    """A duel whose creator (seat 0) is on process 0, which holds the room, its other seat on
+    process 1 and a watcher on process 2, being played to the end from the start."""
+    recorders = [await recording(fleet.url(i), name=name) for i, name in enumerate("abw")]
+    a, b, watcher = (r.client for r in recorders)
+    playing: asyncio.Future[int] | None = None
+    try:
+        mirror = await a.create("mantis", 2)
+        other = await b.join(mirror.room)
+        await watcher.join(mirror.room, watch=True)
+        await a.ready(mirror.room)
+        await b.ready(mirror.room)
+        playing = asyncio.ensure_future(play_until_over([(a, mirror), (b, other)]))
+        yield Duel(mirror.room, recorders, mirror, playing)
+    finally:
+        if playing is not None and not playing.done():
+            playing.cancel()
+        for r in recorders:
+            await r.client.close()
+
+
 async def test_frames_lost_with_a_subscriber_connection_are_repaired_without_a_gap(
     fleet: Fleet, redis_url: str
 ) -> None:
     """Pub/sub loses what is published while a subscriber's connection is down: every
     process's subscriber is cut mid-game. Each connection is synced again (a snapshot) and
     never shown an update that does not follow what it has."""
-    a = await recording(fleet.url(0), name="a")
-    b = await recording(fleet.url(1), name="b")
-    watcher = await recording(fleet.url(2), name="w")
-    try:
-        mirror = await a.client.create("mantis", 2)
-        room = mirror.room
-        other = await b.client.join(room)
-        await watcher.client.join(room, watch=True)
-        await a.client.ready(room)
-        await b.client.ready(room)
-        players = [(a.client, mirror), (b.client, other)]
-        playing = asyncio.ensure_future(play_until_over(players))
-        await mirror.wait(lambda m: m.version >= 8)
+    async with duel_across(fleet) as duel:
+        await duel.mirror.wait(lambda m: m.version >= 8)
         cut = await _kill_subscribers(redis_url)
         assert cut >= 3  # one per process at least
-        await playing
-        final = max(assert_no_gap(r, room) for r in (a, b, watcher))
-        for r in (a, b, watcher):
-            await r.client.rooms[room].wait(lambda m: m.version == final)
+        await duel.playing
+        await duel.seen_to_the_end()
+        for r in duel.recorders:
             assert r.client.reconnects == 0
-    finally:
-        for r in (a, b, watcher):
-            await r.client.close()
 
 
 async def _kill_subscribers(redis_url: str) -> int:
