@@ -10,16 +10,18 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 
 from playhall import app
 from playhall.catalog import get_game
 from playhall.net.websocket import WebSocket
 from playhall.rooms.record import RoomRecord
 from playhall.rooms.replay import replay
+from playhall.store.connect import parse_target
 from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Store
 from playhall.store.rooms import Stored
@@ -85,6 +87,15 @@ async def next_push(client: Client, kind: str, timeout: float = 10) -> dict[str,
         message = await asyncio.wait_for(client.pushes.get(), timeout)
         if message.get("t") == kind:
             return message
+
+
+def redis_client(url: str) -> aioredis.Redis:
+    """A redis-py client for ``url``: a ``RedisCluster`` for a ``redis+cluster://`` URL (its
+    first seed is enough to find the rest), else one Redis's."""
+    target = parse_target(url)
+    if target.cluster:
+        return cast(aioredis.Redis, RedisCluster.from_url(target.seeds[0]))
+    return aioredis.Redis.from_url(url)
 
 
 async def stored_room(redis_url: str, prefix: str, room: str) -> tuple[Stored, RoomRecord]:

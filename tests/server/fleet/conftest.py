@@ -1,6 +1,6 @@
-"""Fixtures of the fleet tests: three real server processes on one real Redis (the tests'),
-under one key prefix, so any of them serves any room; and clients that record every frame
-they get, as it arrived.
+"""Fixtures of the fleet tests: three real server processes on one real Redis (the tests', or
+with ``PLAYHALL_TEST_FLEET_ON_CLUSTER=1`` the session's Redis Cluster), under one key prefix,
+so any of them serves any room; and clients that record every frame they get, as it arrived.
 
 The three processes are started once per test module and shared by its tests (each test makes
 its own rooms and players); a test that kills or restarts one starts it again before it ends,
@@ -10,6 +10,7 @@ so the next test finds three.
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,6 +20,7 @@ import pytest
 
 from playhall_client import Client, RoomMirror, ServerError
 
+from ..cluster import LocalCluster
 from ..process import ServerProcess, free_port
 
 #: Short enough that a killed owner's rooms are taken over within a test's patience.
@@ -66,6 +68,15 @@ async def running(fleet: Fleet) -> AsyncIterator[Fleet]:
         for process in fleet.processes:
             if process.process is not None and process.process.poll() is None:
                 process.terminate()
+
+
+if os.environ.get("PLAYHALL_TEST_FLEET_ON_CLUSTER") == "1":
+
+    @pytest.fixture(scope="session")
+    def redis_url(cluster_nodes: LocalCluster) -> str:
+        """These tests' Redis: the session's Redis Cluster (``../cluster.py``) instead of the
+        single Redis, when asked (CONTRIBUTING.md, "Checking a change")."""
+        return cluster_nodes.url
 
 
 @pytest.fixture(scope="module")

@@ -12,17 +12,17 @@ from pathlib import Path
 
 import msgpack
 import pytest
-import redis.asyncio as aioredis
 
 from playhall_client import Client, RoomMirror, ServerError
 
+from ..helpers import redis_client
 from ..test_play_mantis import play_until_over
 from .conftest import FORWARD_TIMEOUT, Fleet, fleet_processes, play_on, running
 
 
 async def log_mids(redis_url: str, prefix: str, room: str) -> Counter[object]:
     """How often each move id is in the room's log."""
-    client = aioredis.Redis.from_url(redis_url)
+    client = redis_client(redis_url)
     try:
         entries = await client.xrange(f"{prefix}room:{{{room}}}:log")
     finally:
@@ -122,7 +122,7 @@ async def slow_lease_fleet(
 
 async def lease_holder(redis_url: str, prefix: str, room: str) -> str:
     """The instance whose lease the room has ("<owner>|<fence>"), "" if none."""
-    client = aioredis.Redis.from_url(redis_url)
+    client = redis_client(redis_url)
     try:
         lease = await client.get(f"{prefix}lease:{{{room}}}")
     finally:

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgpack
-import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 
 from playhall_client import Client, RoomMirror
 
+from ..helpers import redis_client
 from ..test_play_mantis import play_until_over
 from .conftest import Fleet, Recorder, recording
 
@@ -163,8 +164,14 @@ async def test_frames_lost_with_a_subscriber_connection_are_repaired_without_a_g
 
 
 async def _kill_subscribers(redis_url: str) -> int:
-    client = aioredis.Redis.from_url(redis_url)
+    """Close every subscribed connection (on a Cluster, those of every primary)."""
+    client = redis_client(redis_url)
     try:
+        if isinstance(client, RedisCluster):
+            cut = await client.execute_command(
+                "CLIENT", "KILL", "TYPE", "pubsub", target_nodes=RedisCluster.PRIMARIES
+            )
+            return sum(int(count) for count in cut.values())
         return int(await client.execute_command("CLIENT", "KILL", "TYPE", "pubsub"))
     finally:
         await client.aclose()
