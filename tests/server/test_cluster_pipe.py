@@ -15,7 +15,7 @@ from redis.exceptions import RedisError
 
 from playhall.store import scripts
 from playhall.store.cluster_pipe import ClusterPipe, command_key
-from playhall.store.connect import open_client, open_pipe, parse_target
+from playhall.store.connect import drop_idle_connections, open_client, open_pipe, parse_target
 from playhall.store.outage import is_store_error
 from playhall.store.pipe import encode_bulk, encode_command
 
@@ -152,3 +152,29 @@ async def _answered_after(pipe: ClusterPipe, key: bytes, timeout: float = 20) ->
             except RedisError as exc:
                 assert is_store_error(exc)
                 await asyncio.sleep(0.05)  # a room's retry after store_failed
+
+
+async def test_the_general_client_drops_its_idle_connections_to_every_node(
+    redis_cluster: LocalCluster,
+) -> None:
+    """What a room does before settling a commit whose reply was lost (``fresh``): the
+    general client's idle connections, to every node of the Cluster, are closed, and the next
+    command makes a new one."""
+    client = await open_client(parse_target(redis_cluster.url + "/?client_name=idle-probe"), 2.0)
+    try:
+        keys = [f"idle:{{{i}}}" for i in range(12)]
+        await asyncio.gather(*(client.set(key, "1") for key in keys))
+        primaries = await redis_cluster.primaries()
+        assert all([await _named(port, "idle-probe") for port in primaries])
+        await drop_idle_connections(client)
+        assert not any([await _named(port, "idle-probe") for port in primaries])
+        assert await client.get(keys[0]) == b"1"
+    finally:
+        await client.aclose()
+
+
+async def _named(port: int, name: str) -> int:
+    """How many connections named ``name`` the node on ``port`` has."""
+    listed = await on_node(port, "CLIENT", "LIST")
+    text = listed.decode() if isinstance(listed, bytes) else str(listed)
+    return sum(f" name={name} " in f" {line} " for line in text.splitlines())

@@ -56,9 +56,16 @@ _SLOT_CACHE_SIZE: Final = 65536
 Address = tuple[str, int]
 
 
+#: How a script call's second part starts (``scripts.Script``: its name and digest or text as
+#: one part, the key count first in the next).
+_SCRIPT_PARTS: Final = (b"$7\r\nEVALSHA\r\n", b"$4\r\nEVAL\r\n")
+
+
 def command_key(parts: tuple[bytes, ...]) -> bytes | None:
     """The key a command in RESP (``parts``, each holding whole elements: the array's header,
     bulk strings) is routed by, or None for a command of no key."""
+    if len(parts) > 2 and parts[1].startswith(_SCRIPT_PARTS):
+        return _script_key(parts[2])  # every commit: read only what is needed
     words: list[bytes] = []
     want = 2  # the name and the first argument, until the name says otherwise
     for part in parts:
@@ -83,6 +90,17 @@ def command_key(parts: tuple[bytes, ...]) -> bytes | None:
             if len(words) == want:
                 return words[-1]
     return None
+
+
+def _script_key(part: bytes) -> bytes | None:
+    """The first key of a script call whose ``part`` starts with the key count."""
+    end = part.index(b"\r\n")
+    size = int(part[1:end])
+    if part[end + 2 : end + 2 + size] == b"0":
+        return None
+    at = end + 4 + size
+    end = part.index(b"\r\n", at)
+    return part[end + 2 : end + 2 + int(part[at + 1 : end])]
 
 
 class ClusterPipe:

@@ -116,7 +116,9 @@ async def drop_idle_connections(client: aioredis.Redis) -> None:
     """Close ``client``'s idle connections (the next command makes a new one): those to every
     node of a Cluster."""
     if isinstance(client, RedisCluster):
-        for node in cast(RedisCluster, client).get_nodes():
+        cluster = cast(RedisCluster, client)
+        # (The seed nodes' own connections too: those read the slot map.)
+        for node in [*cluster.get_nodes(), *cluster.nodes_manager.startup_nodes.values()]:
             await node.disconnect_free_connections()
         return
     await client.connection_pool.disconnect(inuse_connections=False)
