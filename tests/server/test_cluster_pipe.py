@@ -6,6 +6,8 @@ while the next ones reach its successor."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import uuid
 from collections.abc import AsyncIterator
 
 import pytest
@@ -25,16 +27,31 @@ from .cluster import LocalCluster
 BUMP = scripts.Script.of("return redis.call('INCRBY', KEYS[1], ARGV[1])")
 
 
+#: A script this session loads and never runs (its digest unique to the session).
+LOADED_TEXT = f"return '{uuid.uuid4().hex}'"
+LOADED = scripts.Script.of(LOADED_TEXT)
+
+
 @pytest.fixture
 async def cluster_pipe(redis_cluster: LocalCluster) -> AsyncIterator[ClusterPipe]:
     target = parse_target(redis_cluster.url)
     client = await open_client(target, timeout=2.0)
     pipe = open_pipe(target, client, timeout=2.0)
     assert isinstance(pipe, ClusterPipe)
-    pipe.preamble = [BUMP.load]
+    pipe.preamble = [BUMP.load, LOADED.load]
     yield pipe
     await pipe.aclose()
     await client.aclose()
+
+
+async def _asking(port: int, *command: object) -> object:
+    """``command`` asked of the node on ``port`` right after ``ASKING``, on one connection."""
+    client = aioredis.Redis(port=port, single_connection_client=True)
+    try:
+        await client.execute_command("ASKING")
+        return await client.execute_command(*command)
+    finally:
+        await client.aclose()
 
 
 async def on_node(port: int, *command: object) -> object:
@@ -73,6 +90,11 @@ async def test_each_command_reaches_the_primary_of_its_slot(
         assert await on_node(port, "GET", key + b":s") == b"v"
     assert used == set(await redis_cluster.primaries())
     assert cluster_pipe.refreshes == 1  # nothing was redirected
+    # Every node's connection began with the preamble's SCRIPT LOAD (this test's own script,
+    # never run anywhere, is known to every primary all the same).
+    for port in used:
+        digest = hashlib.sha1(LOADED_TEXT.encode()).hexdigest()
+        assert await on_node(port, "SCRIPT", "EXISTS", digest) == [1]
     assert await cluster_pipe.call(b"PING") == b"PONG"
 
 
@@ -110,6 +132,29 @@ async def _bump_until(
                 done += 1
         await asyncio.sleep(0)  # (a pass of the loop between batches, as rooms commit)
     return done, failed
+
+
+async def test_a_slot_being_moved_is_followed_with_asking(
+    redis_cluster: LocalCluster, cluster_pipe: ClusterPipe,
+) -> None:
+    """While an operator moves a slot, its old node answers ASK for a key it no longer has;
+    the command goes to the new node after ASKING, and the slot map is left as it is."""
+    key = b"pipe:{asked}:k"
+    slot = cluster_pipe.slot(key)
+    source = cluster_pipe.node_of(key)[1]
+    target = next(port for port in await redis_cluster.primaries() if port != source)
+    source_id, target_id = [await on_node(port, "CLUSTER", "MYID") for port in (source, target)]
+    await on_node(target, "CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+    await on_node(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+    try:
+        assert await cluster_pipe.call(b"SET", key, b"moved") == b"OK"  # ASK, then ASKING
+        assert await cluster_pipe.call(b"GET", key) == b"moved"
+        assert await _asking(target, "EXISTS", key) == 1  # written on the target
+        assert cluster_pipe.node_of(key)[1] == source  # the slot is still the source's
+        assert await cluster_pipe.call(b"DEL", key) == 1
+    finally:
+        for port in (source, target):
+            await on_node(port, "CLUSTER", "SETSLOT", slot, "STABLE")
 
 
 @pytest.mark.parametrize("fault", ["fail_over", "kill"])
