@@ -383,7 +383,8 @@ class _Link:
                     await client.aclose()
             if bus._cluster is not None:
                 self.inherited = True  # whatever it subscribes to next was away meanwhile
-                await bus._cluster.refresh()  # (which moves channels served elsewhere now)
+                await bus._cluster.refresh()
+                bus._follow_map()  # channels served elsewhere now go to their node's link
                 if bus.links.get(self.address) is not self:
                     return  # no channel left here: stopped by the bus
             await asyncio.sleep(wait)

@@ -114,6 +114,8 @@ class ClusterPipe:
         self.pipes: dict[Address, RedisPipe] = {}
         #: The primary serving each slot, by slot.
         self.table: list[Address] = []
+        #: The table as the slot map last read it.
+        self._read: list[Address] = []
         self._slots: dict[bytes, int] = {}
         self._on_answer: Callable[[], None] | None = None
         self._preamble: list[bytes] = []
@@ -181,11 +183,10 @@ class ClusterPipe:
         calls, per node); awaited, its reply, after any redirection."""
         key = command_key(command)
         address = self.node_of(key)
-        return self._answer(self.pipe_at(address).call_encoded(*command), command, key, address)
+        return self._answer(self.pipe_at(address).call_encoded(*command), command, key)
 
     async def _answer(
         self, pending: Awaitable[Any], command: tuple[bytes, ...], key: bytes | None,
-        address: Address,
     ) -> Any:
         for _ in range(MAX_REDIRECTS):
             try:
@@ -228,8 +229,9 @@ class ClusterPipe:
             nodes = slots.get(slot)
             node = nodes[0] if nodes else fallback
             table.append((node.host, int(node.port)))
-        changed = bool(self.table) and table != self.table
-        self.table = table
+        # (Against the map read last, not the table a MOVED reply mended since.)
+        changed = bool(self._read) and table != self._read
+        self.table, self._read = table, list(table)
         self.refreshes += 1
         if changed:
             log.call_each(self.on_map, logger, "cluster_map_hook_failed")
