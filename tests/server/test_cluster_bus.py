@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import pytest
+import redis.asyncio as aioredis
 
 from playhall.store.bus import Bus
 from playhall.store.cluster_pipe import ClusterPipe
@@ -132,3 +133,56 @@ async def test_after_a_primary_fails_the_bus_subscribes_on_its_successor_and_say
     assert set(subscriber.links) == {publisher.node_of(c) for c in channels}
     if fault == "kill":
         await redis_cluster.revive()
+
+
+async def move_slot(cluster: LocalCluster, slot: int, source: int, target: int) -> None:
+    """Move an empty slot from the primary on ``source`` to the one on ``target``, as an
+    operator resharding does, and tell every primary."""
+    ids = {port: await node_id(port) for port in (source, target)}
+    await on_node(target, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[source])
+    await on_node(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[target])
+    for port in (target, source, *(p for p in await cluster.primaries() if p not in ids)):
+        await on_node(port, "CLUSTER", "SETSLOT", slot, "NODE", ids[target])
+
+
+async def test_a_slot_moved_away_takes_its_channels_subscription_to_its_new_node(
+    bus: tuple[Bus, Heard], publisher: ClusterPipe, redis_cluster: LocalCluster,
+) -> None:
+    subscriber, heard = bus
+    channels = channels_on_every_primary(publisher)
+    for channel in channels:
+        await subscriber.subscribe(channel, heard.handler(channel))
+    await subscriber.start()
+    moving = channels[0]
+    slot = publisher.slot(moving)
+    source = publisher.node_of(moving)[1]
+    target = next(p for p in await redis_cluster.primaries() if p != source)
+    await move_slot(redis_cluster, slot, source, target)
+    try:
+        await heard.wait(lambda: heard.reconnects >= 1)
+        await publisher.refresh()
+        assert publisher.node_of(moving)[1] == target
+        # The source dropped the moved channel; the bus remade its link there (every channel
+        # of that node subscribed again) and subscribed the moved one on the target.
+        async with asyncio.timeout(20):
+            while (await subscriber.numsub(channels))[1::2] != [1] * len(channels):
+                await asyncio.sleep(0.05)  # polling Redis's counts
+        assert (target_host := publisher.node_of(moving)) in subscriber.links
+        assert moving in subscriber.links[target_host].channels
+        assert await publisher.call(b"SPUBLISH", moving, b"moved") == 1
+        await heard.wait(lambda: heard.messages[moving] == [b"moved"])
+    finally:
+        await move_slot(redis_cluster, slot, target, source)
+
+
+async def node_id(port: int) -> str:
+    found = await on_node(port, "CLUSTER", "MYID")
+    return found.decode() if isinstance(found, bytes) else str(found)
+
+
+async def on_node(port: int, *command: object) -> object:
+    client = aioredis.Redis(port=port)
+    try:
+        return await client.execute_command(*command)
+    finally:
+        await client.aclose()

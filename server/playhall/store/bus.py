@@ -70,6 +70,13 @@ class _ChannelsMoved(Exception):
     elsewhere now (a failover made it a replica, or the slot was moved)."""
 
 
+class _NotPrimary(Exception):
+    """The node is a replica now (the slot map read was older than a failover). A replica
+    takes SSUBSCRIBE and hands on its primary's messages, but neither SPUBLISH's count nor
+    SHARDNUMSUB asked of the primary counts its subscribers: a subscription there would look
+    like nobody listening."""
+
+
 class Bus:
     def __init__(
         self, url: str, pipe: CommandPipe, outage: Outage, *, name: str, timeout: float,
@@ -348,6 +355,8 @@ class _Link:
                 setattr(pubsub, "_resubscribe_shard_channels",  # noqa: B010
                         functools.partial(self._resubscribe_shards, pubsub))
             try:
+                if bus.sharded:
+                    await self._check_primary(client)
                 await self._subscribe_all(pubsub)
                 connection = pubsub.connection
                 assert connection is not None  # connected by the subscribe
@@ -366,6 +375,8 @@ class _Link:
                 logger.warning("bus_channels_dropped", node=_name(self.address),
                                channel=str(moved))
                 failing, wait = False, RETRY_FIRST
+            except _NotPrimary:
+                pass  # the slot map is read again below, until it names the new primary
             except Exception as exc:
                 if self.made > made:  # it worked for a while: a fresh outage
                     failing, wait = False, RETRY_FIRST
@@ -390,6 +401,11 @@ class _Link:
             await asyncio.sleep(wait)
             wait = min(wait * 2, RETRY_LAST)
 
+    async def _check_primary(self, client: Any) -> None:
+        role = await client.execute_command("ROLE")
+        if role[0] not in (b"master", "master"):
+            raise _NotPrimary()
+
     async def _resubscribe_shards(self, pubsub: Any) -> None:
         for group in self.bus.slot_groups(list(pubsub.shard_channels)):
             await pubsub.ssubscribe(*group)
@@ -409,6 +425,8 @@ class _Link:
         while True:
             message = await pubsub.get_message(timeout=bus.quiet)
             if self._remade_unseen:
+                if bus.sharded:  # made again by redis-py: the node may be a replica now
+                    raise _ChannelsMoved("(the connection was made again)")
                 self._remade_unseen = False
                 self.made += 1
                 bus._subscribed(self, recovered=True)
