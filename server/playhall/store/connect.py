@@ -14,7 +14,7 @@ stores send, each command of one hash slot), and the hot path's command pipe a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
@@ -58,7 +58,8 @@ def parse_target(url: str) -> RedisTarget:
 
 
 def check_url(raw: str) -> str:
-    """A Redis URL as given, once a Cluster's reads (configuration checks it at start)."""
+    """A Redis URL as given, stripped, once it reads: a Cluster URL must name its nodes (the
+    configuration's check, so a bad one stops the start saying why)."""
     url = raw.strip()
     parse_target(url)
     return url
@@ -122,10 +123,6 @@ async def drop_idle_connections(client: aioredis.Redis) -> None:
             await node.disconnect_free_connections()
         return
     await client.connection_pool.disconnect(inuse_connections=False)
-
-
-def is_cluster(client: Any) -> bool:
-    return isinstance(client, RedisCluster)
 
 
 def _host_port(seed: str) -> tuple[str, int]:
