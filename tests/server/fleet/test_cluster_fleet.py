@@ -23,9 +23,14 @@ from .conftest import Fleet, fleet_processes, running
 from .test_forwarding import duel_across
 
 # The server's own writes are each of one hash slot only under the key layout with hash tags
-# (a room's keys under ``{<room id>}``); before it, a Cluster refuses them (CROSSSLOT).
+# (a room's keys under ``{<room id>}``, a player's under ``{<player id>}``, an address's under
+# ``{<address>}``); before it, a Cluster refuses them (CROSSSLOT).
+_KEYS = Keys("p:")
 pytestmark = pytest.mark.skipif(
-    "{" not in Keys("p:").room_key("r"), reason="the key layout is not the Cluster's yet"
+    not all("{" in name for name in (
+        _KEYS.room_key("r"), _KEYS.player_key("p"), _KEYS.connections_key("a"),
+    )),
+    reason="the key layout is not the Cluster's yet",
 )
 
 
