@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import threading
 import uuid
 from collections.abc import AsyncIterator
 
@@ -223,3 +224,39 @@ async def _named(port: int, name: str) -> int:
     listed = await on_node(port, "CLIENT", "LIST")
     text = listed.decode() if isinstance(listed, bytes) else str(listed)
     return sum(f" name={name} " in f" {line} " for line in text.splitlines())
+
+
+async def test_a_transaction_runs_on_its_slots_primary_and_after_a_failover_on_its_successor(
+    redis_cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The stores' MULTI/EXEC of one slot (``pipeline(transaction=True)``) on the general
+    client: on the slot's primary, and after a failover on its successor; and never in a
+    thread the server's loop waits for (redis-py's own cluster transactions run each queued
+    command in a thread of its own, with an event loop of its own, and a server stopped for
+    good in one)."""
+    threads: list[threading.Thread] = []
+    start = threading.Thread.start
+
+    def started(thread: threading.Thread) -> None:
+        threads.append(thread)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", started)
+    client = await open_client(parse_target(redis_cluster.url), 2.0)
+    key = "tx:{failover}"
+
+    async def transaction(value: str) -> list[object]:
+        async with client.pipeline(transaction=True) as pipe:
+            pipe.set(key, value)
+            pipe.get(key)
+            return list(await pipe.execute())
+
+    try:
+        assert await transaction("1") == [True, b"1"]
+        primary = client.get_node_from_key(key).port
+        successor = await redis_cluster.fail_over(primary)
+        assert await transaction("2") == [True, b"2"]  # MOVED: the map read again, sent again
+        assert await on_node(successor, "GET", key) == b"2"
+        assert threads == []
+    finally:
+        await client.aclose()

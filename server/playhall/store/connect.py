@@ -6,7 +6,8 @@ Cluster: the hosts are seed nodes (any of them answering is enough to find the o
 user name, password and query string apply to every node, and there is no database number (a
 Cluster has only database 0). Either way the server runs the same code above the store: the
 general client is redis-py's ``Redis`` or ``RedisCluster`` (both answer every command the
-stores send, each command of one hash slot), and the hot path's command pipe a
+stores send, each command of one hash slot: a Cluster's is
+:class:`~playhall.store.cluster_client.ClusterClient`), and the hot path's command pipe a
 :class:`~playhall.store.pipe.RedisPipe` or a
 :class:`~playhall.store.cluster_pipe.ClusterPipe` (one ``RedisPipe`` per primary).
 """
@@ -21,6 +22,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.connection import SSLConnection, parse_url
 
+from playhall.store.cluster_client import ClusterClient
 from playhall.store.cluster_pipe import ClusterPipe
 from playhall.store.pipe import CommandPipe, RedisPipe
 
@@ -89,8 +91,10 @@ async def open_client(target: RedisTarget, timeout: float) -> aioredis.Redis:
     if options.pop("connection_class", None) is SSLConnection:
         options["ssl"] = True
     nodes = [ClusterNode(*_host_port(seed)) for seed in target.seeds]
-    cluster = RedisCluster(
+    cluster = ClusterClient(
         startup_nodes=nodes,
+        seed=target.seeds[0],
+        timeout=timeout,
         # redis-py's cluster pools do not wait for a free connection (one past the limit is
         # refused and retried): a node's limit is set above what a process asks at once.
         max_connections=256,
@@ -116,11 +120,14 @@ def open_pipe(target: RedisTarget, client: aioredis.Redis, timeout: float) -> Co
 async def drop_idle_connections(client: aioredis.Redis) -> None:
     """Close ``client``'s idle connections (the next command makes a new one): those to every
     node of a Cluster."""
-    if isinstance(client, RedisCluster):
-        cluster = cast(RedisCluster, client)
-        # (The seed nodes' own connections too: those read the slot map.)
+    if isinstance(client, ClusterClient):
+        cluster = cast(ClusterClient, client)
+        # (The seed nodes' own connections too: those read the slot map; and the
+        # transactions' plain clients.)
         for node in [*cluster.get_nodes(), *cluster.nodes_manager.startup_nodes.values()]:
             await node.disconnect_free_connections()
+        for plain in cluster.plain.values():
+            await plain.connection_pool.disconnect(inuse_connections=False)
         return
     await client.connection_pool.disconnect(inuse_connections=False)
 
