@@ -302,6 +302,15 @@ def _parse_topology(info: str, nodes: str) -> Topology:
     return view
 
 
+async def on_node(port: int, *command: object) -> object:
+    """``command`` asked of the node on ``port`` alone (a plain client: no redirection)."""
+    client = aioredis.Redis(port=port)
+    try:
+        return await client.execute_command(*command)
+    finally:
+        await client.aclose()
+
+
 async def _replica_link_up(port: int) -> bool | None:
     """For a replica, whether its link to its primary is up (synced); None for a primary."""
     client = aioredis.Redis(port=port, socket_timeout=2, socket_connect_timeout=2)

@@ -11,14 +11,13 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import pytest
-import redis.asyncio as aioredis
 
 from playhall.store.bus import Bus
 from playhall.store.cluster_pipe import ClusterPipe
 from playhall.store.connect import open_client, open_pipe, parse_target
 from playhall.store.outage import Outage
 
-from .cluster import LocalCluster
+from .cluster import LocalCluster, on_node
 
 
 @dataclass
@@ -70,6 +69,15 @@ def channels_on_every_primary(pipe: ClusterPipe, count: int = 12) -> list[bytes]
     return channels
 
 
+async def listening_everywhere(bus: Bus, heard: Heard, publisher: ClusterPipe) -> list[bytes]:
+    """The bus started, subscribed to channels on every primary (``heard`` gets them)."""
+    channels = channels_on_every_primary(publisher)
+    for channel in channels:
+        await bus.subscribe(channel, heard.handler(channel))
+    await bus.start()
+    return channels
+
+
 async def publish_each(publisher: ClusterPipe, bus: Bus, channels: list[bytes], data: bytes
                        ) -> list[int]:
     """Publish ``data`` on each channel as the bus would (SPUBLISH), from the other pipe."""
@@ -108,10 +116,7 @@ async def test_after_a_primary_fails_the_bus_subscribes_on_its_successor_and_say
     bus: tuple[Bus, Heard], publisher: ClusterPipe, redis_cluster: LocalCluster, fault: str,
 ) -> None:
     subscriber, heard = bus
-    channels = channels_on_every_primary(publisher)
-    for channel in channels:
-        await subscriber.subscribe(channel, heard.handler(channel))
-    await subscriber.start()
+    channels = await listening_everywhere(subscriber, heard, publisher)
     victim = publisher.node_of(channels[0])[1]
     moving = [c for c in channels if publisher.node_of(c)[1] == victim]
     staying = [c for c in channels if c not in moving]
@@ -149,10 +154,7 @@ async def test_a_slot_moved_away_takes_its_channels_subscription_to_its_new_node
     bus: tuple[Bus, Heard], publisher: ClusterPipe, redis_cluster: LocalCluster,
 ) -> None:
     subscriber, heard = bus
-    channels = channels_on_every_primary(publisher)
-    for channel in channels:
-        await subscriber.subscribe(channel, heard.handler(channel))
-    await subscriber.start()
+    channels = await listening_everywhere(subscriber, heard, publisher)
     moving = channels[0]
     slot = publisher.slot(moving)
     source = publisher.node_of(moving)[1]
@@ -178,11 +180,3 @@ async def test_a_slot_moved_away_takes_its_channels_subscription_to_its_new_node
 async def node_id(port: int) -> str:
     found = await on_node(port, "CLUSTER", "MYID")
     return found.decode() if isinstance(found, bytes) else str(found)
-
-
-async def on_node(port: int, *command: object) -> object:
-    client = aioredis.Redis(port=port)
-    try:
-        return await client.execute_command(*command)
-    finally:
-        await client.aclose()

@@ -22,7 +22,7 @@ from playhall.store.connect import drop_idle_connections, open_client, open_pipe
 from playhall.store.outage import is_store_error
 from playhall.store.pipe import encode_bulk, encode_command
 
-from .cluster import LocalCluster
+from .cluster import LocalCluster, on_node
 
 #: A script of one key (the pipe's routing sees its first key after the key count).
 BUMP = scripts.Script.of("return redis.call('INCRBY', KEYS[1], ARGV[1])")
@@ -50,15 +50,6 @@ async def _asking(port: int, *command: object) -> object:
     client = aioredis.Redis(port=port, single_connection_client=True)
     try:
         await client.execute_command("ASKING")
-        return await client.execute_command(*command)
-    finally:
-        await client.aclose()
-
-
-async def on_node(port: int, *command: object) -> object:
-    """``command`` asked of the node on ``port`` alone (a plain client: no redirection)."""
-    client = aioredis.Redis(port=port)
-    try:
         return await client.execute_command(*command)
     finally:
         await client.aclose()
