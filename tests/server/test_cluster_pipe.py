@@ -126,6 +126,31 @@ async def _bump_until(
     return done, failed
 
 
+async def test_a_count_of_no_subscriber_from_a_replica_has_the_slot_map_read_again(
+    redis_cluster: LocalCluster, cluster_pipe: ClusterPipe,
+) -> None:
+    """A routing table older than a failover names the old primary, a replica now, which
+    answers SPUBLISH and SHARDNUMSUB itself (0) instead of MOVED: the 0 has the map read
+    again, and the next publish reaches the primary, where the subscriber is."""
+    channel = b"pipe:{counted}:in"
+    slot = cluster_pipe.slot(channel)
+    primary = cluster_pipe.node_of(channel)
+    replica = await redis_cluster.replica_of(primary[1])
+    listener = aioredis.Redis(port=primary[1]).pubsub()
+    try:
+        await listener.ssubscribe(channel)
+        cluster_pipe.table[slot] = (primary[0], replica)  # as a failover would leave it
+        read = cluster_pipe.refreshes
+        assert await cluster_pipe.call(b"SPUBLISH", channel, b"lost") == 0  # the replica's
+        async with asyncio.timeout(10):
+            while cluster_pipe.refreshes == read:
+                await asyncio.sleep(0.01)  # the map read again in the background
+        assert cluster_pipe.table[slot] == primary
+        assert await cluster_pipe.call(b"SPUBLISH", channel, b"heard") == 1
+    finally:
+        await listener.aclose()
+
+
 async def test_a_slot_being_moved_is_followed_with_asking(
     redis_cluster: LocalCluster, cluster_pipe: ClusterPipe,
 ) -> None:

@@ -230,7 +230,9 @@ class Bus:
         for channel, link in list(self._holder.items()):
             if link.address == self._cluster.node_of(channel):
                 continue
-            link.channels.discard(channel)  # (its node dropped it, or is gone)
+            link.channels.discard(channel)
+            if link.pubsub is not None:  # subscribed there still: a message must come once
+                self._spawn(link.leave(channel))
             target = self._hold(channel)
             target.channels.add(channel)
             if target.made:  # subscribed already: add the channel now
@@ -311,6 +313,10 @@ class _Link:
 
     async def remove(self, channel: bytes) -> None:
         self.channels.discard(channel)
+        await self.leave(channel)
+
+    async def leave(self, channel: bytes) -> None:
+        """Unsubscribe from ``channel`` on this link's connection, if it has one."""
         if self.pubsub is None:
             return
         try:

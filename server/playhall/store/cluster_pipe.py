@@ -16,6 +16,8 @@ flight on that node as the single connection does (``ConnectionError``/``Command
 ``store_failed`` to the caller, whose write may or may not have been made) and reads the map
 again, so the next commands reach a primary promoted meanwhile. ``CLUSTERDOWN`` and ``TRYAGAIN``
 replies (the command did not run) are raised as they are: a store failure, nothing changed.
+A count of 0 from ``SPUBLISH`` or ``SHARDNUMSUB`` has the map read again too (at most once a
+second): a primary turned replica answers those itself rather than ``MOVED``.
 """
 
 from __future__ import annotations
@@ -49,6 +51,14 @@ _KEY_AT: Final[dict[bytes, int | None]] = {
     b"SCRIPT": None,
     b"PUBSUB": 2,  # PUBSUB SHARDNUMSUB channel
 }
+
+#: Commands that count a channel's subscribers (SPUBLISH, PUBSUB SHARDNUMSUB). A primary
+#: turned replica by a failover answers them itself, with its own count (0), where it answers a
+#: key's command MOVED: a process that only publishes to a slot would never learn it moved.
+_COUNTING: Final = frozenset({b"SPUBLISH", b"PUBSUB"})
+
+#: Seconds between two readings of the slot map that a count of 0 asks for.
+RECHECK_EVERY: Final = 1.0
 
 #: Slots of keys seen, so a room's commit computes its CRC16 once (cleared when full).
 _SLOT_CACHE_SIZE: Final = 65536
@@ -120,6 +130,8 @@ class ClusterPipe:
         self._on_answer: Callable[[], None] | None = None
         self._preamble: list[bytes] = []
         self._refreshing: asyncio.Task[None] | None = None
+        #: When a count of 0 last had the slot map read again (the loop's clock).
+        self._rechecked_at = float("-inf")
         #: Slot maps read so far (the first at start).
         self.refreshes = 0
         #: Called (with no argument) after a slot map was read that moved a slot to another
@@ -176,7 +188,21 @@ class ClusterPipe:
         return self.table[self.slot(key)]
 
     def call(self, *args: bytes) -> Awaitable[Any]:
-        return self.call_encoded(encode_command(list(args)))
+        answer = self.call_encoded(encode_command(list(args)))
+        if args[0] in _COUNTING:
+            return self._counted(answer)
+        return answer
+
+    async def _counted(self, answer: Awaitable[Any]) -> Any:
+        """A count of subscribers: one of 0 may be a replica's (see :data:`_COUNTING`), so
+        it has the slot map read again (at most every :data:`RECHECK_EVERY` seconds)."""
+        reply = await answer
+        if reply == 0 or (isinstance(reply, list) and 0 in reply[1::2]):
+            now = asyncio.get_running_loop().time()
+            if now - self._rechecked_at >= RECHECK_EVERY:
+                self._rechecked_at = now
+                self.refresh_soon()
+        return reply
 
     def call_encoded(self, *command: bytes) -> Awaitable[Any]:
         """Queue the command on its slot's primary now (commands go in the order of the
