@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from redis.crc import key_slot
 
-from playhall.store.keys import Keys
 from playhall_client import Client
 
 from ..cluster import LocalCluster
@@ -21,17 +20,6 @@ from ..helpers import finished_against_a_bot
 from ..process import ServerProcess, free_port
 from .conftest import Fleet, fleet_processes, running
 from .test_forwarding import duel_across
-
-# The server's own writes are each of one hash slot only under the key layout with hash tags
-# (a room's keys under ``{<room id>}``, a player's under ``{<player id>}``, an address's under
-# ``{<address>}``); before it, a Cluster refuses them (CROSSSLOT).
-_KEYS = Keys("p:")
-pytestmark = pytest.mark.skipif(
-    not all("{" in name for name in (
-        _KEYS.room_key("r"), _KEYS.player_key("p"), _KEYS.connections_key("a"),
-    )),
-    reason="the key layout is not the Cluster's yet",
-)
 
 
 @pytest.fixture(scope="module")
