@@ -44,9 +44,11 @@ class Fleet:
                 await process.start(keep_port=True)
 
 
-def fleet_processes(redis_url: str, log_dir: Path, count: int = 3) -> Fleet:
+def fleet_processes(
+    redis_url: str, log_dir: Path, count: int = 3, lease_ms: int = LEASE_MS,
+) -> Fleet:
     prefix = f"f{uuid.uuid4().hex[:8]}:"
-    settings = ["--lease-ms", str(LEASE_MS), "--forward-timeout", str(FORWARD_TIMEOUT)]
+    settings = ["--lease-ms", str(lease_ms), "--forward-timeout", str(FORWARD_TIMEOUT)]
     processes = [
         ServerProcess(
             free_port(), redis_url, prefix, f"{prefix}s{i}", settings,
