@@ -216,21 +216,50 @@ async def _answered_after(pipe: ClusterPipe, key: bytes, timeout: float = 20) ->
                 await asyncio.sleep(0.05)  # a room's retry after store_failed
 
 
-async def test_the_general_client_drops_its_idle_connections_to_every_node(
+async def test_the_general_client_drops_the_idle_connections_of_its_transactions(
     redis_cluster: LocalCluster,
 ) -> None:
-    """What a room does before settling a commit whose reply was lost (``fresh``): the
-    general client's idle connections, to every node of the Cluster, are closed, and the next
-    command makes a new one."""
+    """What a room does before settling a commit whose reply was lost (``fresh``): the idle
+    connections its settling read (a transaction) goes on, to every primary, are closed, and
+    the next transaction makes a new one."""
     client = await open_client(parse_target(redis_cluster.url + "/?client_name=idle-probe"), 2.0)
     try:
         keys = [f"idle:{{{i}}}" for i in range(12)]
-        await asyncio.gather(*(client.set(key, "1") for key in keys))
+        for key in keys:
+            async with client.pipeline(transaction=True) as pipe:
+                pipe.set(key, "1").get(key)
+                await pipe.execute()
         primaries = await redis_cluster.primaries()
-        assert all([await _named(port, "idle-probe") for port in primaries])
+        before = [await _named(port, "idle-probe") for port in primaries]
         await drop_idle_connections(client)
-        assert not any([await _named(port, "idle-probe") for port in primaries])
-        assert await client.get(keys[0]) == b"1"
+        after = [await _named(port, "idle-probe") for port in primaries]
+        assert all(a < b for a, b in zip(after, before, strict=True)), (before, after)
+        async with client.pipeline(transaction=True) as pipe:
+            assert await pipe.get(keys[0]).execute() == [b"1"]
+    finally:
+        await client.aclose()
+
+
+async def test_dropping_idle_connections_fails_no_command_running_meanwhile(
+    redis_cluster: LocalCluster,
+) -> None:
+    """Commands of other tasks go on while a room drops the idle connections: none of them is
+    handed a connection being closed."""
+    client = await open_client(parse_target(redis_cluster.url), 2.0)
+    try:
+        keys = [f"busy:{{{i}}}" for i in range(24)]
+        await asyncio.gather(*(client.set(key, "1") for key in keys))
+
+        async def reads() -> None:
+            for _ in range(20):
+                assert await asyncio.gather(*(client.get(key) for key in keys)) == [b"1"] * 24
+
+        async def drops() -> None:
+            for _ in range(40):
+                await drop_idle_connections(client)
+                await asyncio.sleep(0)
+
+        await asyncio.gather(reads(), drops())
     finally:
         await client.aclose()
 

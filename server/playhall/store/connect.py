@@ -118,15 +118,16 @@ def open_pipe(target: RedisTarget, client: aioredis.Redis, timeout: float) -> Co
 
 
 async def drop_idle_connections(client: aioredis.Redis) -> None:
-    """Close ``client``'s idle connections (the next command makes a new one): those to every
-    node of a Cluster."""
+    """Close ``client``'s idle connections (the next command makes a new one); on a Cluster,
+    those of the transactions' clients (per primary), on which the reads that settle a lost
+    reply go. Not the cluster nodes' own: their pools hand out a free connection without a
+    lock, so one closed here could be in another task's hands already (it failed sends with
+    "NoneType has no attribute writelines" under failovers); redis-py remakes those itself
+    after a connection error."""
     if isinstance(client, ClusterClient):
         cluster = cast(ClusterClient, client)
-        # (The seed nodes' own connections too: those read the slot map; and the
-        # transactions' plain clients.)
-        for node in [*cluster.get_nodes(), *cluster.nodes_manager.startup_nodes.values()]:
-            await node.disconnect_free_connections()
-        for plain in cluster.plain.values():
+        # A copy: a transaction to a primary seen for the first time adds one meanwhile.
+        for plain in list(cluster.plain.values()):
             await plain.connection_pool.disconnect(inuse_connections=False)
         return
     await client.connection_pool.disconnect(inuse_connections=False)
