@@ -227,7 +227,8 @@ async def test_the_general_client_drops_the_idle_connections_of_its_transactions
         keys = [f"idle:{{{i}}}" for i in range(12)]
         for key in keys:
             async with client.pipeline(transaction=True) as pipe:
-                pipe.set(key, "1").get(key)
+                pipe.set(key, "1")
+                pipe.get(key)
                 await pipe.execute()
         primaries = await redis_cluster.primaries()
         before = [await _named(port, "idle-probe") for port in primaries]
@@ -235,7 +236,8 @@ async def test_the_general_client_drops_the_idle_connections_of_its_transactions
         after = [await _named(port, "idle-probe") for port in primaries]
         assert all(a < b for a, b in zip(after, before, strict=True)), (before, after)
         async with client.pipeline(transaction=True) as pipe:
-            assert await pipe.get(keys[0]).execute() == [b"1"]
+            pipe.get(keys[0])
+            assert await pipe.execute() == [b"1"]
     finally:
         await client.aclose()
 
