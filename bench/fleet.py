@@ -76,14 +76,18 @@ backend fleet
 """
 
 
-def start_server(port: int, redis_url: str, prefix: str, name: str, core: str) -> Any:
+def start_server(port: int, redis_url: str, prefix: str, name: str, core: str,
+                 log: Path | None = None) -> Any:
     """A server as bench/moves.py runs it (caps lifted), one of the fleet: its key prefix
-    shared, its instance name its own."""
+    shared, its instance name its own; its log (warnings and worse) in ``log`` if given."""
     env = {**server_env(), "PLAYHALL_KEY_PREFIX": prefix, "PLAYHALL_INSTANCE": name}
     cmd = server_command(port, redis_url)
     if shutil.which("taskset") and core:
         cmd = ["taskset", "-c", core, *cmd]
-    return subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
+    if log is None:
+        return subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
+    with log.open("ab") as out:
+        return subprocess.Popen(cmd, env=env, stderr=out)
 
 
 def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
