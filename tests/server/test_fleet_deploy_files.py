@@ -1,18 +1,24 @@
-"""deploy/compose.yaml, deploy/haproxy and deploy/k8s as a fleet, checked as far as can be
-without Docker or a cluster: the files parse (and HAProxy's own check passes, and kustomize
-builds the manifests when kubectl is here), several replicas run behind a balancer with no
-stickiness that checks /healthz, the drain has the time it needs, and the pieces name each
-other consistently. (tests/server/test_balancer.py runs the HAProxy file for real.)"""
+"""deploy/compose.yaml, deploy/haproxy and deploy/k8s as a fleet, and their Redis Cluster
+options (compose's "cluster" profile, deploy/k8s-cluster), checked as far as can be without
+Docker or a cluster: the files parse (and HAProxy's own check passes, and kustomize builds the
+manifests when kubectl is here), several replicas run behind a balancer with no stickiness that
+checks /healthz, the drain has the time it needs, and the pieces name each other consistently.
+The script that makes the Redis Cluster runs for real against six redis-servers.
+(tests/server/test_balancer.py runs the HAProxy file for real.)"""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import socket
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 import yaml
 
 from .balancer import SHIPPED as HAPROXY_CFG
@@ -20,6 +26,8 @@ from .balancer import haproxy_executable
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 K8S = DEPLOY / "k8s"
+K8S_CLUSTER = DEPLOY / "k8s-cluster"
+CREATE_CLUSTER = K8S_CLUSTER / "create-cluster.sh"
 
 
 def _docs(path: Path) -> list[dict[str, Any]]:
@@ -62,7 +70,9 @@ def test_compose_runs_three_replicas_behind_haproxy_and_one_redis_with_its_aof()
     # the three one process to the leases and the registry.
     assert "PLAYHALL_INSTANCE" not in server["environment"]
     assert server["environment"]["PLAYHALL_FORWARDED_HEADER"] == "X-Forwarded-For"
-    assert server["environment"]["PLAYHALL_REDIS_URL"] == "redis://redis:6379/0"
+    # The one Redis unless deploy/cluster.env says otherwise.
+    assert server["environment"]["PLAYHALL_REDIS_URL"] == (
+        "${PLAYHALL_REDIS_URL:-redis://redis:6379/0}")
     assert re.fullmatch(r"haproxy:\d+\.\d+", balancer["image"])  # the official image
     assert "./haproxy:/usr/local/etc/haproxy:ro" in balancer["volumes"]
     assert "${PLAYHALL_PUBLISH:-127.0.0.1:8765}:8765" in balancer["ports"]
@@ -156,7 +166,8 @@ def test_k8s_redis_is_one_primary_with_its_aof() -> None:
     conf = objects["ConfigMap", "playhall-redis-config"]["data"]["redis.conf"]
     assert re.search(r"^appendonly yes$", conf, re.M)
     assert re.search(r"^maxmemory-policy noeviction$", conf, re.M)
-    assert "Not Redis Cluster" in (K8S / "redis.yaml").read_text()  # the choice, written down
+    choice = (K8S / "redis.yaml").read_text()  # the choice written down, and the other one
+    assert "One primary carries" in choice and "deploy/k8s-cluster" in choice
 
 
 def test_the_kustomization_lists_every_manifest() -> None:
@@ -175,3 +186,185 @@ def test_kustomize_builds_the_manifests() -> None:
     assert built.returncode == 0, built.stderr
     kinds = [doc["kind"] for doc in yaml.safe_load_all(built.stdout) if doc]
     assert sorted(kinds) == sorted(kind for kind, _ in _k8s())
+
+
+def _cluster_args(command: str) -> dict[str, str]:
+    """``--name value`` pairs of a redis-server command line."""
+    words = command.split()
+    return {w[2:]: words[i + 1] for i, w in enumerate(words[:-1]) if w.startswith("--")}
+
+
+def test_compose_cluster_profile_runs_six_nodes_made_a_cluster_once() -> None:
+    (compose,) = _docs(DEPLOY / "compose.yaml")
+    services = compose["services"]
+    nodes = {name: s for name, s in services.items() if name.startswith("redis-node-")}
+    assert sorted(nodes) == [f"redis-node-{i}" for i in range(1, 7)]
+    volumes = set()
+    for name, node in nodes.items():
+        assert node["profiles"] == ["cluster"]
+        assert node["image"] == "redis:7"
+        assert node["hostname"] == name  # what it announces to clients
+        args = _cluster_args(node["command"][-1])
+        assert args["cluster-enabled"] == "yes"
+        assert args["appendonly"] == "yes"
+        assert args["maxmemory-policy"] == "noeviction"
+        assert args["cluster-require-full-coverage"] == "no"
+        assert "redis-cli ping" in " ".join(node["healthcheck"]["test"])
+        (volume,) = node["volumes"]
+        assert volume.endswith(":/data")
+        volumes.add(volume.split(":")[0])
+    assert len(volumes) == 6 and volumes <= set(compose["volumes"])  # a volume each
+
+    create = services["redis-cluster-create"]
+    assert create["profiles"] == ["cluster"]
+    assert create["restart"] == "no"  # one-shot
+    assert create["depends_on"] == {n: {"condition": "service_healthy"} for n in nodes}
+    assert create["environment"]["NODES"].split() == [f"{n}:6379" for n in nodes]
+    script = create["volumes"][0].split(":")[0]
+    assert (DEPLOY / script).resolve() == CREATE_CLUSTER
+    assert create["command"] == ["sh", "/create-cluster.sh"]
+
+    # The servers wait for the cluster when the profile is on, and need nothing of it when off.
+    server = services["playhall"]
+    assert "profiles" not in server
+    assert server["depends_on"]["redis-cluster-create"] == {
+        "condition": "service_completed_successfully", "required": False}
+    env = dict(line.split("=", 1) for line in (DEPLOY / "cluster.env").read_text().splitlines()
+               if line and not line.startswith("#"))
+    url = env["PLAYHALL_REDIS_URL"]
+    assert url.startswith("redis+cluster://")
+    assert url.removeprefix("redis+cluster://").split(",") == [f"{n}:6379" for n in nodes]
+
+
+def _k8s_cluster_file() -> dict[tuple[str, str], dict[str, Any]]:
+    return {(doc["kind"], doc["metadata"]["name"]): doc
+            for doc in _docs(K8S_CLUSTER / "redis-cluster.yaml")}
+
+
+def test_k8s_cluster_overlay_replaces_the_single_redis_and_points_the_servers_at_six_nodes(
+) -> None:
+    kustomization = _docs(K8S_CLUSTER / "kustomization.yaml")[0]
+    assert kustomization["resources"] == ["../k8s", "redis-cluster.yaml"]
+    deleted = {(p["patch"].split("kind: ")[1].split()[0],
+                p["patch"].split("name: ")[1].split()[0])
+               for p in kustomization["patches"] if "$patch: delete" in p["patch"]}
+    single = {key for key in _k8s() if "redis" in key[1]}
+    assert deleted == single  # every object of the single Redis, and nothing else
+    (url_patch,) = [p for p in kustomization["patches"] if "target" in p]
+    assert url_patch["target"] == {"kind": "ConfigMap", "name": "playhall-config"}
+    url = yaml.safe_load(url_patch["patch"])[0]["value"]
+
+    objects = _k8s_cluster_file()
+    nodes = objects["StatefulSet", "playhall-redis-cluster"]
+    service = objects["Service", "playhall-redis-cluster"]
+    assert nodes["spec"]["replicas"] == 6
+    assert nodes["spec"]["serviceName"] == service["metadata"]["name"]
+    assert service["spec"]["clusterIP"] == "None"
+    assert service["spec"]["publishNotReadyAddresses"] is True
+    assert {p["port"] for p in service["spec"]["ports"]} == {6379, 16379}  # and the bus
+    names = [f"playhall-redis-cluster-{i}.playhall-redis-cluster:6379" for i in range(6)]
+    assert url == "redis+cluster://" + ",".join(names)
+    conf = objects["ConfigMap", "playhall-redis-cluster-config"]["data"]["redis.conf"]
+    for line in ("cluster-enabled yes", "appendonly yes", "maxmemory-policy noeviction",
+                 "cluster-require-full-coverage no"):
+        assert re.search(rf"^{line}$", conf, re.M), line
+    (container,) = nodes["spec"]["template"]["spec"]["containers"]
+    assert "--cluster-announce-hostname" in container["args"]
+
+    job = objects["Job", "playhall-redis-cluster-create"]
+    (create,) = job["spec"]["template"]["spec"]["containers"]
+    assert {e["name"]: e["value"] for e in create["env"]}["NODES"].split() == names
+    (generated,) = kustomization["configMapGenerator"]
+    assert generated["files"] == ["create-cluster.sh"]
+    assert generated["options"]["disableNameSuffixHash"] is True
+    volumes = job["spec"]["template"]["spec"]["volumes"]
+    assert volumes[0]["configMap"]["name"] == generated["name"]
+
+    budget = objects["PodDisruptionBudget", "playhall-redis-cluster"]
+    assert budget["spec"]["maxUnavailable"] == 1
+    policy = objects["NetworkPolicy", "playhall-redis-cluster"]
+    ports = {p["port"] for rule in policy["spec"]["ingress"] for p in rule["ports"]}
+    assert ports == {6379, 16379}
+
+
+def test_kustomize_builds_the_cluster_overlay() -> None:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("no kubectl to build the kustomization with")
+    built = subprocess.run([kubectl, "kustomize", str(K8S_CLUSTER)], capture_output=True,
+                           text=True, timeout=60)
+    assert built.returncode == 0, built.stderr
+    docs = [doc for doc in yaml.safe_load_all(built.stdout) if doc]
+    kinds = {(doc["kind"], doc["metadata"]["name"]) for doc in docs}
+    base = {key for key in _k8s() if "redis" not in key[1]}
+    assert kinds == base | set(_k8s_cluster_file()) | {
+        ("ConfigMap", "playhall-redis-cluster-create")}
+    (settings,) = [d for d in docs if d["metadata"]["name"] == "playhall-config"]
+    assert settings["data"]["PLAYHALL_REDIS_URL"].startswith("redis+cluster://")
+
+
+def _free_port() -> int:
+    """A port free now whose cluster bus port (+10000) is free too."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port <= 55535:
+            with socket.socket() as bus:
+                try:
+                    bus.bind(("127.0.0.1", port + 10000))
+                except OSError:
+                    continue
+            return port
+
+
+@pytest.fixture
+def blank_nodes(tmp_path: Path) -> Iterator[list[int]]:
+    """Six redis-servers in cluster mode that are no cluster yet: their ports."""
+    if not (shutil.which("redis-server") and shutil.which("redis-cli")):
+        pytest.skip("no redis-server and redis-cli")
+    ports = [_free_port() for _ in range(6)]
+    procs = []
+    try:
+        for port in ports:
+            (tmp_path / str(port)).mkdir()
+            procs.append(subprocess.Popen(
+                ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                 "--dir", str(tmp_path / str(port)), "--cluster-enabled", "yes",
+                 "--save", "", "--appendonly", "no"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        yield ports
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(10)
+
+
+def _run_create(ports: list[int]) -> subprocess.CompletedProcess[str]:
+    # "localhost": a name, as the compose and Kubernetes files give (redis-cli resolves it).
+    env = {**os.environ, "NODES": " ".join(f"localhost:{p}" for p in ports)}
+    return subprocess.run(["sh", str(CREATE_CLUSTER)], env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_the_create_script_makes_the_cluster_once_and_leaves_it_alone_after(
+        blank_nodes: list[int]) -> None:
+    first = _run_create(blank_nodes)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert first.stdout.rstrip().endswith("cluster_state:ok")
+    roles = []
+    for port in blank_nodes:
+        with redis.Redis(port=port) as node:
+            assert "cluster_state:ok" in node.execute_command("CLUSTER", "INFO").decode()
+            roles.append(node.info("replication")["role"])
+    assert sorted(roles) == ["master"] * 3 + ["slave"] * 3
+    with redis.Redis(port=blank_nodes[0]) as node:
+        epoch = node.execute_command("CLUSTER", "INFO").decode().split(
+            "cluster_current_epoch:")[1].split()[0]
+    second = _run_create(blank_nodes)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "the cluster is made already" in second.stdout
+    assert "--cluster create" not in second.stdout and "slots" not in second.stdout
+    with redis.Redis(port=blank_nodes[0]) as node:
+        info = node.execute_command("CLUSTER", "INFO").decode()
+    assert f"cluster_current_epoch:{epoch}" in info  # nothing made again
