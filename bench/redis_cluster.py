@@ -116,7 +116,11 @@ class Cluster:
                  fsync: str = "everysec") -> None:
         self.root = root
         args = ["--appendfsync", fsync, "--cluster-node-timeout", str(node_timeout_ms),
-                "--cluster-require-full-coverage", "no", "--maxmemory-policy", "noeviction"]
+                "--cluster-require-full-coverage", "no", "--maxmemory-policy", "noeviction",
+                # Failovers back to back: a replica takes over however long its link was down,
+                # stays with its primary, and a restarted node's first sync starts at once.
+                "--cluster-replica-validity-factor", "0",
+                "--cluster-allow-replica-migration", "no", "--repl-diskless-sync-delay", "0"]
         self.nodes = [Node(port, root / str(port), args=list(args))
                       for port in (free_port() for _ in range(primaries * 2))]
 
