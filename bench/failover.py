@@ -225,6 +225,19 @@ def read_logs(client: Any, prefix: str, rooms: list[str]) -> dict[str, list[tupl
     return logs
 
 
+def server_events(logs: list[Path]) -> dict[str, int]:
+    """The servers' warnings and errors by event name (``room_out_of_date``: a room whose
+    process found another version in Redis than its own, and loaded it afresh)."""
+    events: collections.Counter[str] = collections.Counter()
+    for log in logs:
+        for line in log.read_text(errors="replace").splitlines():
+            try:
+                events[json.loads(line).get("event", "?")] += 1
+            except (ValueError, AttributeError):
+                events["(not json)"] += 1
+    return dict(events.most_common())
+
+
 def compare(tally: Tally, logs: dict[str, list[tuple[str, str]]],
             failovers: list[dict[str, Any]]) -> dict[str, Any]:
     """Lost acknowledged moves (per failover, by the first failover after the ok) and moves
@@ -271,6 +284,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for server in servers:
             server.terminate()
             server.wait(30)
+        report["server_events"] = server_events(sorted(data.glob("server*.log")))
         cluster.stop()
         if args.keep:
             print(f"kept {data}", file=sys.stderr)
