@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ import yaml
 
 from .balancer import SHIPPED as HAPROXY_CFG
 from .balancer import haproxy_executable
+from .process import free_port
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 K8S = DEPLOY / "k8s"
@@ -303,37 +303,27 @@ def test_kustomize_builds_the_cluster_overlay() -> None:
     assert settings["data"]["PLAYHALL_REDIS_URL"].startswith("redis+cluster://")
 
 
-def _free_port() -> int:
-    """A port free now whose cluster bus port (+10000) is free too."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port <= 55535:
-            with socket.socket() as bus:
-                try:
-                    bus.bind(("127.0.0.1", port + 10000))
-                except OSError:
-                    continue
-            return port
-
-
 @pytest.fixture
 def blank_nodes(tmp_path: Path) -> Iterator[list[int]]:
     """Six redis-servers in cluster mode that are no cluster yet: their ports."""
     if not (shutil.which("redis-server") and shutil.which("redis-cli")):
         pytest.skip("no redis-server and redis-cli")
-    ports = [_free_port() for _ in range(6)]
+    ports: list[int] = []
+    while len(ports) < 12:  # six nodes' ports, then their cluster bus ports
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
     procs = []
     try:
-        for port in ports:
+        for port, bus in zip(ports[:6], ports[6:], strict=True):
             (tmp_path / str(port)).mkdir()
             procs.append(subprocess.Popen(
-                ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                ["redis-server", "--port", str(port), "--cluster-port", str(bus),
+                 "--bind", "127.0.0.1",
                  "--dir", str(tmp_path / str(port)), "--cluster-enabled", "yes",
                  "--save", "", "--appendonly", "no"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        yield ports
+        yield ports[:6]
     finally:
         for proc in procs:
             proc.terminate()
