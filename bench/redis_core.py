@@ -16,13 +16,18 @@ Over the measured window (``--seconds`` after ``--warmup``), from /proc of each 
 - ``redis_us_per_move``: Redis CPU (user + system, every primary) per acknowledged move, and
   ``moves_per_redis_core`` = 1e6 / that: the moves/s one Redis core would carry at this mix;
   on the cluster also the replicas' CPU per move (``replica_us_per_move``);
-- ``server_us_per_move`` and ``moves_per_server_core``: the same for the Playhall processes.
+- ``server_us_per_move`` and ``moves_per_server_core``: the same for the Playhall processes;
+- ``redis_idle_cpu``: every node's CPU (cores) over 5 s before the play, servers up (a
+  cluster's bus and replication pings, the servers' renewals), and
+  ``all_nodes_net_us_per_move``: every node's CPU per move less that idle share.
 
-Then, with the play stopped, INFO memory (``used_memory``) against the fresh Redis's, per room
-record found (``SCAN`` of the room records on every primary): ``bytes_per_room`` (everything
-the play left: rooms, their logs, players, histories, the lobby's indexes) and
-``rooms_per_gb``, with the rooms' mean log length (``log_entries_per_room``: moves, joins,
-readies), since a room's size grows with its log. On the cluster, memory is the primaries'
+Then, with the play stopped, INFO memory's ``used_memory_dataset`` (the keys, without Redis's
+own buffers: a replica's backlog, clients' buffers, which do not grow with rooms) against the
+fresh Redis's, per room record found (``SCAN`` of the room records on every primary):
+``bytes_per_room`` (everything the play left: rooms, their logs, players, histories, the
+lobby's indexes) and ``rooms_per_gb``, with the rooms' mean log length
+(``log_entries_per_room``: moves, joins, readies), since a room's size grows with its log;
+``used_memory_mb`` is the whole growth, buffers included. On the cluster, memory is the primaries'
 (each replica holds a copy of its primary's).
 
 Machine load (``uptime``) is printed with every mode's numbers: on a shared machine Redis's
@@ -56,6 +61,9 @@ from moves import cpu_seconds, free_port, load_process, wait_listening  # noqa: 
 from redis_cluster import Cluster, Node  # noqa: E402
 
 from playhall.store.embedded import EmbeddedRedis  # noqa: E402
+
+#: Seconds Redis's CPU is measured with the servers up and nobody playing.
+IDLE_SECONDS = 5.0
 
 
 class Single:
@@ -98,8 +106,8 @@ def log_lengths(node: Node, records: list[str]) -> list[int]:
         return [int(n) for n in pipe.execute()]
 
 
-def used_memory(nodes: list[Node]) -> int:
-    return sum(int(n.info("memory")["used_memory"]) for n in nodes)
+def used_memory(nodes: list[Node], field: str = "used_memory") -> int:
+    return sum(int(n.info("memory")[field]) for n in nodes)
 
 
 def run(mode: str, rooms: int, servers: int, seconds: float, warmup: float) -> dict[str, Any]:
@@ -112,12 +120,19 @@ def run(mode: str, rooms: int, servers: int, seconds: float, warmup: float) -> d
         store.start()
         primaries, replicas = store.primaries(), store.replicas()
         fresh = used_memory(primaries)
+        fresh_data = used_memory(primaries, "used_memory_dataset")
         prefix = f"c{uuid.uuid4().hex[:6]}:"
         ports = [free_port() for _ in range(servers)]
         procs = [start_server(port, store.url, prefix, f"{prefix}{i}", "",
                               log=data / f"server{i}.log") for i, port in enumerate(ports)]
         for port in ports:
             wait_listening(port, 600)
+        # Redis's CPU with the servers up and nobody playing: what it costs without moves
+        # (a cluster's bus, replication's pings, the servers' lease and registry renewals).
+        redis_pids = [n.pid for n in primaries + replicas]
+        idle0, t_idle = sum(cpu_seconds(p) for p in redis_pids), time.perf_counter()
+        time.sleep(IDLE_SECONDS)
+        idle = (sum(cpu_seconds(p) for p in redis_pids) - idle0) / (time.perf_counter() - t_idle)
         queue: Any = mp.Queue()
         start_at = time.time() + 1.0
         cores = set(os.sched_getaffinity(0))
@@ -155,16 +170,22 @@ def run(mode: str, rooms: int, servers: int, seconds: float, warmup: float) -> d
         })
         if replicas:
             report["replica_us_per_move"] = round(cpu["replica"] / moves * 1e6, 1)
+        # The same without what Redis spends idle (every node, primaries and replicas).
+        busy = cpu["primary"] + cpu["replica"] - idle * wall
+        report["redis_idle_cpu"] = round(idle, 3)
+        report["all_nodes_net_us_per_move"] = round(busy / moves * 1e6, 1) if moves else None
         records = [key for node in primaries for key in room_records(node, prefix)]
         lengths = [n for node in primaries
                    for n in log_lengths(node, room_records(node, prefix))]
         held = used_memory(primaries) - fresh
+        data_held = used_memory(primaries, "used_memory_dataset") - fresh_data
         report.update({
             "rooms_in_redis": len(records),
             "log_entries_per_room": round(statistics.mean(lengths), 1) if lengths else None,
             "used_memory_mb": round(held / 2**20, 1),
-            "bytes_per_room": round(held / len(records)) if records else None,
-            "rooms_per_gb": round(2**30 * len(records) / held) if held > 0 else None,
+            "dataset_mb": round(data_held / 2**20, 1),
+            "bytes_per_room": round(data_held / len(records)) if records else None,
+            "rooms_per_gb": round(2**30 * len(records) / data_held) if data_held > 0 else None,
         })
     finally:
         for proc in procs:
