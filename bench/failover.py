@@ -27,9 +27,10 @@ from the cluster and compared with what the players were told, by move id:
 - ``twice``: a move id that is in a log more than once.
 
 Also reported: moves/s, each failover's time to promotion (SIGKILL or CLUSTER FAILOVER to the
-replica saying it is primary) and to whole again, the players' refusals by code, the stalls
-(a room with no change for ``--stall`` seconds: the players sync it afresh), the rooms that
-moved on after the last failover, and the machine's load (``uptime``) before and after.
+replica saying it is primary) and to whole again, its pause (``pause_s``: the longest any room
+in play waited from the failover's start for its next ``ok``), the players' refusals by code,
+the stalls (a room with no change for ``--stall`` seconds: the players sync it afresh), the
+rooms that moved on after the last failover, and the machine's load (``uptime``) before and after.
 
 ``--wait-probe`` first times what ``WAIT 1`` after each commit would cost, on one primary and
 its replica with nothing else running: rounds of ``--probe-batch`` commit-like scripts (a hash
@@ -73,6 +74,8 @@ from playhall_client.client import MOVE_AGAIN, Client, ConnectionLost, ServerErr
 
 #: Refusals of a lobby step (join, ready, rematch) that say nothing about the step: tried again.
 STEP_AGAIN = MOVE_AGAIN | {"internal"}
+#: A ready's refusal once the game has started.
+STARTED = frozenset({"wrong_status"})
 
 
 def uptime() -> str:
@@ -94,14 +97,16 @@ class Tally:
 
 
 async def again(tally: Tally, step: Callable[..., Awaitable[Any]], *args: Any,
-                **kwargs: Any) -> Any:
+                done: frozenset[str] = frozenset(), **kwargs: Any) -> Any:
     """``step(*args, **kwargs)``, tried again for up to a minute while it is refused for a
-    reason that says nothing about it."""
+    reason that says nothing about it; a refusal in ``done`` means an earlier try did it."""
     deadline = time.monotonic() + 60.0
     while True:
         try:
             return await step(*args, **kwargs)
         except ServerError as exc:
+            if exc.code in done:
+                return None
             if exc.code not in STEP_AGAIN or time.monotonic() > deadline:
                 raise
             tally.refused[f"step:{exc.code}"] += 1
@@ -167,8 +172,10 @@ async def pair(n: int, urls: tuple[str, str], tally: Tally, stop: asyncio.Event,
             tally.current[n] = room
             await again(tally, b.join, room, seat=1)
             await again(tally, a.sync, room)
-            await again(tally, a.ready, room)
-            await again(tally, b.ready, room)
+            # A ready whose reply a failover lost may have started the game: then the next
+            # try finds the room playing.
+            await again(tally, a.ready, room, done=STARTED)
+            await again(tally, b.ready, room, done=STARTED)
             await asyncio.gather(play_seat(a, room, tally, stop, pace, stall),
                                  play_seat(b, room, tally, stop, pace, stall))
             if stop.is_set():
@@ -255,6 +262,18 @@ def compare(tally: Tally, logs: dict[str, list[tuple[str, str]]],
         if after:
             after[0]["lost"] += 1
     twice = sum(n - 1 for counts in logged.values() for n in counts.values() if n > 1)
+    # How long play stopped: per failover, the longest wait of a room in play then (an ok
+    # before the failover's start and one after) for its first ok after the start.
+    times: dict[str, list[float]] = collections.defaultdict(list)
+    for (room, _, _), (_, at) in tally.acked.items():
+        times[room].append(at)
+    for failover in failovers:
+        waits = []
+        for at in times.values():
+            after = [t for t in at if t >= failover["at"]]
+            if after and min(at) < failover["at"]:
+                waits.append(min(after) - failover["at"])
+        failover["pause_s"] = round(max(waits), 2) if waits else None
     return {"acked": len(tally.acked), "lost": len(lost), "twice": twice,
             "lost_moves": lost[:20]}
 
@@ -337,6 +356,8 @@ async def load_and_fail(args: argparse.Namespace, ports: list[int],
                 "promoted_s_median": round(statistics.median(f["promoted_s"] for f in done), 2),
                 "promoted_s_max": max(f["promoted_s"] for f in done),
                 "whole_s_median": round(statistics.median(f["whole_s"] for f in done), 2),
+                "pause_s_median": round(statistics.median(f["pause_s"] or 0 for f in done), 2),
+                "pause_s_max": max(f["pause_s"] or 0 for f in done),
             }
     return {
         "rooms": args.rooms, "servers": args.servers, "node_timeout_ms": args.node_timeout,
