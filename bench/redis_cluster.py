@@ -23,24 +23,26 @@ import redis
 
 
 def free_port() -> int:
-    """A TCP port free now, whose cluster bus port (+10000) is free too."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port + 10000 > 65535:
-            continue
-        with socket.socket() as bus:
-            try:
-                bus.bind(("127.0.0.1", port + 10000))
-            except OSError:
-                continue
-        return port
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct ports free now."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
+    return ports
 
 
 @dataclass
 class Node:
     port: int
+    #: The cluster bus's port (given: port + 10000, the default, may be taken or out of range).
+    bus: int
     data: Path
     process: subprocess.Popen[bytes] | None = None
     #: Settings given to every start (``--appendfsync`` ...).
@@ -57,7 +59,8 @@ class Node:
     def start(self) -> None:
         self.data.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+            ["redis-server", "--port", str(self.port), "--cluster-port", str(self.bus),
+             "--bind", "127.0.0.1",
              "--dir", str(self.data), "--cluster-enabled", "yes",
              "--cluster-config-file", "nodes.conf", "--appendonly", "yes", "--save", "",
              "--daemonize", "no", "--logfile", str(self.data / "redis.log"), *self.args],
@@ -121,8 +124,9 @@ class Cluster:
                 # stays with its primary, and a restarted node's first sync starts at once.
                 "--cluster-replica-validity-factor", "0",
                 "--cluster-allow-replica-migration", "no", "--repl-diskless-sync-delay", "0"]
-        self.nodes = [Node(port, root / str(port), args=list(args))
-                      for port in (free_port() for _ in range(primaries * 2))]
+        ports = free_ports(primaries * 4)
+        self.nodes = [Node(port, bus, root / str(port), args=list(args))
+                      for port, bus in zip(ports[::2], ports[1::2], strict=True)]
 
     @property
     def url(self) -> str:

@@ -74,7 +74,7 @@ class Single:
 
     def start(self) -> None:
         self.redis.start()
-        self.node = Node(self.redis.port or 0, self.redis.data_dir, process=self.redis.process)
+        self.node = Node(self.redis.port or 0, 0, self.redis.data_dir, process=self.redis.process)
 
     @property
     def url(self) -> str:
