@@ -13,29 +13,21 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from moves import free_port  # (bench/moves.py: the script's folder)
 
 
 def free_ports(count: int) -> list[int]:
     """``count`` distinct ports free now."""
-    ports: list[int] = []
+    ports: set[int] = set()
     while len(ports) < count:
-        port = free_port()
-        if port not in ports:
-            ports.append(port)
-    return ports
+        ports.add(free_port())
+    return sorted(ports)
 
 
 @dataclass
