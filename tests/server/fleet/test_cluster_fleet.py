@@ -94,3 +94,30 @@ async def test_a_game_over_three_processes_goes_on_through_a_failover_of_its_roo
         assert await primary_of(redis_cluster, key) == successor
         assert await duel.playing > 6
         await duel.seen_to_the_end()
+
+
+async def test_the_lobby_pages_rooms_of_every_primary_made_on_every_process(
+    redis_cluster: LocalCluster, cluster_fleet: Fleet,
+) -> None:
+    """Rooms made on the three processes live in slots of several primaries; their listings
+    are in the lobby's slot, and a watcher on any process pages through them all, each once."""
+    makers = [await Client.connect(cluster_fleet.url(n), name=f"maker{n}") for n in range(9)]
+    reader = await Client.connect(cluster_fleet.url(1), name="reader")
+    try:
+        made = {(await maker.create("mantis", 2)).room for maker in makers}
+        homes = {await primary_of(redis_cluster, f"{cluster_fleet.prefix}room:{{{room}}}")
+                 for room in made}
+        assert len(homes) >= 2  # nine random ids all in one primary's slots: 1 in ~6,500
+        seen: list[str] = []
+        after = None
+        for _ in range(50):  # pages of 2: bounded however many rooms other tests left
+            page = await reader.lobby_page("mantis", limit=2, after=after)
+            seen += [summary["room"] for summary in page["rooms"]]
+            after = page["next"]
+            if after is None:
+                break
+        assert after is None
+        assert sorted(r for r in seen if r in made) == sorted(made)
+    finally:
+        for client in (*makers, reader):
+            await client.close()
