@@ -3,6 +3,7 @@ player on the room's owner ("owner") against players placed over both processes 
 balancer ("spread"), persistence on.
 
     python bench/fleet.py --rooms 50 500 --seconds 20 --repeat 3
+    python bench/fleet.py --rooms 50 --rate 20 --split --seconds 20 --repeat 3   (paced)
 
 Starts Redis (append-only, everysec), two real server processes on one key prefix and, for the
 spread runs, HAProxy (Debian's binary, ``balance roundrobin``, no stickiness) in front of both.
@@ -18,6 +19,14 @@ on how many cores the fleet has; moves/s on a shared core shows the cost, not th
 Reported per mode and R: moves/s, p50/p99 (a move sent to its update received), server CPU
 per move (both processes, microseconds), Redis CPU per move, HAProxy's CPU, the fleet's moves
 per server-CPU-second and its ratio to the owner run's (``efficiency``).
+
+``--rate N`` paces the play instead (N moves a second in each room, the load offered whatever
+the answers: a move is sent at its time, or when its turn comes if that is later), well below
+what the fleet can serve, so p50 shows a move's path and its hops, not a queue (closed-loop
+p50 is mostly waiting: R over the throughput, by Little's law). ``--split`` puts process A on
+the first core and B on the second (the load, HAProxy and Redis on any core): in spread runs
+each process then has a core, as in a fleet, where on one shared core a forwarded move would
+also wait for the other process's turn.
 
 ``--floor`` first measures the hops a forwarded move adds, bare: a PUBLISH to a channel a
 second connection listens on, which publishes the answer back on another, timed from the first
@@ -91,17 +100,22 @@ def start_server(port: int, redis_url: str, prefix: str, name: str, core: str,
 
 
 def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
-        server_core: str) -> dict[str, Any]:
+        server_core: str, rate: float = 0.0, split: bool = False) -> dict[str, Any]:
+    """One run; ``rate``: moves/s per room (0: closed loop); ``split``: process A on the
+    first core and B on the second (else both on ``server_core``)."""
     from playhall.store.embedded import EmbeddedRedis
 
-    os.sched_setaffinity(0, other_cores(server_core))
+    cores = sorted(os.sched_getaffinity(0))
+    server_cores = [str(cores[0]), str(cores[1])] if split else [server_core, server_core]
+    load_cores = set(cores) if split else other_cores(server_core)
+    os.sched_setaffinity(0, load_cores)
     data = Path(tempfile.mkdtemp(prefix="playhall-fleet-bench-"))
     redis = EmbeddedRedis(data / "redis", port=free_port(), fsync="everysec")
     redis.start()
     prefix = f"b{uuid.uuid4().hex[:6]}:"
     ports = [free_port(), free_port()]
-    servers = [start_server(p, redis.url, prefix, f"{prefix}{n}", server_core)
-               for p, n in zip(ports, "AB", strict=True)]
+    servers = [start_server(p, redis.url, prefix, f"{prefix}{n}", core)
+               for p, n, core in zip(ports, "AB", server_cores, strict=True)]
     balancer = None
     try:
         for port in ports:
@@ -118,9 +132,10 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         queue: Any = mp.Queue()
         start_at = time.time() + 1.0
         share = [rooms // procs + (1 if i < rooms % procs else 0) for i in range(procs)]
-        cores = other_cores(server_core)
+        pace = 1.0 / rate if rate else 0.0
         workers = [mp.Process(target=load_process,
-                              args=("lean", target, n, seconds, warmup, start_at, queue, cores))
+                              args=("lean", target, n, seconds, warmup, start_at, queue,
+                                    load_cores, pace))
                    for n in share if n]
         for worker in workers:
             worker.start()
@@ -150,8 +165,10 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
     moves = sum(r["moves"] for r in results)
     server_cpu = sum(b - a for a, b in zip(cpu0, cpu1, strict=True))
     return {
-        "mode": mode,
+        "mode": mode + ("-paced" if rate else ""),
         "rooms": rooms,
+        "rate_per_room": rate or None,
+        "server_cores": server_cores,
         "moves_per_s": round(moves / seconds),
         "p50_ms": round(statistics.median(lat) * 1e3, 2) if lat else None,
         "p99_ms": round(lat[int(len(lat) * 0.99) - 1] * 1e3, 2) if lat else None,
@@ -231,6 +248,11 @@ def main() -> None:
                         help="interleaved runs per mode and R; medians shown")
     parser.add_argument("--floor", type=int, default=2000,
                         help="bare publish round trips to time first (0: none)")
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="paced: moves/s per room, well below saturation (0: closed loop)")
+    parser.add_argument("--split", action="store_true",
+                        help="process A on the first core, B on the second (the load, "
+                             "HAProxy and Redis on any)")
     args = parser.parse_args()
     print(json.dumps({"machine": platform.machine(), "cpus": os.cpu_count(),
                       "python": platform.python_version(), "kernel": platform.release()}))
@@ -241,13 +263,14 @@ def main() -> None:
         for _ in range(args.repeat):  # interleaved: the machine's drift hits both alike
             for mode in runs:
                 runs[mode].append(run(mode, rooms, args.seconds, args.warmup, args.procs,
-                                      args.server_core))
+                                      args.server_core, args.rate, args.split))
         medians = {}
         for mode, done in runs.items():
             done.sort(key=lambda r: r["moves_per_s"])
             best = done[len(done) // 2]
             best["runs_moves_per_s"] = [r["moves_per_s"] for r in done]
             best["runs_server_us_per_move"] = [r["server_us_per_move"] for r in done]
+            best["runs_p50_ms"] = [r["p50_ms"] for r in done]
             medians[mode] = best
         owner, spread = medians["owner"], medians["spread"]
         if owner["moves_per_server_cpu_s"] and spread["moves_per_server_cpu_s"]:

@@ -204,6 +204,12 @@ class LeanClient:
         self.sent_at = 0.0  # 0: no move in flight
         self.sent_version = -1
         self.finished: asyncio.Future[None] | None = None  # set when the game ends or time is up
+        # Paced play (``lean_pair(pace=...)``): the pair's next move is due at slot[0], one
+        # every ``pace`` seconds; 0: move as soon as it is this seat's turn (closed loop).
+        self.pace = 0.0
+        self.slot = [0.0]
+        self.waiting = False  # a paced move is scheduled
+        self.due = False  # a paced move's time came
 
     # --- connection -------------------------------------------------------------------------
 
@@ -415,6 +421,16 @@ class LeanClient:
             return
         if not self.sent_at and view.get("you") == self.seat and self.seat in view.get(
                 "to_act", ()):
+            if self.pace and not self.due:
+                if self.waiting:
+                    return
+                due = max(now, self.slot[0])
+                self.slot[0] = due + self.pace
+                if due > now:  # the latency runs from the move sent, not from its turn
+                    self.waiting = True
+                    self.loop.call_at(self.loop.time() + (due - now), self._paced)
+                    return
+            self.due = False
             self.sent_at = now
             self.sent_version = self.version
             self.ids += 1
@@ -424,6 +440,13 @@ class LeanClient:
                 "mid": self.ids, "move": view["moves"][0]})))
             if now >= self.measure_from:
                 self.stats["moves"] += 1
+
+    def _paced(self) -> None:
+        """A paced move's time came: make it (the turn is still this seat's: nobody else
+        moves meanwhile)."""
+        self.waiting = False
+        self.due = True
+        self.changed()
 
     def _finish(self) -> None:
         if self.finished is not None and not self.finished.done():
@@ -453,14 +476,17 @@ async def linger(stop_at: float) -> None:
 
 
 async def lean_pair(host: str, port: int, stats: dict[str, Any], stop_at: float,
-                    measure_from: float) -> None:
-    """Two clients in a room: play, rematch and leave the old room, until ``stop_at``."""
+                    measure_from: float, pace: float = 0.0) -> None:
+    """Two clients in a room: play, rematch and leave the old room, until ``stop_at``;
+    ``pace``: a move every so many seconds in the room (0: each as soon as it may)."""
     loop = asyncio.get_running_loop()
     hub = _hubs.get(loop)
     if hub is None:
         hub = _hubs[loop] = Hub(loop)
     a = await LeanClient.connect(hub, host, port, stats, stop_at, measure_from)
     b = await LeanClient.connect(hub, host, port, stats, stop_at, measure_from)
+    a.pace = b.pace = pace
+    a.slot = b.slot  # one schedule for the room
     await a.request("hello", protocol=1, name="a")
     await b.request("hello", protocol=1, name="b")
     reply = await a.request("create", game="mantis", seats=2, options={"target": 105})

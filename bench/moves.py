@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import multiprocessing as mp
 import os
@@ -195,9 +196,10 @@ CLIENTS = {"lean": lean_pair, "websockets": websockets_pair}
 
 
 def load_process(client: str, port: int, rooms: int, seconds: float, warmup: float,
-                 start_at: float, out: Any, cores: set[int]) -> None:
+                 start_at: float, out: Any, cores: set[int], pace: float = 0.0) -> None:
+    """``pace``: the lean client's paced play (a move every ``pace`` seconds per room)."""
     os.sched_setaffinity(0, cores)
-    pair = CLIENTS[client]
+    pair = functools.partial(lean_pair, pace=pace) if pace else CLIENTS[client]
 
     async def main() -> None:
         while time.time() < start_at:
