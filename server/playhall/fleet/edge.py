@@ -21,10 +21,11 @@ third of ``lease_ms``: nobody on the room's channel) or was drained (the owner s
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 from playhall import log
@@ -176,19 +177,39 @@ class Edge:
             args,
         )
         self.counters.forwarded += 1
-        self._tasks.spawn(self._send(room_id, message, viewer, reply_to, future))
+        channel = self.keys.room_channel(room_id).encode()
+        data = message.pack()
+        sent = self.bus.publish(channel, data)
+        send = functools.partial(self._send, room_id, message, viewer, reply_to, future,
+                                 channel, data)
+        if isinstance(sent, asyncio.Future):
+            # The usual case: the owner listens and has it (the publish's answer is a count
+            # of one), and the answer or the timer settles the request; no task of its own.
+            sent.add_done_callback(functools.partial(self._published, send))
+        else:  # not connected yet: the pipe connects first
+            self._tasks.spawn(send(sent))
         return corr
+
+    def _published(
+        self, send: Callable[[Awaitable[Any]], Coroutine[Any, Any, None]],
+        sent: asyncio.Future[Any],
+    ) -> None:
+        """A forward's publish was answered: nothing to do if the owner got it, else the rest
+        of :meth:`_send` (nobody listened, or Redis failed) in a task."""
+        if sent.cancelled() or sent.exception() is not None or not sent.result():
+            self._tasks.spawn(send(sent))
 
     async def _send(
         self, room_id: str, message: Forward, viewer: Viewer | None,
         reply_to: ReplyTo | None, future: asyncio.Future[dict[str, Any]] | None,
+        channel: bytes, data: bytes, sent: Awaitable[Any],
     ) -> None:
-        channel = self.keys.room_channel(room_id).encode()
-        data = message.pack()
+        """Publish the forward (``sent``: its first publish) until its owner has it, taking
+        the room here if nobody holds it."""
         deadline = time.monotonic() + self.timeout
         for attempt in itertools.count():
             try:
-                if await self.bus.publish(channel, data):
+                if await sent:
                     return  # the owner has it; its answer (or the timer) settles the request
                 assert self.take is not None
                 room = await self.take(room_id)
@@ -202,6 +223,7 @@ class Edge:
                 await asyncio.sleep(_RETRY_WAITS[min(attempt, len(_RETRY_WAITS) - 1)])
                 if message.corr and message.corr not in self._pending:
                     return
+                sent = self.bus.publish(channel, data)
                 continue
             except Exception as exc:
                 if not is_store_error(exc):
