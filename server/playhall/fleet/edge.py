@@ -71,7 +71,7 @@ class TakeRoom(Protocol):
 class Pending:
     """A forwarded request waiting for its answer."""
 
-    __slots__ = ("kind", "room", "reply_to", "future", "timer")
+    __slots__ = ("kind", "room", "reply_to", "future", "deadline")
 
     def __init__(
         self, kind: str, room: str, reply_to: ReplyTo | None,
@@ -81,7 +81,8 @@ class Pending:
         self.room = room
         self.reply_to = reply_to
         self.future = future
-        self.timer: asyncio.TimerHandle | None = None
+        #: When (the loop's clock) it is answered store_failed if no answer came.
+        self.deadline = 0.0
 
 
 class RemoteRoom:
@@ -127,7 +128,11 @@ class Edge:
         #: Whether this process holds a room (then its frames come from here, not a batch).
         self.holds: Callable[[str], bool] = lambda room_id: False
         self._corr = itertools.count(1)
+        #: The requests waiting for their answers, in the order they were sent.
         self._pending: dict[int, Pending] = {}
+        #: Fires at the oldest waiting request's deadline (one timer, not one per request: it
+        #: is moved on when it fires, never cancelled).
+        self._watchdog: asyncio.TimerHandle | None = None
         #: Owner boot name -> the number of the last batch it sent here.
         self._seq: dict[str, int] = {}
         #: Connection -> room -> the owner whose frames it gets there.
@@ -159,9 +164,10 @@ class Edge:
         if reply_to is not None or future is not None:
             corr = next(self._corr)
             pending = Pending(kind, room_id, reply_to, future)
-            pending.timer = asyncio.get_running_loop().call_later(
-                self.timeout, self._expired, corr
-            )
+            loop = asyncio.get_running_loop()
+            pending.deadline = loop.time() + self.timeout
+            if self._watchdog is None:
+                self._watchdog = loop.call_at(pending.deadline, self._check_deadlines)
             self._pending[corr] = pending
             if reply_to is not None:
                 request = reply_to.request
@@ -184,7 +190,7 @@ class Edge:
                                  channel, data)
         if isinstance(sent, asyncio.Future):
             # The usual case: the owner listens and has it (the publish's answer is a count
-            # of one), and the answer or the timer settles the request; no task of its own.
+            # of one), and its answer (or its deadline) settles the request; no task of its own.
             sent.add_done_callback(functools.partial(self._published, send))
         else:  # not connected yet: the pipe connects first
             self._tasks.spawn(send(sent))
@@ -210,7 +216,7 @@ class Edge:
         for attempt in itertools.count():
             try:
                 if await sent:
-                    return  # the owner has it; its answer (or the timer) settles the request
+                    return  # the owner has it; its answer (or its deadline) settles the request
                 assert self.take is not None
                 room = await self.take(room_id)
             except RoomError as exc:
@@ -242,8 +248,6 @@ class Edge:
                 pending = self._pending.pop(message.corr, None)
                 if pending is None:
                     return
-                if pending.timer is not None:
-                    pending.timer.cancel()
             try:
                 if future is not None:
                     result = await room.ask(message.kind, viewer, message.args, message.request)
@@ -258,6 +262,24 @@ class Edge:
                 elif reply_to is not None and self.connections is not None:
                     self.connections.deliver(reply_to, message.kind, room_id, None, exc)
             return
+
+    def _check_deadlines(self) -> None:
+        """Answer every request whose time ran out, oldest first (they wait in the order they
+        were sent, which is the order of their deadlines), then wait for the next one's."""
+        self._watchdog = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        pending = self._pending
+        try:
+            while pending:
+                corr, first = next(iter(pending.items()))
+                if first.deadline > now:
+                    return
+                self._expired(corr)
+        finally:  # (also after a failure answering one: the others still get theirs)
+            if pending:
+                first = next(iter(pending.values()))
+                self._watchdog = loop.call_at(first.deadline, self._check_deadlines)
 
     def _expired(self, corr: int) -> None:
         pending = self._pending.get(corr)
@@ -276,8 +298,6 @@ class Edge:
         pending = self._pending.pop(corr, None)
         if pending is None:
             return
-        if pending.timer is not None:
-            pending.timer.cancel()
         if pending.future is not None:
             if not pending.future.done():
                 if error is not None:
