@@ -160,17 +160,10 @@ class Edge:
             elif reply_to is not None and self.connections is not None:
                 self.connections.deliver(reply_to, kind, room_id, None, closing)
             return 0
-        corr = 0
-        if reply_to is not None or future is not None:
-            corr = next(self._corr)
-            pending = Pending(kind, room_id, reply_to, future)
-            loop = asyncio.get_running_loop()
-            pending.deadline = loop.time() + self.timeout
-            if self._watchdog is None:
-                self._watchdog = loop.call_at(pending.deadline, self._check_deadlines)
-            self._pending[corr] = pending
-            if reply_to is not None:
-                request = reply_to.request
+        waits = reply_to is not None or future is not None
+        corr = next(self._corr) if waits else 0
+        if reply_to is not None:
+            request = reply_to.request
         message = Forward(
             as_edge or self.id,
             viewer.id if viewer is not None else 0,
@@ -182,15 +175,22 @@ class Edge:
             viewer.address if viewer is not None else "",
             args,
         )
-        self.counters.forwarded += 1
         channel = self.keys.room_channel(room_id).encode()
-        data = message.pack()
+        data = message.pack()  # (first: a request that cannot be sent is not waited for)
+        if waits:
+            pending = Pending(kind, room_id, reply_to, future)
+            loop = asyncio.get_running_loop()
+            pending.deadline = loop.time() + self.timeout
+            if self._watchdog is None:
+                self._watchdog = loop.call_at(pending.deadline, self._check_deadlines)
+            self._pending[corr] = pending
+        self.counters.forwarded += 1
         sent = self.bus.publish(channel, data)
         send = functools.partial(self._send, room_id, message, viewer, reply_to, future,
                                  channel, data)
         if isinstance(sent, asyncio.Future):
             # The usual case: the owner listens and has it (the publish's answer is a count
-            # of one), and its answer (or its deadline) settles the request; no task of its own.
+            # of one); its answer, or its deadline, settles the request. No task of its own.
             sent.add_done_callback(functools.partial(self._published, send))
         else:  # not connected yet: the pipe connects first
             self._tasks.spawn(send(sent))

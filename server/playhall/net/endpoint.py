@@ -323,15 +323,16 @@ class Endpoint:
     # -- moves ---------------------------------------------------------------------------------
 
     def _fast_move(self, session: Session, request: Request) -> bool:
-        """Take a move for a room this process holds from the callback that read it: no task
-        switch on the way in, and the room answers it in the same pass of the loop as it
-        broadcasts the update. Anything else (not a move, refused, room not loaded, draining)
-        is left to the connection's task."""
+        """Take a move for a room this process holds, or forwards to the process that holds
+        it, from the callback that read it: no task switch on the way in, and a room held
+        here answers it in the same pass of the loop as it broadcasts the update. Anything
+        else (not a move, refused, room being loaded, draining) is left to the connection's
+        task."""
         if request.kind != "move" or request.error is not None or not session.greeted:
             return False
         if request.message["room"] not in session.rooms:  # looked up first (_look_up)
             return False
-        room = self.rooms.ready(request.message["room"])
+        room = self.rooms.at_once(request.message["room"])
         if room is None or self.draining:
             return False
         self._submit_move(session, room, request)

@@ -102,6 +102,17 @@ class RoomManager:
             raise no_such_room(room_id)
         return self.fleet.remote(room_id)
 
+    def at_once(self, room_id: str) -> RoomHandle | None:
+        """The handle of a room that takes a request with no wait: the room's actor if this
+        process holds it, else (in a fleet, unless this process is loading it) one that
+        forwards to the process that does; None otherwise (then :meth:`handle`)."""
+        room = self.rooms.get(room_id)
+        if room is not None:
+            return room
+        if self.fleet is None or room_id in self._loading:
+            return None
+        return self.fleet.remote(room_id)
+
     def elsewhere(self, room_id: str) -> RoomHandle | None:
         """A handle that forwards to whichever process holds ``room_id`` (for a request
         nobody waits on); None without a fleet."""
