@@ -20,9 +20,12 @@ fixed secrets, so every run plays the same games. Modes:
 ``--count`` prints, per mode, instructions per move under callgrind (whose counts the machine's
 load does not move): the script runs itself under it with ``--moves`` and twice as many, and
 divides the difference (start-up, Redis connections and imports cancel out; Redis itself is
-another process, not counted). ``--parts`` adds the forwarded move's parts, each counted alone
-(callgrind collecting only inside it: a client request toggles collection, from a few lines of
-C built with the system's ``valgrind/callgrind.h``); see ``PARTS``.
+another process, not counted). Each poll of the event loop there first gives Redis 3 ms to
+answer (a fixed model: Redis answers before the server looks), so the number of loop passes,
+and with them the count, does not depend on the machine's load. ``--parts`` adds the
+forwarded move's parts, each counted alone (callgrind collecting only inside it: a client
+request toggles collection, from a few lines of C built with the system's
+``valgrind/callgrind.h``); see ``PARTS``.
 
 Without ``--count``: process CPU microseconds per move, per mode (noisy on a shared machine).
 Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
@@ -74,6 +77,9 @@ PARTS = {
                "answer and frames to the sessions)",
     "edge_handler": "E: the handler alone (Edge.received)",
 }
+
+#: Seconds each poll of the loop waits first under callgrind (see ``run``).
+SETTLE = 0.003
 
 _TOGGLE_C = """
 #include <valgrind/callgrind.h>
@@ -257,7 +263,8 @@ async def until(condition: Callable[[], bool]) -> None:
             await asyncio.sleep(0)
 
 
-async def run(redis_url: str, mode: str, moves: int, part: str | None) -> float:
+async def run(redis_url: str, mode: str, moves: int, part: str | None,
+              settle: float = 0.0) -> float:
     from playhall.catalog import get_game
 
     # The same games every run: the rooms' secrets (which deal the cards) are fixed.
@@ -269,10 +276,24 @@ async def run(redis_url: str, mode: str, moves: int, part: str | None) -> float:
     nodes = {name: await app.start(config(redis_url, prefix, name)) for name in "AE"}
     for node in nodes.values():  # nothing periodic (see config)
         node.keeper.stop()
+        node.endpoint.matchmaker.stop()  # (quick play's sweep, twice a second)
+        await node.endpoint.results.stop()
         for task in (node.sweeper, node.counter, node.refusals, node.descriptors):
             if task is not None:
                 task.cancel()
         node.fleet.bus.quiet = 3600.0
+    if settle:
+        # Before each poll of the loop, Redis is given the time to answer what was sent:
+        # under callgrind this process runs some fifty times slower than Redis, and whether
+        # an answer is in when the loop polls (then it is handled in that pass) would
+        # otherwise depend on the machine's load, and with it the number of passes.
+        selector: Any = asyncio.get_running_loop()._selector  # type: ignore[attr-defined]
+        poll = selector.select
+
+        def select(timeout: float | None = None) -> Any:
+            time.sleep(settle)
+            return poll(timeout)
+        selector.select = select
     game = get_game("mantis")
     assert game is not None
     host = Client(nodes["A"])
@@ -319,7 +340,8 @@ def instructions(redis_url: str, mode: str, moves: int, part: str | None) -> int
         out = Path(tmp) / "cg.out"
         extra = ["--collect-atstart=no"] if part else []
         command = [sys.executable, __file__, "--redis-url", redis_url, "--mode", mode,
-                   "--moves", str(moves)] + (["--part", part] if part else [])
+                   "--moves", str(moves), "--settle", str(SETTLE)]
+        command += ["--part", part] if part else []
         # One hash seed for every run: the order of sets of strings, and with it some of the
         # work, would otherwise differ from run to run.
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *extra,
@@ -339,6 +361,7 @@ def main() -> None:
                         help="with --count: the forwarded move's parts too")
     parser.add_argument("--part", choices=list(PARTS), help=argparse.SUPPRESS)
     parser.add_argument("--redis-url", help="a Redis to use (default: one started here)")
+    parser.add_argument("--settle", type=float, default=0.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     log.configure("json", "warning")  # as the benchmarks run the server
     redis = None
@@ -368,8 +391,8 @@ def main() -> None:
                 extra = counts[("forwarded", None)] - counts[("local", None)]
                 print(f"{'forwarding adds':16} {extra:>10,.0f} instructions per move")
             return
-        if args.part:
-            asyncio.run(run(url, args.mode[0], args.moves, args.part))
+        if args.part or args.settle:  # a run under callgrind
+            asyncio.run(run(url, args.mode[0], args.moves, args.part, args.settle))
             return
         for mode in args.mode:
             per_move = asyncio.run(run(url, mode, args.moves, None))
@@ -377,6 +400,7 @@ def main() -> None:
     finally:
         if redis is not None:
             redis.stop()
+            shutil.rmtree(redis.data_dir.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":
