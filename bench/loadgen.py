@@ -486,7 +486,10 @@ async def lean_pair(host: str, port: int, stats: dict[str, Any], stop_at: float,
     a = await LeanClient.connect(hub, host, port, stats, stop_at, measure_from)
     b = await LeanClient.connect(hub, host, port, stats, stop_at, measure_from)
     a.pace = b.pace = pace
-    a.slot = b.slot  # one schedule for the room
+    # One schedule for the room, its phase drawn at random: rooms started together would
+    # otherwise all move at the same instants, a burst every ``pace`` seconds (a queue).
+    a.slot = b.slot
+    b.slot[0] = _clock() + random.random() * pace
     await a.request("hello", protocol=1, name="a")
     await b.request("hello", protocol=1, name="b")
     reply = await a.request("create", game="mantis", seats=2, options={"target": 105})
