@@ -202,10 +202,7 @@ class Socket:
     def send(self, message: bytes) -> None:
         self.client.received(decode(message))
 
-    def close(self, code: int, reason: str) -> None:
-        pass
-
-    def abort(self) -> None:
+    def close(self, code: int, reason: str) -> None:  # (only as the servers drain)
         pass
 
     async def wait_closed(self) -> None:
