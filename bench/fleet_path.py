@@ -67,7 +67,8 @@ MODES = ("local", "forwarded", "spread")
 #: apart by their bus (process A's reader gets only requests, E's only batches).
 PARTS = {
     "edge_request": "E: the move from its session to the published request (the endpoint's "
-                    "task, Edge.forward, its _send task: pack, publish into the pipe)",
+                    "fast path or task, Edge.forward: pack, publish into the pipe; a _send "
+                    "task's steps if there is one)",
     "owner_in": "A: the bus reader's steps (redis-py's parse and message, the handler: unpack, "
                 "RemoteViewer, into the room's inbox)",
     "owner_handler": "A: the handler alone (Owner.received)",
@@ -76,6 +77,8 @@ PARTS = {
     "edge_in": "E: the bus reader's steps (redis-py's parse and message, the handler: unpack, "
                "answer and frames to the sessions)",
     "edge_handler": "E: the handler alone (Edge.received)",
+    "toggle": "what the counting itself adds per wrapped call: a call of a function that "
+              "does nothing, wrapped, once a move",
 }
 
 #: Seconds each poll of the loop waits first under callgrind (see ``run``).
@@ -156,6 +159,10 @@ class Toggle:
         return counted
 
 
+def nothing() -> None:
+    """Called once a move (the ``toggle`` part wraps it)."""
+
+
 def wrap_part(part: str, toggle: Toggle) -> None:
     """Collect only inside ``part`` (see PARTS). Before the servers start (their bus readers
     start with them)."""
@@ -164,9 +171,13 @@ def wrap_part(part: str, toggle: Toggle) -> None:
     from playhall.store import bus
 
     if part == "edge_request":
+        endpoint.Endpoint._fast_move = toggle.wrap(endpoint.Endpoint._fast_move)  # type: ignore[method-assign]
         endpoint.Endpoint._handle = toggle.wrap_steps(endpoint.Endpoint._handle)  # type: ignore[method-assign]
         edge.Edge.forward = toggle.wrap(edge.Edge.forward)  # type: ignore[method-assign]
         edge.Edge._send = toggle.wrap_steps(edge.Edge._send)  # type: ignore[method-assign]
+    elif part == "toggle":
+        global nothing
+        nothing = toggle.wrap(nothing)
     elif part in ("owner_in", "edge_in"):
         plain = bus.Bus._listen
         counted = toggle.wrap_steps(plain)
@@ -316,6 +327,7 @@ async def run(redis_url: str, mode: str, moves: int, part: str | None,
             mover = players[seat]
             before = [p.updates for p in players]
             started = time.process_time()
+            nothing()
             answer = mover.send("move", room=room_id, version=room.record.version,
                                 mid=mover.ids + 1, move=move)
             await answer
@@ -352,10 +364,10 @@ def instructions(redis_url: str, mode: str, moves: int, part: str | None) -> int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moves", type=int, default=400)
-    parser.add_argument("--mode", choices=MODES, nargs="+", default=["local", "forwarded"])
+    parser.add_argument("--mode", choices=MODES, nargs="*", default=["local", "forwarded"])
     parser.add_argument("--count", action="store_true", help="instructions under callgrind")
-    parser.add_argument("--parts", action="store_true",
-                        help="with --count: the forwarded move's parts too")
+    parser.add_argument("--parts", nargs="*", choices=list(PARTS),
+                        help="with --count: the forwarded move's parts too (named: those)")
     parser.add_argument("--part", choices=list(PARTS), help=argparse.SUPPRESS)
     parser.add_argument("--redis-url", help="a Redis to use (default: one started here)")
     parser.add_argument("--settle", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -375,8 +387,8 @@ def main() -> None:
         if args.count:
             counts: dict[tuple[str, str | None], float] = {}
             jobs: list[tuple[str, str | None]] = [(mode, None) for mode in args.mode]
-            if args.parts:
-                jobs += [("forwarded", part) for part in PARTS]
+            if args.parts is not None:
+                jobs += [("forwarded", part) for part in args.parts or PARTS]
             for mode, part in jobs:
                 few = instructions(url, mode, args.moves, part)
                 many = instructions(url, mode, 2 * args.moves, part)
