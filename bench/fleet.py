@@ -3,7 +3,7 @@ player on the room's owner ("owner") against players placed over both processes 
 balancer ("spread"), persistence on.
 
     python bench/fleet.py --rooms 50 500 --seconds 20 --repeat 3
-    python bench/fleet.py --rooms 50 --rate 20 --split --seconds 20 --repeat 3   (paced)
+    python bench/fleet.py --rooms 50 --rate 20 --split --modes owner spread pair --repeat 3
 
 Starts Redis (append-only, everysec), two real server processes on one key prefix and, for the
 spread runs, HAProxy (Debian's binary, ``balance roundrobin``, no stickiness) in front of both.
@@ -27,6 +27,11 @@ p50 is mostly waiting: R over the throughput, by Little's law). ``--split`` puts
 the first core and B on the second (the load, HAProxy and Redis on any core): in spread runs
 each process then has a core, as in a fleet, where on one shared core a forwarded move would
 also wait for the other process's turn.
+
+``--modes pair`` runs a third placement: each room's creator connected to process A (which
+holds the room) and the other player to B, no balancer: every move of the one is local and
+every move of the other forwarded, under the same load, their latencies reported apart
+(``p50_local_ms``, ``p50_forwarded_ms``): what forwarding adds to a move, beside the floor.
 
 ``--floor`` first measures the hops a forwarded move adds, bare: a PUBLISH to a channel a
 second connection listens on, which publishes the answer back on another, timed from the first
@@ -120,7 +125,9 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
     try:
         for port in ports:
             wait_listening(port, 400)
-        target = ports[0]
+        target, port_b = ports[0], 0
+        if mode == "pair":
+            port_b = ports[1]
         if mode == "spread":
             target = free_port()
             lines = "\n".join(f"    server s{i} 127.0.0.1:{p}" for i, p in enumerate(ports))
@@ -135,7 +142,7 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         pace = 1.0 / rate if rate else 0.0
         workers = [mp.Process(target=load_process,
                               args=("lean", target, n, seconds, warmup, start_at, queue,
-                                    load_cores, pace))
+                                    load_cores, pace, port_b))
                    for n in share if n]
         for worker in workers:
             worker.start()
@@ -161,7 +168,14 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         redis.stop()
         shutil.rmtree(data, ignore_errors=True)
     wall = t1 - t0
-    lat = sorted(x for r in results for x in r["lat"])
+    lat = sorted(x for r in results for x in [*r["lat"], *r.get("lat_b", [])])
+    apart = {}
+    if mode == "pair":  # the creator's moves (local) and the other player's (forwarded)
+        for name, key in (("local", "lat"), ("forwarded", "lat_b")):
+            some = sorted(x for r in results for x in r.get(key, []))
+            apart[f"p50_{name}_ms"] = round(statistics.median(some) * 1e3, 2) if some else None
+            apart[f"p99_{name}_ms"] = (round(some[int(len(some) * 0.99) - 1] * 1e3, 2)
+                                       if some else None)
     moves = sum(r["moves"] for r in results)
     server_cpu = sum(b - a for a, b in zip(cpu0, cpu1, strict=True))
     return {
@@ -172,6 +186,7 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         "moves_per_s": round(moves / seconds),
         "p50_ms": round(statistics.median(lat) * 1e3, 2) if lat else None,
         "p99_ms": round(lat[int(len(lat) * 0.99) - 1] * 1e3, 2) if lat else None,
+        **apart,
         "server_cpu": [round((b - a) / wall, 2) for a, b in zip(cpu0, cpu1, strict=True)],
         "server_us_per_move": round(server_cpu / moves * 1e6, 1) if moves else None,
         "moves_per_server_cpu_s": round(moves / server_cpu) if server_cpu else None,
@@ -250,6 +265,10 @@ def main() -> None:
                         help="bare publish round trips to time first (0: none)")
     parser.add_argument("--rate", type=float, default=0.0,
                         help="paced: moves/s per room, well below saturation (0: closed loop)")
+    parser.add_argument("--modes", nargs="+", choices=["owner", "spread", "pair"],
+                        default=["owner", "spread"],
+                        help="pair: each room's creator on A, the other player on B (no "
+                             "balancer), their latencies apart")
     parser.add_argument("--split", action="store_true",
                         help="process A on the first core, B on the second (the load, "
                              "HAProxy and Redis on any)")
@@ -259,7 +278,7 @@ def main() -> None:
     if args.floor:
         print(json.dumps(floor(args.floor)), flush=True)
     for rooms in args.rooms:
-        runs: dict[str, list[dict[str, Any]]] = {"owner": [], "spread": []}
+        runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in args.modes}
         for _ in range(args.repeat):  # interleaved: the machine's drift hits both alike
             for mode in runs:
                 runs[mode].append(run(mode, rooms, args.seconds, args.warmup, args.procs,
@@ -271,11 +290,16 @@ def main() -> None:
             best["runs_moves_per_s"] = [r["moves_per_s"] for r in done]
             best["runs_server_us_per_move"] = [r["server_us_per_move"] for r in done]
             best["runs_p50_ms"] = [r["p50_ms"] for r in done]
+            for key in ("p50_local_ms", "p50_forwarded_ms"):
+                if key in best:
+                    best[f"runs_{key}"] = [r[key] for r in done]
             medians[mode] = best
-        owner, spread = medians["owner"], medians["spread"]
-        if owner["moves_per_server_cpu_s"] and spread["moves_per_server_cpu_s"]:
-            spread["efficiency"] = round(
-                spread["moves_per_server_cpu_s"] / owner["moves_per_server_cpu_s"], 2)
+        owner = medians.get("owner")
+        for mode, median in medians.items():
+            if mode != "owner" and owner and owner["moves_per_server_cpu_s"] and median[
+                    "moves_per_server_cpu_s"]:
+                median["efficiency"] = round(
+                    median["moves_per_server_cpu_s"] / owner["moves_per_server_cpu_s"], 2)
         for mode in runs:
             print(json.dumps(medians[mode]), flush=True)
 

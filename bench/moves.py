@@ -196,10 +196,14 @@ CLIENTS = {"lean": lean_pair, "websockets": websockets_pair}
 
 
 def load_process(client: str, port: int, rooms: int, seconds: float, warmup: float,
-                 start_at: float, out: Any, cores: set[int], pace: float = 0.0) -> None:
-    """``pace``: the lean client's paced play (a move every ``pace`` seconds per room)."""
+                 start_at: float, out: Any, cores: set[int], pace: float = 0.0,
+                 port_b: int = 0) -> None:
+    """``pace``: the lean client's paced play (a move every ``pace`` seconds per room);
+    ``port_b``: each pair's second client connects there (the lean client)."""
     os.sched_setaffinity(0, cores)
-    pair = functools.partial(lean_pair, pace=pace) if pace else CLIENTS[client]
+    pair = CLIENTS[client]
+    if pace or port_b:
+        pair = functools.partial(lean_pair, pace=pace, port_b=port_b)
 
     async def main() -> None:
         while time.time() < start_at:
