@@ -194,13 +194,13 @@ def wrap_part(part: str, toggle: Toggle) -> None:
         global nothing
         nothing = toggle.wrap(nothing)
     elif part in ("owner_in", "edge_in"):
-        plain = bus.Bus._listen
+        plain = bus._Link._listen
         counted = toggle.wrap_steps(plain)
         suffix = ":A" if part == "owner_in" else ":E"
 
-        def listen(self: bus.Bus, pubsub: Any) -> Any:
-            return (counted if self.name.endswith(suffix) else plain)(self, pubsub)
-        bus.Bus._listen = listen  # type: ignore[method-assign]
+        def listen(self: bus._Link, pubsub: Any) -> Any:  # (a link of a bus: a Redis node)
+            return (counted if self.bus.name.endswith(suffix) else plain)(self, pubsub)
+        bus._Link._listen = listen  # type: ignore[method-assign]
     elif part == "owner_handler":
         owner.Owner.received = toggle.wrap(owner.Owner.received)  # type: ignore[method-assign]
     elif part == "edge_handler":
