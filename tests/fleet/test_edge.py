@@ -118,6 +118,19 @@ async def test_a_batch_from_an_owner_never_heard_must_start_at_one() -> None:
     assert bus.sent[0][1].kind == "sync"
 
 
+async def test_a_batch_seen_already_is_passed_over() -> None:
+    bus = Published()
+    viewer = Viewer(4)
+    node = edge(bus, Connections(viewer))
+    node.received(pack_batch("owner-g", 1, [[FRAME, 4, "r2", b"u1"]], node.id))
+    node.received(pack_batch("owner-g", 2, [[FRAME, 4, "r2", b"u2"]], node.id))
+    node.received(pack_batch("owner-g", 2, [[FRAME, 4, "r2", b"u2"]], node.id))  # again
+    node.received(pack_batch("owner-g", 1, [[FRAME, 4, "r2", b"u1"]], node.id))  # older
+    node.received(pack_batch("owner-g", 3, [[FRAME, 4, "r2", b"u3"]], node.id))
+    assert [frame for frame, _ in viewer.frames] == [b"u1", b"u2", b"u3"]
+    assert not viewer.stale and node.counters.batches_lost == 0 and bus.sent == []
+
+
 async def test_a_moved_room_is_synced_again_where_it_is_now() -> None:
     bus = Published()
     viewer = Viewer(1)

@@ -316,6 +316,12 @@ class Edge:
             self._not_mine(to, items)
             return
         last = self._seq.get(owner, 0)
+        if seq <= last:
+            # Seen already (a Cluster may deliver a shard channel's message twice while it moves
+            # the channel to a new primary), or older than one seen: what it said was passed on,
+            # or is being synced again since its gap was found.
+            logger.warning("fleet_batch_again", owner=owner, last=last, got=seq)
+            return
         self._seq[owner] = seq
         connections = self.connections
         assert connections is not None
