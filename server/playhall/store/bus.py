@@ -429,7 +429,10 @@ class _Link:
         asked_at: float | None = None  # when the PING that is not answered yet went
         kind = b"smessage" if bus.sharded else b"message"
         while True:
-            message = await pubsub.get_message(timeout=bus.quiet)
+            # The raw reply, not get_message's: a message is handed on from it as it is, and
+            # only the rest (confirmations, PING answers) go through redis-py's dicts, which
+            # cost more than the handler itself (bench/fleet_path.py).
+            response = await pubsub.parse_response(block=False, timeout=bus.quiet)
             if self._remade_unseen:
                 if bus.sharded:  # made again by redis-py: the node may be a replica now
                     raise _ChannelsMoved("(the connection was made again)")
@@ -437,6 +440,11 @@ class _Link:
                 self.made += 1
                 bus._subscribed(self, recovered=True)
             now = loop.time()
+            if response and response[0] == kind:
+                heard_at, asked_at = now, None
+                self._deliver(response[1], response[2])
+                continue
+            message = await pubsub.handle_message(response) if response else None
             if message is None:
                 if asked_at is None and now - heard_at >= bus.quiet:
                     await pubsub.ping()
@@ -449,17 +457,21 @@ class _Link:
             if what == "sunsubscribe":
                 self._dropped(message["channel"])
                 continue
-            if what not in (kind, kind.decode()):
-                continue  # a PING's answer, a subscription's confirmation
-            channel = message["channel"]
-            handler = bus.handler(channel)
-            try:
-                if handler is not None:
-                    handler(message["data"])
-                elif bus.fallback is not None:
-                    bus.fallback(channel, message["data"])
-            except Exception:  # one bad message must not stop the reader
-                logger.exception("bus_message_failed", channel=message["channel"])
+            if what in (kind, kind.decode()):
+                self._deliver(message["channel"], message["data"])
+            # (Else a PING's answer, a subscription's confirmation.)
+
+    def _deliver(self, channel: bytes, data: bytes) -> None:
+        """Hand a message to its channel's handler (or the bus's fallback)."""
+        bus = self.bus
+        handler = bus.handler(channel)
+        try:
+            if handler is not None:
+                handler(data)
+            elif bus.fallback is not None:
+                bus.fallback(channel, data)
+        except Exception:  # one bad message must not stop the reader
+            logger.exception("bus_message_failed", channel=channel)
 
     def _dropped(self, channel: bytes) -> None:
         """A SUNSUBSCRIBE's confirmation: this link's own, or the node dropping a channel this
