@@ -338,25 +338,38 @@ class RoomManager:
     async def _reattach(self, old: Room) -> None:
         """Load a room again from Redis after its lease was lost (e.g. Redis was away longer
         than the lease) and give every viewer a fresh snapshot, so nobody is left waiting for
-        updates, timers or bot moves that would never come."""
-        try:
-            room = await self.get(old.record.id)
-        except RoomError as exc:
-            logger.warning("room_reattach_failed", room=old.record.id, code=exc.code)
-            if self.fleet is not None:  # another process has it now: the viewers go there
-                self.fleet.moved(old.record.id, list(old.audience.viewers), closing=False)
+        updates, timers or bot moves that would never come. While Redis fails the load (still
+        away, or flapping as it comes back) it is tried again every third of the lease time,
+        for as long as the room has viewers or work of its own: its viewers are attached to
+        the stopped room, and only this brings them to the new one (a client's move would
+        load the room, but nobody else would see it)."""
+        room_id = old.record.id
+        told = False
+        while not self.closing:
+            try:
+                room = await self.get(room_id)
+            except RoomError as exc:
+                logger.warning("room_reattach_failed", room=room_id, code=exc.code)
+                if self.fleet is not None:  # another process has it now: the viewers go there
+                    self.fleet.moved(room_id, list(old.audience.viewers), closing=False)
+                return
+            except Exception as exc:
+                if not is_store_error(exc):
+                    raise
+                self.store.outage.failed(exc, during="reattach", room=room_id)
+                if not told:
+                    told = True
+                    logger.warning("room_reattach_failed", room=room_id, code=errors.STORE_FAILED)
+                if not (old.audience.viewers or needs_server(old.record, old.game)):
+                    return  # nobody waits on it: it is loaded when next asked for
+                await asyncio.sleep(self.config.lease_ms / 3000)
+                continue
+            if told:
+                logger.info("room_reattached", room=room_id)
+            for viewer in list(old.audience.viewers):
+                with contextlib.suppress(RoomError):
+                    await room.ask("sync", viewer, {})
             return
-        except Exception as exc:
-            if not is_store_error(exc):
-                raise
-            # Redis is away: the keeper's restore pass loads it once it is back if it has work
-            # to do; its viewers resume with a sync.
-            self.store.outage.failed(exc, during="reattach", room=old.record.id)
-            logger.warning("room_reattach_failed", room=old.record.id, code=errors.STORE_FAILED)
-            return
-        for viewer in list(old.audience.viewers):
-            with contextlib.suppress(RoomError):
-                await room.ask("sync", viewer, {})
 
     def holds(self, room_id: str) -> bool:
         """Whether this process holds ``room_id`` or is loading it."""

@@ -1,0 +1,106 @@
+"""Redis away for longer than a room's lease: once it is back, the room's players move again
+within a bounded time and the game finishes, on one process and across two (the room's owner
+and the edge its other player is connected to), even when the first load of the room after the
+outage fails too (the owner lets the room go when it finds its lease lost, and must take it
+back for the viewers it had). Real server processes on a real Redis behind a fault-injecting
+proxy."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from playhall.store import scripts
+from playhall_client import Client
+
+from .faults import ResetProxy
+from .fleet.conftest import play_on
+from .helpers import wait_for_redis
+from .process import ServerProcess, free_port
+
+LEASE_MS = 1500
+LOADING = b"-LOADING Redis is loading the dataset in memory\r\n"
+
+
+async def _outage_past_the_lease(
+    redis_url: str, proxy: ResetProxy, prefix: str, urls: list[str]
+) -> None:
+    """Two players (the first connected to ``urls[0]``, where the room is made, the second to
+    ``urls[-1]``) play a move; Redis goes away until the room's lease has run out in Redis,
+    while the next move is being made (refused, and retried by the client library); Redis
+    comes back, but the first load of the room fails once more (a flapping Redis, or on a
+    Redis Cluster a slot whose primary is still being replaced); the game is played out."""
+    clients = [await Client.connect(url, name=f"p{i}") for i, url in enumerate([urls[0], urls[-1]])]
+    first = await clients[0].create("mantis", 2)
+    mirrors = [first, await clients[1].join(first.room)]
+    players = list(zip(clients, mirrors, strict=True))
+    room = first.room
+    for client in clients:
+        await client.ready(room)
+    for mirror in mirrors:
+        await mirror.wait(lambda m: m.view["status"] == "playing")
+
+    def mover() -> tuple[Client, dict[str, Any]]:
+        client, mirror = next((c, m) for c, m in players if m.my_turn)
+        return client, mirror.view["moves"][0]
+
+    client, move = mover()
+    done = await client.move(room, move)
+    for mirror in mirrors:
+        await mirror.wait(lambda m: m.version >= done["version"])
+    lease = f"{prefix}lease:{{{room}}}"
+    direct = aioredis.Redis.from_url(redis_url)
+    try:
+        proxy.go_down()
+        client, move = mover()
+        pending = asyncio.create_task(client.move(room, move))
+        await wait_for_redis(lambda: _gone(direct, lease), timeout=10)
+    finally:
+        proxy.arm(scripts.ACQUIRE.by_sha, lease.encode(), answer=LOADING)
+        proxy.come_up()
+        await direct.aclose()
+    await pending
+    # Redis is back: the game goes on and ends, each move seen by both within the patience.
+    await play_on(players, timeout=30)
+    assert proxy.cut.is_set(), "the room's load after the outage was not failed"
+    for mirror in mirrors:
+        assert mirror.view["status"] == "finished"
+    for client in clients:
+        await client.close()
+
+
+async def _gone(redis: aioredis.Redis, key: str) -> bool:
+    return not await redis.exists(key)
+
+
+async def _with_servers(redis_url: str, proxy: ResetProxy, count: int) -> None:
+    prefix = f"l{uuid.uuid4().hex[:8]}:"
+    settings = ["--lease-ms", str(LEASE_MS), "--forward-timeout", "2"]
+    servers = [
+        ServerProcess(free_port(), proxy.url, prefix, f"{prefix}s{i}", settings)
+        for i in range(count)
+    ]
+    try:
+        for server in servers:
+            await server.start()
+        await _outage_past_the_lease(redis_url, proxy, prefix, [s.url for s in servers])
+    finally:
+        for server in servers:  # in a thread: the proxy runs on this loop
+            await asyncio.to_thread(server.terminate)
+    events = [line["event"] for server in servers for line in server.log_lines()]
+    assert "room_reattach_failed" in events, events  # the path this tests was taken
+
+
+async def test_a_game_resumes_after_an_outage_longer_than_its_lease(
+    redis_url: str, proxy: ResetProxy
+) -> None:
+    await _with_servers(redis_url, proxy, 1)
+
+
+async def test_a_game_across_two_processes_resumes_after_an_outage_longer_than_its_lease(
+    redis_url: str, proxy: ResetProxy
+) -> None:
+    await _with_servers(redis_url, proxy, 2)
