@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 
 from playhall.store.pipe import CommandPipe
@@ -151,6 +152,42 @@ async def test_renewing_leases_extends_those_held_and_names_those_lost(store: St
             assert 0 < ttl <= 1_000  # left as its holder set it
         else:
             assert 1_000 < ttl <= 60_000
+
+
+class NodeAwayPipe(CountingPipe):
+    """A command pipe to which the node serving one key is away: a command naming it fails as
+    a lost connection does (a Cluster's primary being replaced)."""
+
+    def __init__(self, pipe: CommandPipe, away: bytes) -> None:
+        super().__init__(pipe)
+        self.away = away
+
+    async def call_encoded(self, *command: bytes) -> Any:
+        if any(self.away in part for part in command):
+            raise RedisConnectionError("the node is away")
+        return await super().call_encoded(*command)
+
+
+async def test_a_slot_whose_node_is_away_does_not_hold_back_the_other_rooms_renewals(
+    store: Store,
+) -> None:
+    rooms = ["awayA", "awayB", "awayC"]
+    assert len({slot_of(store.keys.lease_key(room)) for room in rooms}) == 3
+    tokens = {}
+    for room in rooms:
+        token = await store.rooms.acquire(room, "one", 1_000)
+        assert token is not None
+        tokens[room] = token
+    away = Store(store.redis, NodeAwayPipe(store.pipe, store.keys.lease_key("awayA").encode()),
+                 store.keys.p)
+    assert await away.rooms.renew(tokens, 60_000) == set()
+    ttls = [await store.redis.pttl(store.keys.lease_key(room)) for room in rooms]
+    assert 0 < ttls[0] <= 1_000 and all(1_000 < ttl <= 60_000 for ttl in ttls[1:])
+    assert away.outage.since is not None  # reported
+    # Every slot away: the renewal fails as a whole.
+    alone = {"awayA": tokens["awayA"]}
+    with pytest.raises(RedisConnectionError):
+        await away.rooms.renew(alone, 60_000)
 
 
 async def noscript_refusals(client: aioredis.Redis) -> int:

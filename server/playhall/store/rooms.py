@@ -23,7 +23,7 @@ from playhall.store import scripts, slots
 from playhall.store.codes import new_code
 from playhall.store.connect import drop_idle_connections
 from playhall.store.keys import Keys, as_bytes, as_text, scan_pattern
-from playhall.store.outage import Outage, failure_of
+from playhall.store.outage import Outage, failure_of, is_store_error
 from playhall.store.pipe import CommandPipe, encode_bulk
 from playhall.store.scripts import RENEW_BATCH, Fenced, VersionConflict
 from playhall.store.slots import CHECK_SLOTS
@@ -173,7 +173,10 @@ class RoomStore:
         rooms; a slot's rooms are rarely more than one), the calls pipelined in one write, each
         awaited as the pipe's own future (a task and a coroutine per room every few seconds
         would be a burst big enough to set off the cyclic collector at R = 500:
-        docs/benchmarks.md, "Collector pauses"); returns the rooms whose lease was lost. With no
+        docs/benchmarks.md, "Collector pauses"); returns the rooms whose lease was lost. A call
+        Redis failed (on a Cluster, its slot's primary is being replaced) leaves its rooms'
+        leases for the next round and is reported in the outage log; only when every call
+        failed does the renewal raise. With no
         lease it still asks Redis something, so a quiet process knows Redis answers
         (/healthz)."""
         if not leases:
@@ -195,11 +198,28 @@ class RoomStore:
             *(scripts.send(self.pipe, scripts.RENEW, *words(batch)) for batch in batches),
             return_exceptions=True,
         )
+        failed: BaseException | None = None
+        failures = 0
         for i, reply in enumerate(replies):
             if isinstance(reply, ResponseError) and str(reply).startswith("NOSCRIPT"):
-                replies[i] = await scripts.call(self.pipe, scripts.RENEW, *words(batches[i]))
-            elif isinstance(reply, BaseException):
-                raise reply
+                try:
+                    replies[i] = reply = await scripts.call(
+                        self.pipe, scripts.RENEW, *words(batches[i])
+                    )
+                except Exception as again:  # a store error, or a bug: sorted just below
+                    reply = again
+            if isinstance(reply, BaseException):
+                if not is_store_error(reply):
+                    raise reply
+                # Its slot's node is away (a Cluster's primary being replaced): its rooms keep
+                # their leases as they are, for the next round; every other slot's are renewed.
+                failed, replies[i] = reply, []
+                failures += 1
+        if failed is not None:
+            if failures == len(batches):  # Redis is away: as before, the renewal failed
+                raise failed
+            if self.outage is not None:
+                self.outage.failed(failed, during="lease renewal")
         return {
             batch[position - 1]
             for batch, lost in zip(batches, replies, strict=True)
