@@ -12,7 +12,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from playhall.store.pipe import RedisPipe
+from playhall.store.pipe import RedisPipe, encode_command
 
 
 async def test_concurrent_calls_get_their_own_replies_in_order(redis_url: str) -> None:
@@ -38,6 +38,27 @@ async def test_an_error_reply_is_raised_to_its_caller_only(redis_url: str) -> No
         )
         assert results[0] == b"OK" and results[2] == b"x"
         assert isinstance(results[1], ResponseError) and "not an integer" in str(results[1])
+    finally:
+        pipe.close()
+
+
+async def test_calls_made_while_connecting_keep_their_order_with_calls_made_once_connected(
+    redis_url: str,
+) -> None:
+    """A call made before the connection is open goes before one made after it opened, even
+    while the connection's setup (its preamble) is still waiting for Redis's answer: an owner's
+    batches to one edge, the first sent on a node's fresh connection, must arrive in order."""
+    pipe = RedisPipe(redis_url)
+    pipe.preamble = [encode_command([b"PING"])]  # a setup round trip, as the store's scripts
+    key = f"pipe:{uuid.uuid4().hex}".encode()
+    try:
+        first = asyncio.ensure_future(pipe.call(b"RPUSH", key, b"first"))  # as the mail does
+        async with asyncio.timeout(5):
+            while pipe.connection is None:  # open, its setup sent, not yet answered
+                await asyncio.sleep(0)
+        second = pipe.call(b"RPUSH", key, b"second")
+        assert await asyncio.gather(first, second) == [1, 2]
+        assert await pipe.call(b"LRANGE", key, b"0", b"-1") == [b"first", b"second"]
     finally:
         pipe.close()
 

@@ -161,6 +161,8 @@ class RedisPipe:
         #: The connection in use; None until the next command makes one.
         self.connection: _Connection | None = None
         self._connecting: asyncio.Future[_Connection] | None = None
+        #: Commands made while there was no connection, with their futures (see _hold).
+        self._held: list[tuple[tuple[bytes, ...], asyncio.Future[Any]]] = []
         #: Set by the owner: called whenever Redis answers (for the health check).
         self.on_answer: Callable[[], None] | None = None
         #: Set by the owner: commands (in RESP) sent first on every new connection, before any
@@ -183,21 +185,32 @@ class RedisPipe:
         is, which spares every commit a coroutine of its own."""
         connection = self.connection
         if connection is None:
-            return self._call_when_connected(command)
+            return self._hold(command)
         return self._queue(connection, command)
 
     async def connected(self) -> None:
         """Connect now if not connected: the calls that follow are queued as they are made,
         with nothing of another caller between them."""
         if self.connection is None:
-            await self._connect()
+            await asyncio.shield(self._connect())
 
-    async def _call_when_connected(self, command: tuple[bytes, ...]) -> Any:
-        return await self._queue(await self._connect(), command)
+    def _hold(self, command: tuple[bytes, ...]) -> asyncio.Future[Any]:
+        """A command made while there is no connection: sent first on the next one (after its
+        setup), in the order of the calls, before any command made once it is open. (Were each
+        caller to send its own once connected, a command made in the meantime would overtake
+        it: two batches to one edge would arrive in the wrong order.)"""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._held.append((command, future))
+        self._connect()
+        return future
 
-    def _queue(self, connection: _Connection, command: tuple[bytes, ...]) -> asyncio.Future[Any]:
+    def _queue(
+        self, connection: _Connection, command: tuple[bytes, ...],
+        future: asyncio.Future[Any] | None = None,
+    ) -> asyncio.Future[Any]:
         loop = connection.loop
-        future: asyncio.Future[Any] = loop.create_future()
+        if future is None:
+            future = loop.create_future()
         self.waiting.append(future)
         self.deadlines.append(loop.time() + self.timeout)
         if self._watchdog is None:
@@ -235,14 +248,25 @@ class RedisPipe:
             if not future.done():
                 future.set_exception(error)
 
-    async def _connect(self) -> _Connection:
+    def _connect(self) -> asyncio.Future[_Connection]:
+        """The connection being opened (opening it if none is)."""
         if self._connecting is None:
             self._connecting = asyncio.ensure_future(self._open())
-        try:
-            return await asyncio.shield(self._connecting)
-        finally:
-            if self._connecting is not None and self._connecting.done():
-                self._connecting = None
+            self._connecting.add_done_callback(self._opened)
+        return self._connecting
+
+    def _opened(self, connecting: asyncio.Future[_Connection]) -> None:
+        self._connecting = None
+        failure = (
+            RedisConnectionError("connecting to Redis was cancelled") if connecting.cancelled()
+            else connecting.exception()
+        )
+        if failure is None:
+            return
+        held, self._held = self._held, []  # (none if the failure came after the setup)
+        for _, future in held:
+            if not future.done():
+                future.set_exception(failure)
 
     async def _open(self) -> _Connection:
         loop = asyncio.get_running_loop()
@@ -275,6 +299,9 @@ class RedisPipe:
         if params.get("db"):
             setup.append(self.call(b"SELECT", str(params["db"]).encode()))
         setup.extend(self.call_encoded(command) for command in self.preamble)
+        held, self._held = self._held, []
+        for command, future in held:
+            self._queue(connection, command, future)
         try:
             await asyncio.gather(*setup)
         except Exception:
