@@ -131,6 +131,45 @@ async def test_a_batch_seen_already_is_passed_over() -> None:
     assert not viewer.stale and node.counters.batches_lost == 0 and bus.sent == []
 
 
+async def test_a_joined_rooms_first_frames_overtaken_by_a_later_batch_are_synced_again() -> None:
+    """An owner's first batch to this process (the join's snapshot) overtaken by its second
+    (the join's answer: the owner's pipe to a node it had not used yet sent the second before
+    the first once connected). No frame of the room came yet, but the gap says one may have
+    been lost: the room is synced again, and the late batch's frames are not passed on."""
+    bus = Published()
+    connections = Connections(Viewer(6))
+    viewer = connections.viewers[6]
+    node = edge(bus, connections)
+    RemoteRoom("r5", node).submit("join", viewer, {}, ReplyTo(6, 11))  # type: ignore[arg-type]
+    await settled(bus, 1)
+    join = bus.sent[0][1]
+    node.received(pack_batch("owner-j", 2, [[REPLY, join.corr, {"version": 3}, None]], node.id))
+    assert connections.answers == [(6, 11, {"version": 3}, None)]
+    await settled(bus, 2)
+    assert (bus.sent[1][1].kind, bus.sent[1][0]) == ("sync", b"ph:room:{r5}:in")
+    assert viewer.stale == {"r5"}
+    node.received(pack_batch("owner-j", 1, [[CLEAR, 6, "r5"], [FRAME, 6, "r5", b"s3"]], node.id))
+    assert viewer.frames == [] and viewer.stale == {"r5"}
+    node.received(pack_batch("owner-j", 3, [[CLEAR, 6, "r5"], [FRAME, 6, "r5", b"s"]], node.id))
+    assert viewer.frames == [(b"s", "r5")] and not viewer.stale
+
+
+async def test_an_answer_in_a_batch_overtaken_by_a_later_one_still_reaches_its_request() -> None:
+    bus = Published()
+    connections = Connections(Viewer(2))
+    node = edge(bus, connections)
+    room = RemoteRoom("r1", node)
+    room.submit("move", connections.viewers[2], {"mid": "m"}, ReplyTo(2, 41))
+    await settled(bus, 1)
+    corr = bus.sent[0][1].corr
+    node.received(pack_batch("owner-k", 1, [[FRAME, 2, "r1", b"u1"]], node.id))
+    node.received(pack_batch("owner-k", 3, [[FRAME, 2, "r1", b"u3"]], node.id))
+    node.received(pack_batch("owner-k", 2, [[REPLY, corr, {"version": 2}, None]], node.id))
+    assert connections.answers == [(2, 41, {"version": 2}, None)]
+    node.received(pack_batch("owner-k", 2, [[REPLY, corr, {"version": 2}, None]], node.id))
+    assert len(connections.answers) == 1  # once
+
+
 async def test_a_moved_room_is_synced_again_where_it_is_now() -> None:
     bus = Published()
     viewer = Viewer(1)

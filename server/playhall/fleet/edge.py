@@ -49,6 +49,15 @@ _RETRY_WAITS = (0.05, 0.1, 0.2, 0.4)
 #: Refusals of a sync the edge asked for by itself that say nothing about it: asked again.
 _SYNC_AGAIN = frozenset({errors.STORE_FAILED, errors.OVERLOADED, errors.DRAINING})
 
+#: The owner a connection's room is served by while no frame of it has come from there yet
+#: (a request just sent to it, or a sync asked after it moved): whatever owner's batch is lost,
+#: that room's first frames may have been in it.
+_UNKNOWN = ""
+
+#: The requests after whose answer a connection watches the room (their first frames, a
+#: snapshot, come from whichever process holds it).
+_ATTACHING = frozenset({"join", "sync"})
+
 
 class Connections(Replies, Protocol):
     """What the edge needs of this process's connections (``net.replies.ReplyRouter``)."""
@@ -162,6 +171,10 @@ class Edge:
             return 0
         waits = reply_to is not None or future is not None
         corr = next(self._corr) if waits else 0
+        if viewer is not None and kind in _ATTACHING:
+            # The connection watches the room from its answer on: if a batch is lost before
+            # one of its frames reached here, the room is synced again (see _lost).
+            self._watching.setdefault(viewer.id, {}).setdefault(room_id, _UNKNOWN)
         if reply_to is not None:
             request = reply_to.request
         message = Forward(
@@ -318,9 +331,14 @@ class Edge:
         last = self._seq.get(owner, 0)
         if seq <= last:
             # Seen already (a Cluster may deliver a shard channel's message twice while it moves
-            # the channel to a new primary), or older than one seen: what it said was passed on,
-            # or is being synced again since its gap was found.
+            # the channel to a new primary), or older than one seen (overtaken on its way: the
+            # later one found the gap): its frames were passed on, or their rooms are being
+            # synced again. Its answers are still given, to requests still waiting for theirs
+            # (an answer is given once; the rest are dropped).
             logger.warning("fleet_batch_again", owner=owner, last=last, got=seq)
+            for item in items:
+                if item[0] == REPLY:
+                    self._answer(item)
             return
         self._seq[owner] = seq
         connections = self.connections
@@ -349,13 +367,16 @@ class Edge:
                     watching.pop(connection, None)
                     self.forward(room, "detach", _Gone(connection), {})
             elif what == REPLY:
-                _, corr, result, error = item
-                refusal = None if error is None else RoomError(error[0], error[1], **error[2])
-                self._settle(corr, result, refusal)
+                self._answer(item)
             elif what == CLEAR:
                 connections.clear_stale(item[1], item[2])
             elif what == MOVED:
                 self._moved(item[1])
+
+    def _answer(self, item: list[Any]) -> None:
+        _, corr, result, error = item
+        refusal = None if error is None else RoomError(error[0], error[1], **error[2])
+        self._settle(corr, result, refusal)
 
     def _not_mine(self, to: str, items: list[list[Any]]) -> None:
         """A batch for a previous run of this process (it restarted under the same name): its
@@ -369,9 +390,10 @@ class Edge:
         self._resync(lambda room, owner: room == moved, again=True)
 
     def _lost(self, owner: str) -> None:
-        """A batch of ``owner`` was lost: what it said is unknown, so its rooms start over
-        (a sync already asked for may have been answered in it: asked again)."""
-        self._resync(lambda room, served_by: served_by == owner, again=True)
+        """A batch of ``owner`` was lost: what it said is unknown, so its rooms start over, and
+        so do the rooms no frame has come from yet, wherever they are served (a sync already
+        asked for may have been answered in it: asked again)."""
+        self._resync(lambda room, served_by: served_by in (owner, _UNKNOWN), again=True)
 
     def reconnected(self) -> None:
         """This process's subscriber was away: any batch may have been lost."""
@@ -407,6 +429,9 @@ class Edge:
         if viewer is None:
             return
         self.connections.mark_stale(connection, room)
+        # Served by whoever answers the sync: until a frame of it comes, any owner's lost
+        # batch may have held the snapshot.
+        self._watching.setdefault(connection, {})[room] = _UNKNOWN
         self.counters.resyncs += 1
         done: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         done.add_done_callback(lambda answer: self._synced(key, answer))
