@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from types import TracebackType
 from typing import Any, Final
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -33,10 +34,22 @@ def is_store_error(exc: BaseException) -> bool:
     if isinstance(exc, (OSError, RuntimeError, TimeoutError)):
         tb = exc.__traceback__
         while tb is not None:
-            if str(tb.tb_frame.f_globals.get("__name__", "")).startswith("redis."):
+            if _in_redis(tb):
                 return True
             tb = tb.tb_next
+    if isinstance(exc, AttributeError) and exc.__traceback__ is not None:
+        # redis-py's connection writing to a socket another task dropped meanwhile (its writer
+        # None: a Cluster node's connections closed as its primary failed over): raised in
+        # redis-py's own code, not in a caller's.
+        tb = exc.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        return _in_redis(tb)
     return False
+
+
+def _in_redis(tb: TracebackType) -> bool:
+    return str(tb.tb_frame.f_globals.get("__name__", "")).startswith("redis.")
 
 
 def outcome_unknown(exc: BaseException) -> bool:
