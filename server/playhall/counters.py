@@ -61,11 +61,13 @@ class Counters:
         #: Room frames a connection's full outbox dropped (the room is resent as a snapshot).
         self.frames_dropped = 0
         #: The fleet (playhall.fleet): requests forwarded to the process holding their room;
-        #: those that got no answer in time; rooms taken here because nobody held them; batches
-        #: from owners found lost; rooms synced again for a connection after a loss, a move or
-        #: an owner's death; other processes found gone.
+        #: those that got no answer in time; those answered before their time because a batch
+        #: that may have held their answer was lost; rooms taken here because nobody held
+        #: them; batches from owners found lost; rooms synced again for a connection after a
+        #: loss, a move or an owner's death; other processes found gone.
         self.forwarded = 0
         self.forward_timeouts = 0
+        self.forwards_given_up = 0
         self.rooms_taken = 0
         self.batches_lost = 0
         self.resyncs = 0

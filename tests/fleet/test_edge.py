@@ -154,20 +154,35 @@ async def test_a_joined_rooms_first_frames_overtaken_by_a_later_batch_are_synced
     assert viewer.frames == [(b"s", "r5")] and not viewer.stale
 
 
-async def test_an_answer_in_a_batch_overtaken_by_a_later_one_still_reaches_its_request() -> None:
+async def test_a_lost_batch_answers_at_once_the_requests_it_may_have_answered() -> None:
+    """A move's answer in a batch that was lost (a Cluster failover moved this process's
+    channel under it): the move is answered store_failed (retryable, applied once by its id)
+    as soon as the gap is seen, not at its deadline; a request to a room another owner serves
+    still waits for its answer."""
     bus = Published()
     connections = Connections(Viewer(2))
-    node = edge(bus, connections)
-    room = RemoteRoom("r1", node)
-    room.submit("move", connections.viewers[2], {"mid": "m"}, ReplyTo(2, 41))
+    node = edge(bus, connections, timeout=60)
+    node.received(pack_batch("owner-a", 1, [[FRAME, 2, "r1", b"u1"]], node.id))
+    node.received(pack_batch("owner-b", 1, [[FRAME, 2, "r2", b"v1"]], node.id))
+    RemoteRoom("r1", node).submit("move", connections.viewers[2], {"mid": "m"}, ReplyTo(2, 8))
+    RemoteRoom("r2", node).submit("move", connections.viewers[2], {"mid": "n"}, ReplyTo(2, 9))
+    await settled(bus, 2)
+    node.received(pack_batch("owner-a", 3, [], node.id))  # batch 2 (the answer to 8) lost
+    assert connections.answers == [(2, 8, None, "store_failed")]
+    assert node.counters.forwards_given_up == 1
+    r2_move = next(f.corr for c, f in bus.sent if c == b"ph:room:{r2}:in" and f.kind == "move")
+    node.received(pack_batch("owner-b", 2, [[REPLY, r2_move, {"version": 2}, None]], node.id))
+    assert connections.answers[1] == (2, 9, {"version": 2}, None)
+
+
+async def test_a_subscriber_back_from_away_answers_every_waiting_request_at_once() -> None:
+    bus = Published()
+    connections = Connections(Viewer(2))
+    node = edge(bus, connections, timeout=60)
+    RemoteRoom("r1", node).submit("chat", connections.viewers[2], {"text": "hi"}, ReplyTo(2, 4))
     await settled(bus, 1)
-    corr = bus.sent[0][1].corr
-    node.received(pack_batch("owner-k", 1, [[FRAME, 2, "r1", b"u1"]], node.id))
-    node.received(pack_batch("owner-k", 3, [[FRAME, 2, "r1", b"u3"]], node.id))
-    node.received(pack_batch("owner-k", 2, [[REPLY, corr, {"version": 2}, None]], node.id))
-    assert connections.answers == [(2, 41, {"version": 2}, None)]
-    node.received(pack_batch("owner-k", 2, [[REPLY, corr, {"version": 2}, None]], node.id))
-    assert len(connections.answers) == 1  # once
+    node.reconnected()
+    assert connections.answers == [(2, 4, None, "store_failed")]
 
 
 async def test_a_moved_room_is_synced_again_where_it_is_now() -> None:

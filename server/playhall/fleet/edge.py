@@ -332,19 +332,16 @@ class Edge:
         if seq <= last:
             # Seen already (a Cluster may deliver a shard channel's message twice while it moves
             # the channel to a new primary), or older than one seen (overtaken on its way: the
-            # later one found the gap): its frames were passed on, or their rooms are being
-            # synced again. Its answers are still given, to requests still waiting for theirs
-            # (an answer is given once; the rest are dropped).
+            # later one found the gap): what it said was passed on, or its rooms are being
+            # synced again and the requests it answered were answered store_failed.
             logger.warning("fleet_batch_again", owner=owner, last=last, got=seq)
-            for item in items:
-                if item[0] == REPLY:
-                    self._answer(item)
             return
         self._seq[owner] = seq
         connections = self.connections
         assert connections is not None
         watching = self._watching
-        if seq != last + 1:
+        lost = seq != last + 1
+        if lost:
             logger.warning("fleet_batch_lost", owner=owner, expected=last + 1, got=seq)
             self.counters.batches_lost += 1
             for item in items:  # this batch's rooms too: its frames may follow the lost ones
@@ -367,16 +364,15 @@ class Edge:
                     watching.pop(connection, None)
                     self.forward(room, "detach", _Gone(connection), {})
             elif what == REPLY:
-                self._answer(item)
+                _, corr, result, error = item
+                refusal = None if error is None else RoomError(error[0], error[1], **error[2])
+                self._settle(corr, result, refusal)
             elif what == CLEAR:
                 connections.clear_stale(item[1], item[2])
             elif what == MOVED:
                 self._moved(item[1])
-
-    def _answer(self, item: list[Any]) -> None:
-        _, corr, result, error = item
-        refusal = None if error is None else RoomError(error[0], error[1], **error[2])
-        self._settle(corr, result, refusal)
+        if lost:  # (after this batch's own answers)
+            self._give_up(lambda served_by: served_by in (owner, _UNKNOWN))
 
     def _not_mine(self, to: str, items: list[list[Any]]) -> None:
         """A batch for a previous run of this process (it restarted under the same name): its
@@ -392,12 +388,38 @@ class Edge:
     def _lost(self, owner: str) -> None:
         """A batch of ``owner`` was lost: what it said is unknown, so its rooms start over, and
         so do the rooms no frame has come from yet, wherever they are served (a sync already
-        asked for may have been answered in it: asked again)."""
+        asked for may have been answered in it: asked again). (The requests it may have
+        answered are given up by ``received``, once the batch that found it gave its own
+        answers.)"""
         self._resync(lambda room, served_by: served_by in (owner, _UNKNOWN), again=True)
 
     def reconnected(self) -> None:
         """This process's subscriber was away: any batch may have been lost."""
+        self._give_up(lambda served_by: True)
         self._resync(lambda room, owner: True, again=True)
+
+    def _give_up(self, which: Callable[[str], bool]) -> None:
+        """Answer ``store_failed`` (retryable) the requests waiting here whose room's owner, as
+        known here (``_UNKNOWN`` if none is), ``which`` picks: their answers may have been
+        in a batch that was lost, and waiting out ``forward_timeout`` would stall their rooms
+        (a Cluster failover loses one whenever an edge's channel moves under a batch). The
+        syncs the edge asked for by itself are left to :meth:`_resync`."""
+        syncs = set(self._syncing.values())
+        for corr, pending in list(self._pending.items()):
+            if corr in syncs:
+                continue
+            served_by = _UNKNOWN
+            if pending.reply_to is not None:
+                served_by = self._watching.get(pending.reply_to.connection, {}).get(
+                    pending.room, _UNKNOWN
+                )
+            if which(served_by):
+                self.counters.forwards_given_up += 1
+                self._settle(corr, None, RoomError(
+                    errors.STORE_FAILED,
+                    "the answer may have been lost on its way from the server holding this "
+                    "room; retry (a move retried with its id is applied once)",
+                ))
 
     def _resync(self, which: Callable[[str, str], bool], again: bool = False) -> None:
         """Sync again every connection's view of the rooms ``which`` picks: its frames are

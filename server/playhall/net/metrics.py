@@ -234,6 +234,9 @@ class ServerCollector(Collector):
         yield _counter("playhall_fleet_forward_timeouts_total",
                        "Forwarded requests with no answer within forward_timeout "
                        "(answered store_failed).", counts.forward_timeouts)
+        yield _counter("playhall_fleet_forwards_given_up_total",
+                       "Forwarded requests answered store_failed before forward_timeout: a "
+                       "batch that may have held their answer was lost.", counts.forwards_given_up)
         yield _counter("playhall_fleet_rooms_taken_total",
                        "Rooms this process loaded because a request found nobody holding them.",
                        counts.rooms_taken)
