@@ -46,6 +46,54 @@ async def test_a_batch_lost_on_its_way_is_followed_by_the_next_number() -> None:
 
 
 
+class Counting:
+    """A bus whose publishes reach ``listeners[i]`` subscribers, the i-th publish (the last
+    count for the rest)."""
+
+    def __init__(self, *listeners: int) -> None:
+        self.listeners = listeners
+        self.sent: list[tuple[str, int, list[Any], str]] = []
+
+    def publish(self, channel: bytes, payload: bytes) -> Any:
+        future = asyncio.get_running_loop().create_future()
+        future.set_result(self.listeners[min(len(self.sent), len(self.listeners) - 1)])
+        self.sent.append(unpack_batch(payload))
+        return future
+
+
+async def until(condition: Any) -> None:
+    async with asyncio.timeout(5):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def test_an_edge_whose_channel_moves_under_a_batch_is_not_taken_for_gone() -> None:
+    """A batch reaches nobody (a Cluster moved the edge's channel to a new primary, where the
+    edge subscribes a moment later): an empty batch follows shortly, and reaches the edge,
+    which sees the gap; its viewers are not detached."""
+    bus = Counting(0, 0, 1)  # the first batch, and one more sent with it, reach nobody
+    gone: list[str] = []
+    mail = EdgeMail(bus, Keys("ph:"), lambda edge, at: gone.append(edge))  # type: ignore[arg-type]
+    mail.post("host:1#ab", [FRAME, 3, "r1", b"f1"])
+    await until(lambda: len(bus.sent) == 1)
+    mail.post("host:1#ab", [FRAME, 3, "r1", b"f2"])
+    await until(lambda: len(bus.sent) == 3)
+    assert [batch[1:3] for batch in bus.sent] == [
+        (1, [[FRAME, 3, "r1", b"f1"]]), (2, [[FRAME, 3, "r1", b"f2"]]), (3, []),
+    ]
+    assert gone == []
+
+
+async def test_an_edge_that_hears_nothing_a_moment_later_either_is_gone() -> None:
+    bus = Counting(0)
+    gone: list[tuple[str, float]] = []
+    mail = EdgeMail(bus, Keys("ph:"), lambda edge, at: gone.append((edge, at)))  # type: ignore[arg-type]
+    mail.post("host:1#ab", [FRAME, 3, "r1", b"f1"])
+    await until(lambda: gone)
+    assert len(bus.sent) == 2 and bus.sent[1][1:3] == (2, [])
+    assert [edge for edge, _ in gone] == ["host:1"]
+
+
 class Reaching(FailingOnce):
     """A bus every publish of which reaches one edge."""
 

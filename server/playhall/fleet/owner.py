@@ -9,9 +9,9 @@ another process here). EdgeMail sends each edge everything of one pass of the ev
 one publish, in order, numbered per edge (``fleet.messages``), so the edge can tell when one
 was lost.
 
-An edge that no longer listens (its publish reached nobody, or its channel has no subscriber
-at the periodic check) is gone: its viewers are detached from every room here, as a closed
-connection's would be.
+An edge that no longer listens (two of its batches, sent a moment apart, reached nobody; or its
+channel has no subscriber at the periodic check) is gone: its viewers are detached from every
+room here, as a closed connection's would be.
 """
 
 from __future__ import annotations
@@ -104,6 +104,9 @@ class EdgeMail:
         self._seq: dict[str, int] = {}
         self._scheduled = False
         self._sends: set[asyncio.Future[Any]] = set()
+        #: Edge -> when (monotonic) the first of its batches that reached nobody was sent,
+        #: while no later one reached it (see _unheard).
+        self._silent: dict[str, float] = {}
 
     def post(self, edge: str, item: list[Any]) -> None:
         self._batch(edge).append(item)
@@ -145,7 +148,24 @@ class EdgeMail:
             asyncio.get_running_loop().call_later(RESEND_AFTER, self._nudge, edge)
             return
         if sent.result() == 0:
-            self._on_gone(instance_of(edge), at)
+            self._unheard(edge, at)
+        else:
+            self._silent.pop(edge, None)
+
+    def _unheard(self, edge: str, at: float) -> None:
+        """A batch sent at ``at`` reached nobody on ``edge``'s channel. The edge is gone if one
+        sent :data:`RESEND_AFTER` or more after the first such batch reached nobody too; till
+        then it may only be moving: on a Cluster, a channel whose slot goes to a new primary
+        loses what is published to it until the edge subscribes there, and a primary turned
+        replica answers a count of 0 for a channel subscribed on the new one. So a batch
+        follows shortly (empty if nothing else is due): it finds out, and an edge that still
+        listens sees the gap in the numbers and syncs its rooms again."""
+        first = self._silent.setdefault(edge, at)
+        if at - first >= RESEND_AFTER:
+            del self._silent[edge]
+            self._on_gone(instance_of(edge), first)
+        elif at == first:
+            asyncio.get_running_loop().call_later(RESEND_AFTER, self._nudge, edge)
 
 
 class Owner:
