@@ -104,9 +104,9 @@ class EdgeMail:
         self._seq: dict[str, int] = {}
         self._scheduled = False
         self._sends: set[asyncio.Future[Any]] = set()
-        #: Edge -> when (monotonic) the first of its batches that reached nobody was sent,
-        #: while no later one reached it (see _unheard).
-        self._silent: dict[str, float] = {}
+        #: Edge -> when (monotonic) the first of its batches that reached nobody was sent, while
+        #: no later one reached it, and the number of the batch that then checks (see _unheard).
+        self._silent: dict[str, tuple[float, int | None]] = {}
 
     def post(self, edge: str, item: list[Any]) -> None:
         self._batch(edge).append(item)
@@ -136,9 +136,11 @@ class EdgeMail:
                                  pack_batch(self.boot, seq, items, edge))
             )
             self._sends.add(sent)
-            sent.add_done_callback(functools.partial(self._sent, edge, time.monotonic()))
+            sent.add_done_callback(
+                functools.partial(self._sent, edge, seq, time.monotonic())
+            )
 
-    def _sent(self, edge: str, at: float, sent: asyncio.Future[Any]) -> None:
+    def _sent(self, edge: str, seq: int, at: float, sent: asyncio.Future[Any]) -> None:
         self._sends.discard(sent)
         if sent.cancelled():
             return
@@ -148,24 +150,31 @@ class EdgeMail:
             asyncio.get_running_loop().call_later(RESEND_AFTER, self._nudge, edge)
             return
         if sent.result() == 0:
-            self._unheard(edge, at)
+            self._unheard(edge, seq, at)
         else:
             self._silent.pop(edge, None)
 
-    def _unheard(self, edge: str, at: float) -> None:
-        """A batch sent at ``at`` reached nobody on ``edge``'s channel. The edge is gone if one
-        sent :data:`RESEND_AFTER` or more after the first such batch reached nobody too; till
-        then it may only be moving: on a Cluster, a channel whose slot goes to a new primary
-        loses what is published to it until the edge subscribes there, and a primary turned
-        replica answers a count of 0 for a channel subscribed on the new one. So a batch
-        follows shortly (empty if nothing else is due): it finds out, and an edge that still
-        listens sees the gap in the numbers and syncs its rooms again."""
-        first = self._silent.setdefault(edge, at)
-        if at - first >= RESEND_AFTER:
+    def _unheard(self, edge: str, seq: int, at: float) -> None:
+        """Batch ``seq``, sent at ``at``, reached nobody on ``edge``'s channel. The edge may
+        only be moving: on a Cluster, a channel whose slot goes to a new primary loses what is
+        published to it until the edge subscribes there, and a primary turned replica counts
+        0 for a channel subscribed on the new one. So another batch is sent
+        :data:`RESEND_AFTER` later (empty if nothing else is due): if that one, or any after
+        it, reaches nobody too, the edge is gone; if it reaches the edge, the edge sees the
+        gap in the numbers and syncs its rooms again."""
+        silent = self._silent.get(edge)
+        if silent is None:
+            self._silent[edge] = (at, None)
+            asyncio.get_running_loop().call_later(RESEND_AFTER, self._probe, edge)
+        elif silent[1] is not None and seq >= silent[1]:
             del self._silent[edge]
-            self._on_gone(instance_of(edge), first)
-        elif at == first:
-            asyncio.get_running_loop().call_later(RESEND_AFTER, self._nudge, edge)
+            self._on_gone(instance_of(edge), silent[0])
+
+    def _probe(self, edge: str) -> None:
+        silent = self._silent.get(edge)
+        if silent is not None:  # (else a batch reached it meanwhile)
+            self._silent[edge] = (silent[0], self._seq.get(edge, 0) + 1)
+            self._nudge(edge)
 
 
 class Owner:
