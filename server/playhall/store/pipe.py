@@ -20,6 +20,7 @@ with the ``ssl_*`` options of its query string, the user name and password are s
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -204,13 +205,9 @@ class RedisPipe:
         self._connect()
         return future
 
-    def _queue(
-        self, connection: _Connection, command: tuple[bytes, ...],
-        future: asyncio.Future[Any] | None = None,
-    ) -> asyncio.Future[Any]:
+    def _queue(self, connection: _Connection, command: tuple[bytes, ...]) -> asyncio.Future[Any]:
         loop = connection.loop
-        if future is None:
-            future = loop.create_future()
+        future: asyncio.Future[Any] = loop.create_future()
         self.waiting.append(future)
         self.deadlines.append(loop.time() + self.timeout)
         if self._watchdog is None:
@@ -299,14 +296,22 @@ class RedisPipe:
         if params.get("db"):
             setup.append(self.call(b"SELECT", str(params["db"]).encode()))
         setup.extend(self.call_encoded(command) for command in self.preamble)
+        # The commands made meanwhile go now, behind the setup and ahead of any made later;
+        # each caller gets its reply once the setup went through, else the setup's failure
+        # (a wrong password refuses them NOAUTH: the caller is told why).
         held, self._held = self._held, []
-        for command, future in held:
-            self._queue(connection, command, future)
+        queued = [(self._queue(connection, command), future) for command, future in held]
         try:
             await asyncio.gather(*setup)
-        except Exception:
+        except Exception as exc:
+            for _, future in queued:
+                if not future.done():
+                    future.set_exception(exc)
             self.close()
             raise
+        finally:
+            for sent, future in queued:
+                sent.add_done_callback(functools.partial(_pass_on, future))
         return connection
 
     def answered(self) -> None:
@@ -325,3 +330,19 @@ class RedisPipe:
             self.connection.transport.abort()  # a Redis that stopped reading would keep close()
         self.connection = None
         self._fail_all(RedisConnectionError("connection to Redis closed"))
+
+
+def _pass_on(to: asyncio.Future[Any], done: asyncio.Future[Any]) -> None:
+    """Give ``to`` what ``done`` got (unless it has its answer already)."""
+    if to.done():
+        if not done.cancelled():
+            done.exception()  # (retrieved: the caller was told the setup's failure instead)
+        return
+    if done.cancelled():
+        to.cancel()
+        return
+    failure = done.exception()
+    if failure is not None:
+        to.set_exception(failure)
+    else:
+        to.set_result(done.result())
