@@ -126,8 +126,9 @@ async def test_commits_survive_redis_losing_its_scripts(url: str, server) -> Non
         await server.redis.script_flush()
         room = server.rooms.rooms[table.room]
         store = server.endpoint.store
-        assert await store.rooms.renew({table.room: room.lease}, 10_000) == set()
-        assert await store.rooms.renew({table.room: "someone-else|1"}, 10_000) == {table.room}
+        assert (await store.rooms.renew({table.room: room.lease}, 10_000)).lost == set()
+        renewal = await store.rooms.renew({table.room: "someone-else|1"}, 10_000)
+        assert renewal.lost == {table.room}
         await server.redis.script_flush()
         await store.rooms.release(table.room, room.lease)
         await server.redis.script_flush()

@@ -16,7 +16,7 @@ from redis.exceptions import NoScriptError
 
 from playhall.store.pipe import CommandPipe
 from playhall.store.redis_store import Store
-from playhall.store.rooms import Commit, Fenced, LogGap, VersionConflict
+from playhall.store.rooms import Commit, Fenced, LogGap, Renewal, VersionConflict
 from playhall.store.scripts import RENEW_BATCH
 from playhall.store.slots import slot_of
 
@@ -135,12 +135,12 @@ async def test_renewing_leases_extends_those_held_and_names_those_lost(store: St
     taken_over, expired = rooms[3], rooms[RENEW_BATCH + 2]  # one in each call
     tokens[taken_over] = "someone-else|1"
     await store.redis.delete(store.keys.lease_key(expired))
-    assert await store.rooms.renew(tokens, 60_000) == {taken_over, expired}
+    assert (await store.rooms.renew(tokens, 60_000)).lost == {taken_over, expired}
     # Again, counting the commands (Redis has the script now): one per hash slot (a script
     # call names keys of one slot only), so rooms of one slot share one.
     counting = CountingPipe(store.pipe)
     again = Store(store.redis, counting, store.keys.p)
-    assert await again.rooms.renew(tokens, 60_000) == {taken_over, expired}
+    assert (await again.rooms.renew(tokens, 60_000)).lost == {taken_over, expired}
     slots = {slot_of(store.keys.lease_key(room)) for room in rooms}
     assert len(slots) == len(rooms) - 2
     assert counting.sent == len(slots)
@@ -180,7 +180,7 @@ async def test_a_slot_whose_node_is_away_does_not_hold_back_the_other_rooms_rene
         tokens[room] = token
     away = Store(store.redis, NodeAwayPipe(store.pipe, store.keys.lease_key("awayA").encode()),
                  store.keys.p)
-    assert await away.rooms.renew(tokens, 60_000) == set()
+    assert await away.rooms.renew(tokens, 60_000) == Renewal(set(), {"awayA"})
     ttls = [await store.redis.pttl(store.keys.lease_key(room)) for room in rooms]
     assert 0 < ttls[0] <= 1_000 and all(1_000 < ttl <= 60_000 for ttl in ttls[1:])
     assert away.outage.since is not None  # reported

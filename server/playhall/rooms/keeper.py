@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Final
 
 import msgpack
 
@@ -24,6 +25,9 @@ from playhall.store.outage import is_store_error
 from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
+
+#: Seconds to the next renewal after one Redis failed, wholly or for some slots.
+RENEW_AGAIN_AFTER: Final = 0.25
 
 
 class Keeper:
@@ -60,17 +64,24 @@ class Keeper:
 
     async def _renew_forever(self) -> None:
         interval = self.config.lease_ms / 3000
+        wait = interval
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(wait)
             held = self.rooms.rooms
+            # After a failed renewal, the next comes soon, not a third of the lease later: a
+            # Cluster's primary replaced while its rooms' leases ran on would otherwise leave
+            # them one try (by then too late) between the promotion and their expiry.
+            wait = min(interval, RENEW_AGAIN_AFTER)
             try:
-                lost = await self.store.rooms.renew(
+                renewal = await self.store.rooms.renew(
                     {rid: room.lease for rid, room in held.items()}, self.config.lease_ms
                 )
             except Exception as exc:
                 self._failed(exc, "lease renewal", "lease_renew_failed")
                 continue
-            for room_id in lost:
+            if not renewal.unrenewed:
+                wait = interval
+            for room_id in renewal.lost:
                 room = held.get(room_id)
                 if room is not None:
                     logger.warning("lease_lost", room=room_id)

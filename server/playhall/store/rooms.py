@@ -35,6 +35,15 @@ __all__ = [
 ]  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True)
+class Renewal:
+    """What a renewal of leases found: the rooms whose lease another process holds now (or
+    that ran out), and those whose renewal Redis failed (their leases left as they were)."""
+
+    lost: set[str]
+    unrenewed: set[str]
+
+
 class NoRoom(Exception):
     """The room asked for does not exist (nothing was written)."""
 
@@ -168,20 +177,19 @@ class RoomStore:
             raise NoRoom(room)
         return as_text(token) if token is not None else None
 
-    async def renew(self, leases: dict[str, str], ttl_ms: int) -> set[str]:
+    async def renew(self, leases: dict[str, str], ttl_ms: int) -> Renewal:
         """Extend many leases, one script call per hash slot (of up to :data:`RENEW_BATCH`
         rooms; a slot's rooms are rarely more than one), the calls pipelined in one write, each
         awaited as the pipe's own future (a task and a coroutine per room every few seconds
         would be a burst big enough to set off the cyclic collector at R = 500:
-        docs/benchmarks.md, "Collector pauses"); returns the rooms whose lease was lost. A call
-        Redis failed (on a Cluster, its slot's primary is being replaced) leaves its rooms'
-        leases for the next round and is reported in the outage log; only when every call
-        failed does the renewal raise. With no
-        lease it still asks Redis something, so a quiet process knows Redis answers
-        (/healthz)."""
+        docs/benchmarks.md, "Collector pauses"). Returns the rooms whose lease was lost, and
+        those whose call Redis failed (on a Cluster, its slot's primary is being replaced:
+        their leases stay as they were, for the caller to try again soon; reported in the
+        outage log); only when every call failed does the renewal raise. With no lease it
+        still asks Redis something, so a quiet process knows Redis answers (/healthz)."""
         if not leases:
             await self.pipe.call(b"PING")
-            return set()
+            return Renewal(set(), set())
         groups: dict[int, list[str]] = {}
         for room in leases:
             groups.setdefault(self._lease_slot(room), []).append(room)
@@ -200,6 +208,7 @@ class RoomStore:
         )
         failed: BaseException | None = None
         failures = 0
+        unrenewed: set[str] = set()
         for i, reply in enumerate(replies):
             if isinstance(reply, ResponseError) and str(reply).startswith("NOSCRIPT"):
                 try:
@@ -215,16 +224,18 @@ class RoomStore:
                 # their leases as they are, for the next round; every other slot's are renewed.
                 failed, replies[i] = reply, []
                 failures += 1
+                unrenewed.update(batches[i])
         if failed is not None:
             if failures == len(batches):  # Redis is away: as before, the renewal failed
                 raise failed
             if self.outage is not None:
                 self.outage.failed(failed, during="lease renewal")
-        return {
+        lost = {
             batch[position - 1]
-            for batch, lost in zip(batches, replies, strict=True)
-            for position in lost
+            for batch, positions in zip(batches, replies, strict=True)
+            for position in positions
         }
+        return Renewal(lost, unrenewed)
 
     async def lease_ttl(self, room: str) -> int:
         """Milliseconds the room's lease has left (negative: no lease)."""
