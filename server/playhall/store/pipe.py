@@ -8,9 +8,9 @@ parsed by hiredis in ``data_received`` and handed straight to the waiting future
 (Redis answers the commands of a connection in the order it got them). Everything else the
 server asks of Redis (hello, lobby, chat) is rarer and stays on redis-py.
 
-The URL is read as redis-py reads it (``redis.connection.parse_url``): ``rediss://`` speaks TLS
-with the ``ssl_*`` options of its query string, the user name and password are sent with
-``AUTH``, the path's database is selected. A connection lost fails every command in flight with
+The URL is read as redis-py reads it (``store.dial``): ``rediss://`` speaks TLS with the
+``ssl_*`` options of its query string, the user name and password are sent with ``AUTH``, the
+path's database is selected. A connection lost fails every command in flight with
 ``redis.exceptions.ConnectionError``; the next command reconnects. Every command has a deadline
 (``timeout`` seconds, connecting included): a command Redis has not answered by then fails with
 :class:`CommandTimeout`, and so does every other in flight on that connection, which is dropped
@@ -21,19 +21,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import ssl
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, Protocol, cast
 
 import hiredis
-from redis.asyncio.connection import RedisSSLContext
-from redis.connection import SSLConnection, parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from playhall.eventloop import Transport
+from playhall.store.dial import CommandTimeout, Dial
 from playhall_protocol import codec
 
 
@@ -95,23 +92,6 @@ def _c_encode_bulk() -> Callable[[list[bytes]], bytes] | None:
 encode_bulk: Final = _c_encode_bulk() or encode_bulk_reference
 
 
-class CommandTimeout(RedisTimeoutError):
-    """Redis did not answer a command within the deadline: whether a write it carried was made
-    is not known (it may have been, with the reply lost)."""
-
-
-def ssl_context(params: dict[str, Any]) -> ssl.SSLContext | None:
-    """The TLS context a ``rediss://`` URL asks for (``params`` from ``parse_url``), with
-    redis-py's defaults for what it leaves out (certificates required, host name checked), so
-    this connection and the server's redis-py pool check the same things; None for a URL
-    without TLS."""
-    if params.get("connection_class") is not SSLConnection:
-        return None
-    options: dict[str, Any] = {"cert_reqs": "required", "check_hostname": True}
-    options.update((name[4:], value) for name, value in params.items() if name.startswith("ssl_"))
-    return RedisSSLContext(**options).get()
-
-
 class _Connection(asyncio.Protocol):
     def __init__(self, owner: RedisPipe, loop: asyncio.AbstractEventLoop) -> None:
         self.owner = owner
@@ -148,8 +128,7 @@ class RedisPipe:
     """Sends commands on one connection of its own; :meth:`call` returns the reply."""
 
     def __init__(self, url: str, *, timeout: float = 5.0) -> None:
-        self._params: dict[str, Any] = parse_url(url)
-        self._ssl = ssl_context(self._params)
+        self._dial = Dial(url, timeout=timeout)
         self.timeout = timeout
         self.waiting: deque[asyncio.Future[Any]] = deque()
         #: When each command in ``waiting`` is due (the loop's clock), in the same order.
@@ -267,34 +246,8 @@ class RedisPipe:
 
     async def _open(self) -> _Connection:
         loop = asyncio.get_running_loop()
-        params = self._params
-        try:
-            async with asyncio.timeout(self.timeout):
-                if "path" in params:
-                    _, connection = await loop.create_unix_connection(
-                        lambda: _Connection(self, loop), params["path"]
-                    )
-                else:
-                    _, connection = await loop.create_connection(
-                        lambda: _Connection(self, loop),
-                        params.get("host", "localhost"),
-                        params.get("port", 6379),
-                        ssl=self._ssl,
-                    )
-        except TimeoutError as exc:
-            late = f"cannot reach Redis within {self.timeout:g} s"
-            raise CommandTimeout(late) from exc
-        except OSError as exc:  # ssl.SSLError (a certificate refused) included
-            raise RedisConnectionError(f"cannot reach Redis: {exc}") from exc
-        self.connection = connection
-        setup = []
-        if params.get("password"):
-            auth = [b"AUTH", str(params["password"]).encode()]
-            if params.get("username"):
-                auth.insert(1, str(params["username"]).encode())
-            setup.append(self.call(*auth))
-        if params.get("db"):
-            setup.append(self.call(b"SELECT", str(params["db"]).encode()))
+        connection = self.connection = await self._dial.connect(lambda: _Connection(self, loop))
+        setup = [self.call(*command) for command in self._dial.login()]
         setup.extend(self.call_encoded(command) for command in self.preamble)
         # The commands made meanwhile go now, behind the setup and ahead of any made later;
         # each caller gets its reply once the setup went through, else the setup's failure
