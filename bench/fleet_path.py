@@ -68,12 +68,12 @@ PARTS = {
     "edge_request": "E: the move from its session to the published request (the endpoint's "
                     "fast path or task, Edge.forward: pack, publish into the pipe; a _send "
                     "task's steps if there is one)",
-    "owner_in": "A: the bus reader's steps (redis-py's parse and message, the handler: unpack, "
+    "owner_in": "A: the bus connection's read callback (hiredis's parse, the handler: unpack, "
                 "RemoteViewer, into the room's inbox)",
     "owner_handler": "A: the handler alone (Owner.received)",
     "owner_out": "A: the answer and frames into the edge's batch, and the batch packed and "
                  "published (Owner.reply, RemoteViewer.push, EdgeMail.flush and _sent)",
-    "edge_in": "E: the bus reader's steps (redis-py's parse and message, the handler: unpack, "
+    "edge_in": "E: the bus connection's read callback (hiredis's parse, the handler: unpack, "
                "answer and frames to the sessions)",
     "edge_handler": "E: the handler alone (Edge.received)",
     "toggle": "what the counting itself adds per wrapped call: a call of a function that "
@@ -181,7 +181,7 @@ def wrap_part(part: str, toggle: Toggle) -> None:
     start with them)."""
     from playhall.fleet import edge, owner
     from playhall.net import endpoint
-    from playhall.store import bus
+    from playhall.store import subscriber
 
     # What the stand-in client does with a frame is not the server's: never counted.
     Socket.send = toggle.paused(Socket.send)  # type: ignore[method-assign]
@@ -194,13 +194,13 @@ def wrap_part(part: str, toggle: Toggle) -> None:
         global nothing
         nothing = toggle.wrap(nothing)
     elif part in ("owner_in", "edge_in"):
-        plain = bus._Link._listen
-        counted = toggle.wrap_steps(plain)
+        plain = subscriber.Subscriber.data_received
+        counted = toggle.wrap(plain)
         suffix = ":A" if part == "owner_in" else ":E"
 
-        def listen(self: bus._Link, pubsub: Any) -> Any:  # (a link of a bus: a Redis node)
-            return (counted if self.bus.name.endswith(suffix) else plain)(self, pubsub)
-        bus._Link._listen = listen  # type: ignore[method-assign]
+        def received(self: subscriber.Subscriber, data: bytes) -> None:  # (a bus's connection)
+            (counted if self.name.endswith(suffix) else plain)(self, data)
+        subscriber.Subscriber.data_received = received  # type: ignore[method-assign]
     elif part == "owner_handler":
         owner.Owner.received = toggle.wrap(owner.Owner.received)  # type: ignore[method-assign]
     elif part == "edge_handler":

@@ -3,10 +3,12 @@ process listens on (the fleet's, ``playhall.fleet``; the lobby's changes,
 ``playhall.lobby_feed``), and publishing.
 
 Pub/sub needs a connection of its own (a subscribed connection takes no other command), so the
-bus keeps one, named ``playhall-bus:<instance>`` in Redis's CLIENT LIST, with one reader task
-that hands every message to the handler of its channel. Publishing goes through the store's
-command pipe (``store/pipe.py``): one connection, so what this process publishes to a channel
-arrives in the order it was published, and every publish of a loop pass leaves in one write.
+bus keeps one, named ``playhall-bus:<instance>`` in Redis's CLIENT LIST, read in an asyncio
+protocol (``store/subscriber.py``) that hands every message to the handler of its channel from
+the read callback, in the order Redis sent them; a task per connection makes it, subscribes and
+watches it. Publishing goes through the store's command pipe (``store/pipe.py``): one
+connection, so what this process publishes to a channel arrives in the order it was published,
+and every publish of a loop pass leaves in one write.
 
 On a Cluster the bus speaks sharded pub/sub: a channel lives in the hash slot of its name
 (``SSUBSCRIBE``, ``SPUBLISH``, ``PUBSUB SHARDNUMSUB``, each sent to the primary of the
@@ -20,31 +22,31 @@ slot map is read again and the channels are subscribed on their new node.
 
 Pub/sub delivers at most once: a message published while the subscriber's connection is down
 (or, on a Cluster, before its channel was subscribed on the slot's new node) is lost. Whenever
-a subscription is made again (the reader's connection failed and was made again, redis-py
-remade it by itself, or channels moved to another node), every ``on_reconnect`` hook is called,
-so the users of the bus repair from what is durable (the fleet syncs its rooms again, the lobby
-pushes its watchers the listing as it is now). A connection that goes silent without closing is
-found by a PING whenever nothing came for ``quiet`` seconds: no answer within the Redis
-deadline, and it is dropped and made again. A lost connection is made again at once, then
-backing off while Redis stays away; the loss is logged once.
+a subscription is made again (its connection failed and was made again, or channels moved to
+another node), every ``on_reconnect`` hook is called, so the users of the bus repair from what
+is durable (the fleet syncs its rooms again, the lobby pushes its watchers the listing as it is
+now). A connection that goes silent without closing is found by a PING whenever nothing came
+for ``quiet`` seconds: no answer within the Redis deadline, and it is dropped and made again. A
+lost connection is made again at once, then backing off while Redis stays away; the loss is
+logged once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import re
-from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
-import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 
 from playhall import log
 from playhall.store.cluster_pipe import ClusterPipe, node_url
+from playhall.store.dial import Dial
 from playhall.store.outage import Outage, is_store_error
 from playhall.store.pipe import CommandPipe
+from playhall.store.subscriber import Subscriber
 
 logger = log.get("playhall.bus")
 
@@ -141,8 +143,8 @@ class Bus:
         return [word for reply in replies for word in reply]
 
     async def subscribe(self, channel: bytes, handler: Handler) -> None:
-        """Hand every message of ``channel`` to ``handler`` from now on (in the reader's task:
-        the handler must not block)."""
+        """Hand every message of ``channel`` to ``handler`` from now on (from the connection's
+        read callback: the handler must not block)."""
         self._handlers[channel] = handler
         if self._started and channel not in self._holder:
             await self._hold(channel).add(channel)
@@ -152,7 +154,7 @@ class Bus:
             return
         link = self._holder.pop(channel, None)
         if link is not None:
-            await link.remove(channel)
+            link.remove(channel)
 
     def listening(self, channel: bytes) -> bool:
         return channel in self._handlers
@@ -231,8 +233,7 @@ class Bus:
             if link.address == self._cluster.node_of(channel):
                 continue
             link.channels.discard(channel)
-            if link.pubsub is not None:  # subscribed there still: a message must come once
-                self._spawn(link.leave(channel))
+            link.leave(channel)  # if subscribed there still: a message must come once
             target = self._hold(channel)
             target.channels.add(channel)
             if target.made:  # subscribed already: add the channel now
@@ -260,30 +261,27 @@ class Bus:
 
 class _Link:
     """One subscribed connection (to the single Redis, or to one node of a Cluster) and its
-    reader task, which hands every message to the handler of its channel and makes the
-    subscription again whenever it is lost."""
+    task, which makes the connection and its subscriptions, again whenever they are lost, and
+    watches it; the connection hands every message to the handler of its channel itself
+    (``store.subscriber``)."""
 
     def __init__(self, bus: Bus, address: Address) -> None:
         self.bus = bus
         self.address = address
         cluster = bus._cluster
-        self.url = bus.url if address is None or cluster is None else node_url(
-            cluster.seed, *address
-        )
+        url = bus.url if address is None or cluster is None else node_url(cluster.seed, *address)
+        self.dial = Dial(url, timeout=bus.timeout)
         #: The channels this link is to listen on.
         self.channels: set[bytes] = set()
-        self.pubsub: Any = None
+        #: The subscribed connection, once it subscribed to the link's channels; None while
+        #: there is none.
+        self.connection: Subscriber | None = None
         self._task: asyncio.Task[None] | None = None
         #: Subscriptions this link made so far.
         self.made = 0
         #: Its channels were moved here from a node that dropped them: its first subscription
         #: is a recovery.
         self.inherited = False
-        #: redis-py made the subscribed connection again by itself (see _remade).
-        self._remade_unseen = False
-        #: SUNSUBSCRIBEs this link sent whose confirmation has not come yet, by channel (a
-        #: sunsubscribe message not among them is the node dropping the channel).
-        self._leaving: Counter[bytes] = Counter()
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="bus")
@@ -297,47 +295,35 @@ class _Link:
 
     async def add(self, channel: bytes) -> None:
         self.channels.add(channel)
-        if self.pubsub is not None:
-            await self.subscribe_more([channel])
+        await self.subscribe_more([channel])
 
     async def subscribe_more(self, channels: list[bytes]) -> None:
-        if self.pubsub is None:
-            return  # the reader subscribes to them when it connects
-        try:
-            for group in self.bus.slot_groups(channels):
-                await self._subscribe(self.pubsub, group)
-        except Exception as exc:  # the reader reconnects and subscribes to them then
-            if not is_store_error(exc):
-                raise
-            self.bus._outage.failed(exc, during="subscribe")
-
-    async def remove(self, channel: bytes) -> None:
-        self.channels.discard(channel)
-        await self.leave(channel)
-
-    async def leave(self, channel: bytes) -> None:
-        """Unsubscribe from ``channel`` on this link's connection, if it has one."""
-        if self.pubsub is None:
+        """Subscribe to ``channels`` on the connection, if there is one (if not, the task
+        subscribes to them when it has one). A failure fails the connection, which the task
+        reports and makes again, these channels with the others."""
+        connection = self.connection
+        if connection is None:
             return
-        try:
-            if self.bus.sharded:
-                self._leaving[channel] += 1
-                await self.pubsub.sunsubscribe(channel)
-            else:
-                await self.pubsub.unsubscribe(channel)
-        except Exception as exc:  # gone with the connection anyway
-            if not is_store_error(exc):
-                raise
+        with contextlib.suppress(RedisError):
+            for group in self.bus.slot_groups(channels):
+                await connection.subscribe(group)
 
-    def _subscribe(self, pubsub: Any, channels: list[bytes]) -> Awaitable[Any]:
-        return (pubsub.ssubscribe if self.bus.sharded else pubsub.subscribe)(*channels)
+    def remove(self, channel: bytes) -> None:
+        self.channels.discard(channel)
+        self.leave(channel)
 
-    async def _subscribe_all(self, pubsub: Any) -> None:
+    def leave(self, channel: bytes) -> None:
+        """Unsubscribe from ``channel`` on this link's connection, if it has one."""
+        if self.connection is not None:
+            with contextlib.suppress(RedisError):  # gone with the connection anyway
+                self.connection.unsubscribe(channel)
+
+    async def _subscribe_all(self, connection: Subscriber) -> None:
         """Subscribe to every channel of the link, those added meanwhile too."""
         done: set[bytes] = set()
         while wanted := self.channels - done:
             for group in self.bus.slot_groups(wanted):
-                await self._subscribe(pubsub, group)
+                await connection.subscribe(group)
             done |= wanted
 
     async def _run(self) -> None:
@@ -350,54 +336,42 @@ class _Link:
         failing = False
         while True:
             made = self.made
-            client = aioredis.Redis.from_url(
-                self.url, client_name=bus.name,
-                socket_connect_timeout=bus.timeout, socket_timeout=bus.timeout,
-            )
-            pubsub = client.pubsub(ignore_subscribe_messages=not bus.sharded)
-            if bus.sharded:
-                # redis-py subscribes again by itself after a short failure, all shard
-                # channels in one SSUBSCRIBE: one per slot instead (CROSSSLOT otherwise).
-                setattr(pubsub, "_resubscribe_shard_channels",  # noqa: B010
-                        functools.partial(self._resubscribe_shards, pubsub))
+            connection: Subscriber | None = None
             try:
+                connection = await Subscriber.open(
+                    self.dial, bus.name, sharded=bus.sharded, deliver=self._deliver,
+                    dropped=self._dropped,
+                )
                 if bus.sharded:
-                    await self._check_primary(client)
-                await self._subscribe_all(pubsub)
-                connection = pubsub.connection
-                assert connection is not None  # connected by the subscribe
-                # redis-py connects the subscriber again by itself after a short failure and
-                # subscribes again: messages may have been lost meanwhile, so that is told too.
-                connection.register_connect_callback(self._remade)
-                self.pubsub = pubsub
-                self._remade_unseen = False
-                self._leaving.clear()
+                    await self._check_primary(connection)
+                await self._subscribe_all(connection)
+                self.connection = connection
                 recovered = self.made > 0 or self.inherited
                 self.made += 1
                 self.inherited = False
                 bus._subscribed(self, recovered)
-                await self._listen(pubsub)  # returns only by raising
-            except _ChannelsMoved as moved:
-                logger.warning("bus_channels_dropped", node=_name(self.address),
-                               channel=str(moved))
-                failing, wait = False, RETRY_FIRST
-            except _NotPrimary:
-                pass  # the slot map is read again below, until it names the new primary
+                await self._watch(connection)  # returns only by raising
             except Exception as exc:
-                if self.made > made:  # it worked for a while: a fresh outage
+                # The connection's own reason when it failed (a command waiting on it gets
+                # only "connection failed"): a node dropping channels is not an outage.
+                why = connection.reason if connection and connection.reason else exc
+                if isinstance(why, _ChannelsMoved):
+                    logger.warning("bus_channels_dropped", node=_name(self.address),
+                                   channel=str(why))
                     failing, wait = False, RETRY_FIRST
-                if not failing:  # (told once, until a subscription is made again)
-                    if is_store_error(exc) or isinstance(exc, TimeoutError):
-                        bus._outage.failed(exc, during="pub/sub")
-                    else:
-                        logger.exception("bus_failed")
-                failing = True
+                elif not isinstance(why, _NotPrimary):  # (the slot map is read again below)
+                    if self.made > made:  # it worked for a while: a fresh outage
+                        failing, wait = False, RETRY_FIRST
+                    if not failing:  # (told once, until a subscription is made again)
+                        if is_store_error(why) or isinstance(why, TimeoutError):
+                            bus._outage.failed(why, during="pub/sub")
+                        else:
+                            logger.exception("bus_failed", exc_info=why)
+                    failing = True
             finally:
-                self.pubsub = None
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
-                with contextlib.suppress(Exception):
-                    await client.aclose()
+                self.connection = None
+                if connection is not None:
+                    connection.close()
             if bus._cluster is not None:
                 self.inherited = True  # whatever it subscribes to next was away meanwhile
                 await bus._cluster.refresh()
@@ -407,59 +381,24 @@ class _Link:
             await asyncio.sleep(wait)
             wait = min(wait * 2, RETRY_LAST)
 
-    async def _check_primary(self, client: Any) -> None:
-        role = await client.execute_command("ROLE")
-        if role[0] not in (b"master", "master"):
+    async def _check_primary(self, connection: Subscriber) -> None:
+        role = await connection.call(b"ROLE")
+        if role[0] != b"master":
             raise _NotPrimary()
 
-    async def _resubscribe_shards(self, pubsub: Any) -> None:
-        for group in self.bus.slot_groups(list(pubsub.shard_channels)):
-            await pubsub.ssubscribe(*group)
-
-    def _remade(self, _connection: Any) -> None:
-        # Told once the reader reads on (redis-py may still raise the failure after making the
-        # connection again, and then the next subscription, made anew, is the one told).
-        self._remade_unseen = True
-
-    async def _listen(self, pubsub: Any) -> None:
-        """Hand every message to its channel's handler until the connection fails (raises)."""
+    async def _watch(self, connection: Subscriber) -> None:
+        """Until the connection fails (raises why): a PING whenever nothing came for ``quiet``
+        seconds, and no answer within the Redis deadline fails it."""
         bus = self.bus
         loop = asyncio.get_running_loop()
-        heard_at = loop.time()
-        asked_at: float | None = None  # when the PING that is not answered yet went
-        kind = b"smessage" if bus.sharded else b"message"
         while True:
-            # The raw reply, not get_message's: a message is handed on from it as it is, and
-            # only the rest (confirmations, PING answers) go through redis-py's dicts, which
-            # cost more than the handler itself (bench/fleet_path.py).
-            response = await pubsub.parse_response(block=False, timeout=bus.quiet)
-            if self._remade_unseen:
-                if bus.sharded:  # made again by redis-py: the node may be a replica now
-                    raise _ChannelsMoved("(the connection was made again)")
-                self._remade_unseen = False
-                self.made += 1
-                bus._subscribed(self, recovered=True)
-            now = loop.time()
-            if response and response[0] == kind:
-                heard_at, asked_at = now, None
-                self._deliver(response[1], response[2])
+            silent = loop.time() - connection.heard_at
+            if silent >= bus.quiet:
+                await connection.call(b"PING")
                 continue
-            message = await pubsub.handle_message(response) if response else None
-            if message is None:
-                if asked_at is None and now - heard_at >= bus.quiet:
-                    await pubsub.ping()
-                    asked_at = now
-                elif asked_at is not None and now - asked_at >= bus.timeout:
-                    raise TimeoutError("the bus's connection did not answer a PING")
-                continue
-            heard_at, asked_at = now, None
-            what = message.get("type")
-            if what == "sunsubscribe":
-                self._dropped(message["channel"])
-                continue
-            if what in (kind, kind.decode()):
-                self._deliver(message["channel"], message["data"])
-            # (Else a PING's answer, a subscription's confirmation.)
+            await asyncio.wait([connection.closed], timeout=bus.quiet - silent)
+            if connection.closed.done():
+                raise connection.closed.result()
 
     def _deliver(self, channel: bytes, data: bytes) -> None:
         """Hand a message to its channel's handler (or the bus's fallback)."""
@@ -470,17 +409,12 @@ class _Link:
                 handler(data)
             elif bus.fallback is not None:
                 bus.fallback(channel, data)
-        except Exception:  # one bad message must not stop the reader
+        except Exception:  # one bad message must not stop the others
             logger.exception("bus_message_failed", channel=channel)
 
     def _dropped(self, channel: bytes) -> None:
-        """A SUNSUBSCRIBE's confirmation: this link's own, or the node dropping a channel this
-        process listens on (its slot went to another node: raises)."""
-        if self._leaving[channel] > 0:
-            self._leaving[channel] -= 1
-            if not self._leaving[channel]:
-                del self._leaving[channel]
-            return
+        """The node unsubscribed the connection from ``channel`` by itself: if this process
+        still listens on it, its slot went to another node (raises, failing the connection)."""
         if channel in self.channels:
             raise _ChannelsMoved(channel.decode(errors="replace"))
 
