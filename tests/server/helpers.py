@@ -1,6 +1,7 @@
 """Helpers for server tests: a seated two-player Mantis room, playing a game out against bots,
 reading pushed messages, a websocket handler to build test handlers on, a room as Redis
-holds it, and a process's /healthz and a websocket that never answers its closing."""
+holds it, a process's /healthz, a websocket that never answers its closing, and what a bus's
+handlers heard."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import asyncio
 import base64
 import contextlib
 import os
+from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import pytest
@@ -198,3 +200,22 @@ async def silent_websocket(port: int) -> asyncio.StreamWriter:
     head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
     assert head.startswith(b"HTTP/1.1 101"), head
     return writer
+
+
+@dataclass
+class Heard:
+    """What a bus's handlers were handed, by channel, and its ``on_reconnect`` calls."""
+
+    messages: dict[bytes, list[bytes]] = field(default_factory=lambda: defaultdict(list))
+    reconnects: int = 0
+
+    def handler(self, channel: bytes) -> Callable[[bytes], None]:
+        return lambda data: self.messages[channel].append(data)
+
+    def reconnected(self) -> None:
+        self.reconnects += 1
+
+    async def wait(self, condition: Callable[[], bool], timeout: float = 20) -> None:
+        async with asyncio.timeout(timeout):
+            while not condition():
+                await asyncio.sleep(0.01)  # polling what the bus's connections heard

@@ -6,9 +6,7 @@ bus subscribes on the promoted node and tells its users (``on_reconnect``)."""
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -18,20 +16,7 @@ from playhall.store.connect import open_client, open_pipe, parse_target
 from playhall.store.outage import Outage
 
 from .cluster import LocalCluster, on_node
-
-
-@dataclass
-class Heard:
-    messages: dict[bytes, list[bytes]] = field(default_factory=lambda: defaultdict(list))
-    reconnects: int = 0
-
-    def handler(self, channel: bytes) -> Callable[[bytes], None]:
-        return lambda data: self.messages[channel].append(data)
-
-    async def wait(self, condition: Callable[[], bool], timeout: float = 20) -> None:
-        async with asyncio.timeout(timeout):
-            while not condition():
-                await asyncio.sleep(0.01)  # polling what the reader task heard
+from .helpers import Heard
 
 
 async def cluster_pipe(url: str) -> ClusterPipe:
@@ -56,7 +41,7 @@ async def bus(redis_cluster: LocalCluster) -> AsyncIterator[tuple[Bus, Heard]]:
     made = Bus(redis_cluster.url, pipe, Outage(), name="playhall-bus:test", timeout=2.0,
                quiet=1.0)
     heard = Heard()
-    made.on_reconnect.append(lambda: setattr(heard, "reconnects", heard.reconnects + 1))
+    made.on_reconnect.append(heard.reconnected)
     yield made, heard
     await made.stop()
     await pipe.aclose()

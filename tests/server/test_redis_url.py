@@ -1,9 +1,10 @@
-"""The commit connection honours its Redis URL as the server's redis-py pool does, against real
-Redis servers started here: ``rediss://`` speaks TLS (certificates made at test time, checked
-against the CA the URL names), the URL's user and password are used (a Redis with ACL users,
-one with a plain password), and a Redis that stops answering (SIGSTOP) makes every command fail
-with :class:`CommandTimeout` at its deadline, the room answering ``store_failed``, instead of
-hanging.
+"""The commit connection and the bus's subscribed connection honour their Redis URL as the
+server's redis-py pool does, against real Redis servers started here: ``rediss://`` speaks TLS
+(certificates made at test time, checked against the CA the URL names), the URL's user and
+password are used (a Redis with ACL users, one with a plain password), and a Redis that stops
+answering (SIGSTOP) makes every command fail with :class:`CommandTimeout` at its deadline, the
+room answering ``store_failed``, instead of hanging, and has the bus's connection found silent
+by its PING and made again.
 
 TLS needs a redis-server built with it (Debian's is) and the openssl command; .ci/run installs
 both. Without them these tests are skipped, unless ``PLAYHALL_TEST_REQUIRE_TLS`` is set (as
@@ -27,12 +28,14 @@ from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from playhall import app
+from playhall.store.bus import Bus
 from playhall.store.embedded import redis_server_binary
+from playhall.store.outage import Outage
 from playhall.store.pipe import CommandTimeout, RedisPipe
 from playhall_client.client import Client, ServerError
 
 from .conftest import free_port, server_config
-from .helpers import next_push, started_table
+from .helpers import Heard, next_push, started_table
 
 #: Starts a redis-server of the test's own: options, ``tls=``, ``binary=``.
 StartRedis = Callable[..., "RedisProcess"]
@@ -164,6 +167,41 @@ async def test_plain_redis_to_a_tls_port_gets_no_answer(tls_redis: RedisProcess)
     with pytest.raises((CommandTimeout, RedisConnectionError)):
         await asyncio.wait_for(pipe.call(b"PING"), PATIENCE)
     pipe.close()
+
+
+async def test_the_bus_subscribes_over_tls_as_the_urls_user(
+    redis_process: StartRedis, certificates: Path
+) -> None:
+    redis = redis_process(
+        "--tls-cert-file", str(certificates / "server.crt"),
+        "--tls-key-file", str(certificates / "server.key"),
+        "--tls-ca-cert-file", str(certificates / "ca.crt"),
+        "--tls-auth-clients", "no",
+        "--user", "default", "off", "--user", "ann", "on", ">s3cret", "~*", "&*", "+@all",
+        tls=True, binary=_tls_binary(),
+    )  # fmt: skip
+    url = f"rediss://ann:s3cret@127.0.0.1:{redis.port}/0?ssl_ca_certs={certificates / 'ca.crt'}"
+    heard, bus, admin = await _bus_on(url)
+    try:
+        [connection] = [c for c in await admin.client_list() if c.get("name") == bus.name]
+        assert connection["user"] == "ann" and connection["sub"] == "1"
+        assert await admin.publish("news", b"over tls") == 1
+        await heard.wait(lambda: heard.messages[b"news"] == [b"over tls"], PATIENCE)
+    finally:
+        await bus.stop()
+        await admin.aclose()
+
+
+async def _bus_on(url: str, **options: float) -> tuple[Heard, Bus, aioredis.Redis]:
+    """A bus on ``url`` subscribed to ``news`` and started, and a redis-py client there."""
+    heard = Heard()
+    bus = Bus(url, RedisPipe(url, timeout=PATIENCE), Outage(), name="playhall-bus:url-test",
+              timeout=options.get("timeout", PATIENCE), quiet=options.get("quiet", 5.0))
+    bus.on_reconnect.append(heard.reconnected)
+    await bus.subscribe(b"news", heard.handler(b"news"))
+    await bus.start()
+    assert bus.ready.is_set()
+    return heard, bus, aioredis.Redis.from_url(url)
 
 
 # -- user and password ----------------------------------------------------------------------
@@ -304,3 +342,28 @@ async def test_a_reconnecting_client_says_hello_again_until_redis_answers(
     finally:
         stoppable.process.send_signal(signal.SIGCONT)
         await client.close()
+
+
+async def test_a_bus_connection_gone_silent_is_found_by_its_ping_and_made_again(
+    stoppable: RedisProcess,
+) -> None:
+    # A stopped Redis closes nothing: only the PING sent after ``quiet`` seconds without a
+    # word, unanswered by the deadline, tells the bus its subscription may be gone.
+    url = f"redis://127.0.0.1:{stoppable.port}/0"
+    heard, bus, admin = await _bus_on(url, quiet=0.3, timeout=0.5)
+    try:
+        [before] = [c["id"] for c in await admin.client_list() if c.get("name") == bus.name]
+        link = bus.links[None]
+        connection = link.connection
+        stoppable.process.send_signal(signal.SIGSTOP)
+        await heard.wait(lambda: link.connection is not connection, PATIENCE)
+        stoppable.process.send_signal(signal.SIGCONT)
+        await heard.wait(lambda: heard.reconnects == 1, PATIENCE)
+        [after] = [c["id"] for c in await admin.client_list() if c.get("name") == bus.name]
+        assert after != before
+        assert await admin.publish("news", b"back") == 1
+        await heard.wait(lambda: heard.messages[b"news"] == [b"back"], PATIENCE)
+    finally:
+        stoppable.process.send_signal(signal.SIGCONT)
+        await bus.stop()
+        await admin.aclose()
