@@ -35,7 +35,7 @@ from playhall.store.pipe import CommandTimeout, RedisPipe
 from playhall_client.client import Client, ServerError
 
 from .conftest import free_port, server_config
-from .helpers import Heard, next_push, started_table
+from .helpers import Heard, next_push, started_table, wait_for_redis
 
 #: Starts a redis-server of the test's own: options, ``tls=``, ``binary=``.
 StartRedis = Callable[..., "RedisProcess"]
@@ -222,6 +222,51 @@ async def test_the_urls_user_and_password_are_used(redis_process: StartRedis) ->
     finally:
         for each in (pipe, wrong, anonymous):
             each.close()
+
+
+async def test_a_subscription_redis_refuses_is_tried_again_until_it_is_taken(
+    redis_process: StartRedis,
+) -> None:
+    # The user may use the channels named ok*: a SUBSCRIBE naming another is refused (as a
+    # Cluster node refuses a channel of a slot it does not serve, MOVED): the connection is
+    # made again, backing off, told once as a store failure, until the bus wants only
+    # channels Redis takes.
+    redis = redis_process("--user", "default", "off",
+                          "--user", "ann", "on", ">s3cret", "~*", "&ok*", "+@all")  # fmt: skip
+    url = f"redis://ann:s3cret@127.0.0.1:{redis.port}/0"
+    outage = Outage()
+    heard = Heard()
+    bus = Bus(url, RedisPipe(url, timeout=PATIENCE), outage, name="playhall-bus:url-test",
+              timeout=0.5)
+    bus.on_reconnect.append(heard.reconnected)
+    admin = aioredis.Redis.from_url(url)
+    try:
+        for channel in (b"ok1", b"denied"):
+            await bus.subscribe(channel, heard.handler(channel))
+        await bus.start()  # gives up waiting after the deadline
+        assert not bus.ready.is_set()
+        tried = await _connections_made(admin)
+        await wait_for_redis(lambda: _made_since(admin, tried, 3), timeout=PATIENCE)
+        assert outage.failures == outage.outages_total == 1  # told once
+        # Not subscribed, so neither ready nor recovered (whose hooks resync the fleet's rooms).
+        assert bus.links[None].made == 0 and heard.reconnects == 0
+
+        await bus.unsubscribe(b"denied")
+        await asyncio.wait_for(bus.ready.wait(), PATIENCE)
+        assert heard.reconnects == 0  # the first subscription: nothing was heard before
+        assert await admin.publish("ok1", b"taken") == 1
+        await heard.wait(lambda: heard.messages[b"ok1"] == [b"taken"], PATIENCE)
+    finally:
+        await bus.stop()
+        await admin.aclose()
+
+
+async def _connections_made(admin: aioredis.Redis) -> int:
+    return int((await admin.info("stats"))["total_connections_received"])
+
+
+async def _made_since(admin: aioredis.Redis, before: int, more: int) -> bool:
+    return await _connections_made(admin) >= before + more
 
 
 async def test_a_password_without_a_user(redis_process: StartRedis) -> None:
