@@ -161,3 +161,10 @@ class ServerProcess:
     def log_lines(self) -> list[dict[str, Any]]:
         """The server's log lines (JSON, one event each), as :meth:`stderr` has them."""
         return [json.loads(line) for line in self.stderr().splitlines() if line.startswith("{")]
+
+    async def logged(self, event: str, timeout: float = 10) -> None:
+        """Until the server has logged ``event`` (its log going to ``log_path``)."""
+        assert self.log_path is not None, "a server logging to a pipe is read once it ended"
+        async with asyncio.timeout(timeout):
+            while not any(line["event"] == event for line in self.log_lines()):
+                await asyncio.sleep(0.05)

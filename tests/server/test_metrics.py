@@ -369,10 +369,12 @@ def test_games_are_counted_by_the_statuses_rooms_have() -> None:
 
 
 def test_redis_failures_and_outages_are_counted_for_good() -> None:
-    outage = Outage()
+    now = [0.0]
+    outage = Outage(clock=lambda: now[0])
     error = ConnectionError("gone")
     outage.failed(error)
     outage.failed(error)
+    now[0] += outage.settle
     outage.answered()
     outage.failed(error)
     assert (outage.failures_total, outage.outages_total) == (3, 2)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -47,9 +48,10 @@ async def test_a_commit_refused_loading_is_store_failed_and_changes_nothing(
 
 
 async def test_an_outage_is_store_failed_and_logged_once(
-    redis_url: str, proxy: ResetProxy
+    redis_url: str, proxy: ResetProxy, tmp_path: Path
 ) -> None:
-    server = ServerProcess(free_port(), proxy.url, f"o{uuid.uuid4().hex[:8]}:", "outage")
+    server = ServerProcess(free_port(), proxy.url, f"o{uuid.uuid4().hex[:8]}:", "outage",
+                           log_path=tmp_path / "server.log")
     await server.start()
     try:
         table = await started_table(server.url)
@@ -85,6 +87,7 @@ async def test_an_outage_is_store_failed_and_logged_once(
                     assert exc.code == "store_failed"
                     await asyncio.sleep(0.1)  # retrying, as a client does
         await table.close()
+        await server.logged("redis_available")  # (a second after the last failure)
     finally:
         # In a thread: the proxy runs on this loop, and the server drains through it.
         await asyncio.to_thread(server.terminate)

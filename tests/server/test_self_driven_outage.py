@@ -101,6 +101,7 @@ async def test_a_step_of_a_room_nobody_is_in_goes_on_after_an_outage(
         assert record.version > version
         if step == "clock-forfeit":  # the step itself ends the game
             assert record.outcome is not None and record.outcome["reason"] == "timeout"
+        await server.logged("redis_available")  # (a second after the last failure)
     finally:
         await asyncio.to_thread(server.terminate)  # (the proxy runs on this loop)
     assert_told_as_an_outage(server.log_lines())

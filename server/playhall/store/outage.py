@@ -84,15 +84,29 @@ def failure_of(
 #: Seconds between the counts logged while an outage lasts.
 REPORT_EVERY: Final = 5.0
 
+#: Seconds with no failure after which an answer ends an outage. An answer sooner does not: on
+#: a Redis Cluster one primary away fails its own slots' commands while the others' are
+#: answered, and each answer would end the outage and the next failure start another (thousands
+#: of each in a minute of failovers).
+SETTLE: Final = 1.0
+
 
 class Outage:
     """Whether Redis is away now, as the server last saw it, and how many commands it refused
     meanwhile; and, for the metrics, how many it refused and how many outages began since the
     process started."""
 
-    def __init__(self, report_every: float = REPORT_EVERY) -> None:
+    def __init__(
+        self, report_every: float = REPORT_EVERY, settle: float = SETTLE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.report_every = report_every
+        self.settle = settle
+        self.clock = clock
         self.since: float | None = None  # monotonic time of the first failure, while away
+        self.last_failure = 0.0
+        #: Ends the outage ``settle`` seconds after its last failure, if an answer came since.
+        self._settling: asyncio.TimerHandle | None = None
         self.failures = 0
         self._reported = 0.0
         self.failures_total = 0
@@ -104,7 +118,7 @@ class Outage:
 
     def failed(self, exc: BaseException, **context: object) -> None:
         """A command failed because Redis did not answer it."""
-        now = time.monotonic()
+        now = self.last_failure = self.clock()
         self.failures += 1
         self.failures_total += 1
         if self.since is None:
@@ -121,12 +135,33 @@ class Outage:
             )
 
     def answered(self) -> None:
-        """Redis answered a command: an outage, if there was one, is over."""
+        """Redis answered a command: an outage, if there was one, is over once ``settle``
+        seconds have passed since the last failure (now, or when they have, unless another
+        failure comes first: part of Redis is still away)."""
+        if self.since is None:
+            return
+        wait = self.last_failure + self.settle - self.clock()
+        if wait > 0:
+            if self._settling is None:
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:  # (no loop: told at the next answer)
+                    return
+                self._settling = loop.call_later(wait, self._settled)
+            return
+        self._over()
+
+    def _settled(self) -> None:
+        self._settling = None
+        if self.since is not None and self.clock() - self.last_failure >= self.settle:
+            self._over()
+
+    def _over(self) -> None:
         if self.since is not None:
             logger.warning(
                 "redis_available",
                 failures=self.failures,
-                seconds=round(time.monotonic() - self.since, 1),
+                seconds=round(self.clock() - self.since, 1),
             )
             self.since = None
             self.failures = 0
