@@ -112,6 +112,9 @@ async def test_the_page_reconnects_after_kill_9_and_restart(
     page_errors.allow(r"WebSocket connection to .* failed")
     await page.goto("/")
     await expect(page.locator(OPEN)).to_be_visible()
+    # The games' modules load after the connection opens: killed under them, the page would
+    # (rightly) report their loads reset, which is not what is tested here.
+    await page.wait_for_load_state("networkidle")
     player = await page.evaluate("() => window.playhall.player")
     web_server.kill()
     await expect(page.locator(RECONNECTING)).to_be_visible()
