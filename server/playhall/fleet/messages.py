@@ -15,7 +15,9 @@
   owner's boot name and a sequence number per edge, so the edge notices a lost batch.
 
 Encoded with msgpack, the frames as binary: a frame crosses Redis as the bytes the client
-gets.
+gets. Packed by the protocol's one packer (``playhall_protocol.codec.pack``: the same bytes as
+``msgpack.packb(..., use_bin_type=True)``, without a packer and its buffer made per message, one
+request and one batch a forwarded move).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 import msgpack
+
+from playhall_protocol.codec import pack
 
 #: Batch items: (REPLY, corr, result, error), error = [code, reason, extra] or None;
 #: (FRAME, connection, room, frame bytes); (CLEAR, connection, room); (MOVED, room).
@@ -53,10 +57,9 @@ class Forward:
         self.args = args
 
     def pack(self) -> bytes:
-        return msgpack.packb(
+        return pack(
             [self.edge, self.connection, self.corr, self.request, self.kind, self.player,
-             self.name, self.address, self.args],
-            use_bin_type=True,
+             self.name, self.address, self.args]
         )
 
     @classmethod
@@ -71,7 +74,7 @@ def pack_batch(owner: str, seq: int, items: list[Any], to: str) -> bytes:
     """An owner's batch for one edge: the owner's boot name, the edge's sequence number from
     that owner, the items in order, and the edge it is for (:func:`edge_id`: a process that
     restarted under the same name gets its channel, not its predecessor's batches)."""
-    return msgpack.packb([owner, seq, items, to], use_bin_type=True)
+    return pack([owner, seq, items, to])
 
 
 def unpack_batch(data: bytes) -> tuple[str, int, list[list[Any]], str]:
