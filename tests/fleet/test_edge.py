@@ -26,7 +26,7 @@ class Published:
         self.listeners = listeners
         self.sent: list[tuple[bytes, Forward]] = []
 
-    def publish(self, channel: bytes, payload: bytes) -> Any:
+    def publish(self, channel: bytes, payload: bytes, at_once: bool = False) -> Any:
         self.sent.append((channel, Forward.unpack(payload)))
         future = asyncio.get_running_loop().create_future()
         future.set_result(self.listeners)

@@ -20,7 +20,7 @@ class FailingOnce:
     def __init__(self) -> None:
         self.sent: list[tuple[bytes, tuple[str, int, list[Any], str]]] = []
 
-    def publish(self, channel: bytes, payload: bytes) -> Any:
+    def publish(self, channel: bytes, payload: bytes, at_once: bool = False) -> Any:
         future = asyncio.get_running_loop().create_future()
         if not self.sent:
             future.set_exception(RedisConnectionError("reset"))
@@ -54,7 +54,7 @@ class Counting:
         self.listeners = listeners
         self.sent: list[tuple[str, int, list[Any], str]] = []
 
-    def publish(self, channel: bytes, payload: bytes) -> Any:
+    def publish(self, channel: bytes, payload: bytes, at_once: bool = False) -> Any:
         future = asyncio.get_running_loop().create_future()
         future.set_result(self.listeners[min(len(self.sent), len(self.listeners) - 1)])
         self.sent.append(unpack_batch(payload))
@@ -97,7 +97,7 @@ async def test_an_edge_that_hears_nothing_a_moment_later_either_is_gone() -> Non
 class Reaching(FailingOnce):
     """A bus every publish of which reaches one edge."""
 
-    def publish(self, channel: bytes, payload: bytes) -> Any:
+    def publish(self, channel: bytes, payload: bytes, at_once: bool = False) -> Any:
         future = asyncio.get_running_loop().create_future()
         future.set_result(1)
         self.sent.append((channel, unpack_batch(payload)))

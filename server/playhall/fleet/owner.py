@@ -131,9 +131,11 @@ class EdgeMail:
         for edge, items in pending.items():
             seq = self._seq.get(edge, 0) + 1
             self._seq[edge] = seq
+            # At once: this callback is the end of the pass's work for the edges, and the
+            # batch would otherwise wait a loop pass more for the pipe's write.
             sent = asyncio.ensure_future(
                 self.bus.publish(self.keys.edge_channel(instance_of(edge)).encode(),
-                                 pack_batch(self.boot, seq, items, edge))
+                                 pack_batch(self.boot, seq, items, edge), at_once=True)
             )
             self._sends.add(sent)
             sent.add_done_callback(

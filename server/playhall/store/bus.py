@@ -45,7 +45,7 @@ from playhall import log
 from playhall.store.cluster_pipe import ClusterPipe, node_url
 from playhall.store.dial import Dial
 from playhall.store.outage import Outage, is_store_error
-from playhall.store.pipe import CommandPipe
+from playhall.store.pipe import CommandPipe, RedisPipe
 from playhall.store.subscriber import Subscriber
 
 logger = log.get("playhall.bus")
@@ -89,6 +89,8 @@ class Bus:
         #: On a Cluster, its command pipe: its slot map names the node of each channel, and
         #: the bus speaks sharded pub/sub. None on a single Redis.
         self._cluster = pipe if isinstance(pipe, ClusterPipe) else None
+        #: Publishes written at once (see ``publish``): a single Redis's pipe only.
+        self._now = pipe.call_now if isinstance(pipe, RedisPipe) else None
         if self._cluster is not None:
             self._cluster.on_map.append(self._follow_map)
         self._outage = outage
@@ -123,9 +125,12 @@ class Bus:
         """Whether the bus speaks sharded pub/sub (SSUBSCRIBE, SPUBLISH): on a Cluster."""
         return self._cluster is not None
 
-    def publish(self, channel: bytes, payload: bytes) -> Awaitable[Any]:
+    def publish(self, channel: bytes, payload: bytes, at_once: bool = False) -> Awaitable[Any]:
         """Publish ``payload``; awaited, the number of subscribers that got it (0: nobody
-        listens on ``channel``; on a Cluster, nobody subscribed on the node of its slot)."""
+        listens on ``channel``; on a Cluster, nobody subscribed on the node of its slot).
+        ``at_once``: the publish closes this loop pass's work (``RedisPipe.call_now``)."""
+        if at_once and self._now is not None:
+            return self._now(b"PUBLISH", channel, payload)
         return self._pipe.call(b"SPUBLISH" if self.sharded else b"PUBLISH", channel, payload)
 
     def numsub(self, channels: list[bytes]) -> Awaitable[Any]:

@@ -184,7 +184,19 @@ class RedisPipe:
         self._connect()
         return future
 
-    def _queue(self, connection: _Connection, command: tuple[bytes, ...]) -> asyncio.Future[Any]:
+    def call_now(self, *args: bytes) -> Awaitable[Any]:
+        """:meth:`call` for a command that closes its loop pass's work (the fleet's batches,
+        sent by the callback that gathered them): written at once when nothing else waits for
+        this pass's write, rather than in a loop pass of its own after this one; otherwise
+        queued behind the others, in order."""
+        connection = self.connection
+        if connection is None:
+            return self._hold((encode_command(list(args)),))
+        return self._queue(connection, (encode_command(list(args)),), at_once=True)
+
+    def _queue(
+        self, connection: _Connection, command: tuple[bytes, ...], at_once: bool = False
+    ) -> asyncio.Future[Any]:
         loop = connection.loop
         future: asyncio.Future[Any] = loop.create_future()
         self.waiting.append(future)
@@ -193,8 +205,11 @@ class RedisPipe:
             self._watchdog = loop.call_later(self.timeout, self._check_deadline)
         self._queued.extend(command)
         if not self._flush_scheduled:
-            self._flush_scheduled = True
-            loop.call_soon(self._flush)
+            if at_once:  # (nothing else is queued: no write is scheduled)
+                self._flush()
+            else:
+                self._flush_scheduled = True
+                loop.call_soon(self._flush)
         return future
 
     def _flush(self) -> None:
