@@ -18,15 +18,17 @@ from playhall.rooms.table import RoomError
 from playhall.store.keys import Keys
 from playhall.store.outage import Outage
 
+from .buses import StandInBus
 
-class Published:
+
+class Published(StandInBus):
     """A bus that records every publish; each reaches ``listeners`` subscribers."""
 
     def __init__(self, listeners: int = 1) -> None:
         self.listeners = listeners
         self.sent: list[tuple[bytes, Forward]] = []
 
-    def publish(self, channel: bytes, payload: bytes, at_once: bool = False) -> Any:
+    def publish(self, channel: bytes, payload: bytes) -> Any:
         self.sent.append((channel, Forward.unpack(payload)))
         future = asyncio.get_running_loop().create_future()
         future.set_result(self.listeners)

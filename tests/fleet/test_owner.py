@@ -13,14 +13,16 @@ from playhall.fleet.messages import FRAME, REPLY, Forward, unpack_batch
 from playhall.fleet.owner import EdgeMail, Owner
 from playhall.store.keys import Keys
 
+from .buses import StandInBus
 
-class FailingOnce:
+
+class FailingOnce(StandInBus):
     """A bus whose first publish fails as a reset connection does; the rest reach one edge."""
 
     def __init__(self) -> None:
         self.sent: list[tuple[bytes, tuple[str, int, list[Any], str]]] = []
 
-    def publish(self, channel: bytes, payload: bytes, at_once: bool = False) -> Any:
+    def publish(self, channel: bytes, payload: bytes) -> Any:
         future = asyncio.get_running_loop().create_future()
         if not self.sent:
             future.set_exception(RedisConnectionError("reset"))
@@ -46,7 +48,7 @@ async def test_a_batch_lost_on_its_way_is_followed_by_the_next_number() -> None:
 
 
 
-class Counting:
+class Counting(StandInBus):
     """A bus whose publishes reach ``listeners[i]`` subscribers, the i-th publish (the last
     count for the rest)."""
 
@@ -54,7 +56,7 @@ class Counting:
         self.listeners = listeners
         self.sent: list[tuple[str, int, list[Any], str]] = []
 
-    def publish(self, channel: bytes, payload: bytes, at_once: bool = False) -> Any:
+    def publish(self, channel: bytes, payload: bytes) -> Any:
         future = asyncio.get_running_loop().create_future()
         future.set_result(self.listeners[min(len(self.sent), len(self.listeners) - 1)])
         self.sent.append(unpack_batch(payload))
@@ -97,7 +99,7 @@ async def test_an_edge_that_hears_nothing_a_moment_later_either_is_gone() -> Non
 class Reaching(FailingOnce):
     """A bus every publish of which reaches one edge."""
 
-    def publish(self, channel: bytes, payload: bytes, at_once: bool = False) -> Any:
+    def publish(self, channel: bytes, payload: bytes) -> Any:
         future = asyncio.get_running_loop().create_future()
         future.set_result(1)
         self.sent.append((channel, unpack_batch(payload)))

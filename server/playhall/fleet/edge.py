@@ -25,7 +25,7 @@ import functools
 import itertools
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from playhall import log
@@ -198,25 +198,31 @@ class Edge:
                 self._watchdog = loop.call_at(pending.deadline, self._check_deadlines)
             self._pending[corr] = pending
         self.counters.forwarded += 1
-        sent = self.bus.publish(channel, data)
-        send = functools.partial(self._send, room_id, message, viewer, reply_to, future,
-                                 channel, data)
-        if isinstance(sent, asyncio.Future):
-            # The usual case: the owner listens and has it (the publish's answer is a count
-            # of one); its answer, or its deadline, settles the request. No task of its own.
-            sent.add_done_callback(functools.partial(self._published, send))
-        else:  # not connected yet: the pipe connects first
-            self._tasks.spawn(send(sent))
+        # The usual case: the owner listens and has it (the publish's answer, read in the
+        # pipe's read callback, is a count of one); its answer, or its deadline, settles the
+        # request. No task of its own, and no future.
+        self.bus.publish_then(channel, data, functools.partial(
+            self._published, room_id, message, viewer, reply_to, future, channel, data
+        ))
         return corr
 
     def _published(
-        self, send: Callable[[Awaitable[Any]], Coroutine[Any, Any, None]],
-        sent: asyncio.Future[Any],
+        self, room_id: str, message: Forward, viewer: Viewer | None,
+        reply_to: ReplyTo | None, future: asyncio.Future[dict[str, Any]] | None,
+        channel: bytes, data: bytes, listeners: Any, failure: BaseException | None,
     ) -> None:
         """A forward's publish was answered: nothing to do if the owner got it, else the rest
         of :meth:`_send` (nobody listened, or Redis failed) in a task."""
-        if sent.cancelled() or sent.exception() is not None or not sent.result():
-            self._tasks.spawn(send(sent))
+        if failure is None and listeners:
+            return
+        sent: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if failure is None:
+            sent.set_result(listeners)
+        else:
+            sent.set_exception(failure)
+        self._tasks.spawn(
+            self._send(room_id, message, viewer, reply_to, future, channel, data, sent)
+        )
 
     async def _send(
         self, room_id: str, message: Forward, viewer: Viewer | None,

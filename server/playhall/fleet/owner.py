@@ -41,7 +41,7 @@ from playhall.rooms.handle import ReplyTo, RoomHandle
 from playhall.rooms.table import RoomError
 from playhall.store.bus import Bus
 from playhall.store.keys import Keys
-from playhall.store.outage import failure_of, is_store_error
+from playhall.store.outage import is_store_error, report
 from playhall.tasks import Tasks
 from playhall_protocol import errors
 
@@ -103,7 +103,6 @@ class EdgeMail:
         self._pending: dict[str, list[Any]] = {}
         self._seq: dict[str, int] = {}
         self._scheduled = False
-        self._sends: set[asyncio.Future[Any]] = set()
         #: Edge -> when (monotonic) the first of its batches that reached nobody was sent, while
         #: no later one reached it, and the number of the batch that then checks (see _unheard).
         self._silent: dict[str, tuple[float, int | None]] = {}
@@ -133,25 +132,27 @@ class EdgeMail:
             self._seq[edge] = seq
             # At once: this callback is the end of the pass's work for the edges, and the
             # batch would otherwise wait a loop pass more for the pipe's write.
-            sent = asyncio.ensure_future(
-                self.bus.publish(self.keys.edge_channel(instance_of(edge)).encode(),
-                                 pack_batch(self.boot, seq, items, edge), at_once=True)
-            )
-            self._sends.add(sent)
-            sent.add_done_callback(
-                functools.partial(self._sent, edge, seq, time.monotonic())
+            self.bus.publish_then(
+                self.keys.edge_channel(instance_of(edge)).encode(),
+                pack_batch(self.boot, seq, items, edge),
+                functools.partial(self._sent, edge, seq, time.monotonic()),
+                at_once=True,
             )
 
-    def _sent(self, edge: str, seq: int, at: float, sent: asyncio.Future[Any]) -> None:
-        self._sends.discard(sent)
-        if sent.cancelled():
-            return
-        if failure_of(sent, "edge publish", logger, edge=edge) is not None:
+    def _sent(
+        self, edge: str, seq: int, at: float, listeners: Any, failure: BaseException | None
+    ) -> None:
+        """Redis's answer to batch ``seq`` for ``edge``, sent at ``at``: how many listened,
+        or why it failed."""
+        if failure is not None:
+            if isinstance(failure, asyncio.CancelledError):
+                return
+            report(failure, "edge publish", logger, edge=edge)
             # Lost. The edge notices by the gap in the numbers and syncs its rooms again, but
             # only when a later batch comes: one comes shortly, empty if nothing else is due.
             asyncio.get_running_loop().call_later(RESEND_AFTER, self._nudge, edge)
             return
-        if sent.result() == 0:
+        if listeners == 0:
             self._unheard(edge, seq, at)
         else:
             self._silent.pop(edge, None)

@@ -45,7 +45,7 @@ from playhall import log
 from playhall.store.cluster_pipe import ClusterPipe, node_url
 from playhall.store.dial import Dial
 from playhall.store.outage import Outage, is_store_error
-from playhall.store.pipe import CommandPipe, RedisPipe
+from playhall.store.pipe import Callback, CommandPipe, RedisPipe, then_of
 from playhall.store.subscriber import Subscriber
 
 logger = log.get("playhall.bus")
@@ -89,8 +89,8 @@ class Bus:
         #: On a Cluster, its command pipe: its slot map names the node of each channel, and
         #: the bus speaks sharded pub/sub. None on a single Redis.
         self._cluster = pipe if isinstance(pipe, ClusterPipe) else None
-        #: Publishes written at once (see ``publish``): a single Redis's pipe only.
-        self._now = pipe.call_now if isinstance(pipe, RedisPipe) else None
+        #: A single Redis's pipe, which answers ``publish_then`` from its read callback.
+        self._single = pipe if isinstance(pipe, RedisPipe) else None
         if self._cluster is not None:
             self._cluster.on_map.append(self._follow_map)
         self._outage = outage
@@ -125,13 +125,22 @@ class Bus:
         """Whether the bus speaks sharded pub/sub (SSUBSCRIBE, SPUBLISH): on a Cluster."""
         return self._cluster is not None
 
-    def publish(self, channel: bytes, payload: bytes, at_once: bool = False) -> Awaitable[Any]:
+    def publish(self, channel: bytes, payload: bytes) -> Awaitable[Any]:
         """Publish ``payload``; awaited, the number of subscribers that got it (0: nobody
-        listens on ``channel``; on a Cluster, nobody subscribed on the node of its slot).
-        ``at_once``: the publish closes this loop pass's work (``RedisPipe.call_now``)."""
-        if at_once and self._now is not None:
-            return self._now(b"PUBLISH", channel, payload)
+        listens on ``channel``; on a Cluster, nobody subscribed on the node of its slot)."""
         return self._pipe.call(b"SPUBLISH" if self.sharded else b"PUBLISH", channel, payload)
+
+    def publish_then(
+        self, channel: bytes, payload: bytes, then: Callback, at_once: bool = False
+    ) -> None:
+        """Publish ``payload``, and give ``then`` the number of subscribers that got it (or
+        the error the publish failed with) as soon as Redis's answer is read (on a single
+        Redis from the pipe's read callback: ``RedisPipe.call_then``; ``then`` must not block).
+        ``at_once``: the publish closes this loop pass's work (see ``RedisPipe.call_then``)."""
+        if self._single is not None:
+            self._single.call_then(then, b"PUBLISH", channel, payload, at_once=at_once)
+        else:
+            then_of(self._pipe.call(b"SPUBLISH", channel, payload), then)
 
     def numsub(self, channels: list[bytes]) -> Awaitable[Any]:
         """``PUBSUB NUMSUB``: awaited, a flat list of channel, subscriber count, ... (on a

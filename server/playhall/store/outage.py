@@ -74,11 +74,18 @@ def failure_of(
     exc = done.exception()
     if exc is None:
         return None
+    report(exc, what, log, outage, **context)
+    return exc
+
+
+def report(
+    exc: BaseException, what: str, log: Any, outage: Outage | None = None, **context: object
+) -> None:
+    """:func:`failure_of`'s account of a failure ``exc`` already in hand."""
     if not is_store_error(exc):
         log.error(what.replace(" ", "_") + "_failed", error=repr(exc), **context)
     elif outage is not None:
         outage.failed(exc, during=what, **context)
-    return exc
 
 
 #: Seconds between the counts logged while an outage lasts.

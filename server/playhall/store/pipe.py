@@ -29,6 +29,7 @@ import hiredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
+from playhall import log
 from playhall.eventloop import Transport
 from playhall.store.dial import CommandTimeout, Dial
 from playhall_protocol import codec
@@ -91,6 +92,67 @@ def _c_encode_bulk() -> Callable[[list[bytes]], bytes] | None:
 #: where built.
 encode_bulk: Final = _c_encode_bulk() or encode_bulk_reference
 
+logger = log.get("playhall.store")
+
+
+#: Gets a command's reply, or the error it failed with (then the reply is None).
+Callback = Callable[[Any, BaseException | None], None]
+
+
+class Owed(Protocol):
+    """What waits for a command's reply: its future, or a :class:`Then`."""
+
+    def done(self) -> bool: ...
+
+    def set_result(self, result: Any, /) -> None: ...
+
+    def set_exception(self, exception: BaseException, /) -> None: ...
+
+
+class Then:
+    """A command's reply handed to a callback by the read callback that parsed it
+    (:meth:`RedisPipe.call_then`): no future, and no pass of the event loop before the caller
+    sees it (a future's done callback runs in the pass after the one that set it). Each
+    forwarded move publishes twice (the request, its batch) and acts on both answers."""
+
+    __slots__ = ("callback", "answered")
+
+    def __init__(self, callback: Callback) -> None:
+        self.callback = callback
+        self.answered = False
+
+    def done(self) -> bool:
+        return self.answered
+
+    def set_result(self, result: Any, /) -> None:
+        self._give(result, None)
+
+    def set_exception(self, exception: BaseException, /) -> None:
+        self._give(None, exception)
+
+    def _give(self, result: Any, error: BaseException | None) -> None:
+        self.answered = True
+        try:  # (in the connection's read callback: the replies after this one must still go)
+            self.callback(result, error)
+        except Exception:
+            logger.exception("pipe_callback_failed")
+
+
+def then_of(sent: Awaitable[Any], callback: Callback) -> None:
+    """``callback`` given what ``sent`` (a future, or a coroutine: made a task) is answered,
+    once it is: the form of :class:`Then` for a pipe or bus without ``call_then``."""
+    future = asyncio.ensure_future(sent)
+    future.add_done_callback(functools.partial(_answer_then, callback))
+
+
+def _answer_then(callback: Callback, done: asyncio.Future[Any]) -> None:
+    if done.cancelled():
+        callback(None, asyncio.CancelledError())
+    elif (error := done.exception()) is not None:
+        callback(None, error)
+    else:
+        callback(done.result(), None)
+
 
 class _Connection(asyncio.Protocol):
     def __init__(self, owner: RedisPipe, loop: asyncio.AbstractEventLoop) -> None:
@@ -130,7 +192,7 @@ class RedisPipe:
     def __init__(self, url: str, *, timeout: float = 5.0) -> None:
         self._dial = Dial(url, timeout=timeout)
         self.timeout = timeout
-        self.waiting: deque[asyncio.Future[Any]] = deque()
+        self.waiting: deque[Owed] = deque()
         #: When each command in ``waiting`` is due (the loop's clock), in the same order.
         self.deadlines: deque[float] = deque()
         #: Fires at the first command's deadline while commands wait (one timer, not one per
@@ -184,21 +246,26 @@ class RedisPipe:
         self._connect()
         return future
 
-    def call_now(self, *args: bytes) -> Awaitable[Any]:
-        """:meth:`call` for a command that closes its loop pass's work (the fleet's batches,
-        sent by the callback that gathered them): written at once when nothing else waits for
-        this pass's write, rather than in a loop pass of its own after this one; otherwise
-        queued behind the others, in order."""
+    def call_then(self, callback: Callback, *args: bytes, at_once: bool = False) -> None:
+        """:meth:`call`, its reply (or failure) handed to ``callback`` from the read callback
+        that parsed it (:class:`Then`). ``at_once``: the command closes its loop pass's work
+        (the fleet's batches, sent by the callback that gathered them): written at once when
+        nothing else waits for this pass's write, rather than in a loop pass of its own after
+        this one; otherwise queued behind the others, in order."""
         connection = self.connection
+        command = (encode_command(list(args)),)
         if connection is None:
-            return self._hold((encode_command(list(args)),))
-        return self._queue(connection, (encode_command(list(args)),), at_once=True)
+            then_of(self._hold(command), callback)
+        else:
+            self._queue(connection, command, at_once, Then(callback))
 
     def _queue(
-        self, connection: _Connection, command: tuple[bytes, ...], at_once: bool = False
+        self, connection: _Connection, command: tuple[bytes, ...], at_once: bool = False,
+        then: Then | None = None,
     ) -> asyncio.Future[Any]:
         loop = connection.loop
-        future: asyncio.Future[Any] = loop.create_future()
+        # (With ``then``: the Then, which call_then does not return.)
+        future: Any = loop.create_future() if then is None else then
         self.waiting.append(future)
         self.deadlines.append(loop.time() + self.timeout)
         if self._watchdog is None:
