@@ -102,3 +102,66 @@ async def test_an_unreachable_redis_is_a_connection_error() -> None:
     pipe = RedisPipe("redis://127.0.0.1:1/0")
     with pytest.raises(RedisConnectionError, match="cannot reach Redis"):
         await pipe.call(b"PING")
+
+
+async def test_a_reply_handed_to_a_callback_comes_in_order_with_the_others(redis_url: str) -> None:
+    """``call_then`` (the fleet's publishes): the reply goes to the callback from the read
+    callback; a callback that raises is logged, and the replies after it still reach theirs.
+    Made before the connection is open, it is answered once the connection is."""
+    pipe = RedisPipe(redis_url)
+    key = f"pipe:{uuid.uuid4().hex}".encode()
+    got: list[tuple[object, BaseException | None]] = []
+
+    def keep(reply: object, error: BaseException | None) -> None:
+        got.append((reply, error))
+
+    def fail(reply: object, error: BaseException | None) -> None:
+        raise RuntimeError("a bug in a callback")
+
+    try:
+        pipe.call_then(keep, b"INCR", key)  # not connected yet: held, answered once it is
+        first = await pipe.call(b"INCR", key)
+        pipe.call_then(fail, b"INCR", key)
+        pipe.call_then(keep, b"INCR", key, at_once=True)  # queued behind: one is scheduled
+        pipe.call_then(keep, b"LPUSH", key, b"x")  # the wrong type: Redis's error
+        last = await pipe.call(b"GET", key)
+        assert first == 2 and last == b"4"
+        assert got[:2] == [(1, None), (4, None)]
+        assert got[2][0] is None and isinstance(got[2][1], ResponseError)
+    finally:
+        pipe.close()
+
+
+async def test_a_command_sent_at_once_is_written_in_the_same_pass(redis_url: str) -> None:
+    """``at_once`` with nothing else queued: written by the call itself (no loop pass waits for
+    the write), and still answered in order with what follows."""
+    pipe = RedisPipe(redis_url)
+    key = f"pipe:{uuid.uuid4().hex}".encode()
+    got: list[object] = []
+    try:
+        await pipe.call(b"PING")  # connected
+        assert not pipe._flush_scheduled
+        pipe.call_then(lambda reply, error: got.append(reply), b"RPUSH", key, b"a", at_once=True)
+        assert not pipe._flush_scheduled and not pipe._queued  # written, nothing scheduled
+        assert await pipe.call(b"RPUSH", key, b"b") == 2
+        assert got == [1]
+    finally:
+        pipe.close()
+
+
+async def test_a_lost_connection_hands_its_callbacks_the_failure(redis_url: str) -> None:
+    pipe = RedisPipe(redis_url)
+    admin = aioredis.from_url(redis_url)
+    got: list[BaseException | None] = []
+    try:
+        connection_id = await pipe.call(b"CLIENT", b"ID")
+        pipe.call_then(lambda reply, error: got.append(error),
+                       b"BLPOP", uuid.uuid4().hex.encode(), b"10")
+        await admin.client_kill_filter(_id=connection_id)
+        async with asyncio.timeout(5):
+            while not got:
+                await asyncio.sleep(0.01)
+        assert isinstance(got[0], RedisConnectionError)
+    finally:
+        pipe.close()
+        await admin.aclose()
