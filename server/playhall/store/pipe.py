@@ -5,8 +5,9 @@ Why not redis-py for this: its pipelines pack commands in pure Python and read r
 a stream reader and a task per batch, which cost more than the commit itself. Here commands
 queued during one pass of the event loop are written together in one ``write``, and replies are
 parsed by hiredis in ``data_received`` and handed straight to the waiting futures, in order
-(Redis answers the commands of a connection in the order it got them). Everything else the
-server asks of Redis (hello, lobby, chat) is rarer and stays on redis-py.
+(Redis answers the commands of a connection in the order it got them), or, for a caller that
+acts on every reply at once (``call_then``: the fleet's publishes), to its callback. Everything
+else the server asks of Redis (hello, lobby, chat) is rarer and stays on redis-py.
 
 The URL is read as redis-py reads it (``store.dial``): ``rediss://`` speaks TLS with the
 ``ssl_*`` options of its query string, the user name and password are sent with ``AUTH``, the
