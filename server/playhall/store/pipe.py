@@ -143,10 +143,16 @@ def then_of(sent: Awaitable[Any], callback: Callback) -> None:
     """``callback`` given what ``sent`` (a future, or a coroutine: made a task) is answered,
     once it is: the form of :class:`Then` for a pipe or bus without ``call_then``."""
     future = asyncio.ensure_future(sent)
+    _answering.add(future)  # (a task the loop alone refers to may be collected mid-way)
     future.add_done_callback(functools.partial(_answer_then, callback))
 
 
+#: What :func:`then_of` waits on.
+_answering: set[asyncio.Future[Any]] = set()
+
+
 def _answer_then(callback: Callback, done: asyncio.Future[Any]) -> None:
+    _answering.discard(done)
     if done.cancelled():
         callback(None, asyncio.CancelledError())
     elif (error := done.exception()) is not None:
