@@ -35,7 +35,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Renewal:
     """What a renewal of leases found: the rooms whose lease another process holds now (or
     that ran out), and those whose renewal Redis failed (their leases left as they were)."""
