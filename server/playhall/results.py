@@ -44,6 +44,12 @@ PAGE_MAX: Final = 50
 PROFILE_RECENT: Final = 10
 
 
+class RatingsBusy(Exception):
+    """A game's results could not be written: its players' ratings kept moving (other games of
+    theirs being written, or a hold a process that died left, which lapses): the results sweep
+    writes them later. Not a bug: logged ``results_deferred``, without a traceback."""
+
+
 class Results:
     def __init__(self, store: Store, config: Config) -> None:
         self.store = store
@@ -73,6 +79,8 @@ class Results:
         except Exception as exc:
             if is_store_error(exc):
                 self.store.outage.failed(exc, room=room, during="results")
+            elif isinstance(exc, RatingsBusy):
+                logger.warning("results_deferred", room=room, reason=str(exc))
             else:
                 logger.exception("results_failed", room=room)
 
@@ -128,7 +136,7 @@ class Results:
                 )
             except RatingMoved:  # (another game of a player's is being written: its turn)
                 await asyncio.sleep(0.005 * 2**attempt)
-        raise RuntimeError(f"the ratings of room {record.id} kept moving; left to the sweep")
+        raise RatingsBusy(f"the ratings of room {record.id} kept moving; left to the sweep")
 
     # -- the sweep -------------------------------------------------------------------------------
 
@@ -150,6 +158,8 @@ class Results:
         for room, at, note in due:
             try:
                 await self._settle(room, at, note)
+            except RatingsBusy as exc:  # (its next pass tries again)
+                logger.warning("results_deferred", room=room, reason=str(exc))
             except Exception as exc:
                 if is_store_error(exc):
                     raise

@@ -5,6 +5,7 @@ end and the write), the leaderboard and the profile."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from playhall import app
+from playhall.results import RatingsBusy
 from playhall_client import Client, ServerError
 
 from .conftest import free_port, server_config
@@ -269,3 +271,28 @@ async def test_a_game_a_stand_in_finished_counts_as_last_place_for_its_player(
         await stays.close()
     finally:
         await running.drain()
+
+
+async def test_results_whose_ratings_stay_held_are_left_to_the_sweep_not_taken_for_a_bug(
+    running: app.Running,
+) -> None:
+    """Another game's write holds the players' ratings (one under way, or left by a process
+    that died, until its hold lapses): the write gives up with RatingsBusy, which the server
+    logs as ``results_deferred`` and leaves to its sweep, not as a bug with a traceback."""
+    url = f"ws://127.0.0.1:{running.port}/"
+    (winner, loser), room = await resigned_game(url, loser=1)
+    _, record = await stored_room(running.config.redis_url, running.config.key_prefix, room)
+    results = running.endpoint.results
+    async with asyncio.timeout(10):  # the game's own results written (its holds let go)
+        for client in (winner, loser):
+            while "mantis" not in (await client.profile()).get("games", {}):
+                await asyncio.sleep(0.05)
+    other = dataclasses.replace(record, id="heldRatings")  # a second game of theirs
+    players = [s.player or "" for s in record.seats]
+    counts = [int(row[3] or 0) for row in await results.db.ratings(record.game, players)]
+    people = [(p, "w", n, 25.0, 8.0, 0.0, False) for p, n in zip(players, counts, strict=True)]
+    await results.db._hold_ratings("anotherRoom", record.game, people)
+    with pytest.raises(RatingsBusy):
+        await results.write(other, 2, frozenset())
+    for client in (winner, loser):
+        await client.close()
