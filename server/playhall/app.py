@@ -202,6 +202,10 @@ async def start(config: Config) -> Running:
     replies.elsewhere = fleet.owner
     await fleet.start()
     endpoint = Endpoint(config, store, rooms, lobby, replies)
+    # A pass's batches to other processes go before its frames to this process's clients: a
+    # move forwarded here is answered through Redis and the edge, a longer path than a local
+    # client's socket, and its batch would otherwise wait for every socket written in the pass.
+    endpoint.writes.first.append(fleet.owner.mail.flush)
     metrics = Metrics(endpoint, config.metrics_token)
     if metrics.on_game_port():
         endpoint.metrics = metrics.answer

@@ -134,7 +134,8 @@ async def test_a_reply_handed_to_a_callback_comes_in_order_with_the_others(redis
 
 async def test_a_command_sent_at_once_is_written_in_the_same_pass(redis_url: str) -> None:
     """``at_once`` with nothing else queued: written by the call itself (no loop pass waits for
-    the write), and still answered in order with what follows."""
+    the write), and still answered in order with what follows. The pass's later commands, at
+    once or not, wait for one write: at most one write more a pass, never one a command."""
     pipe = RedisPipe(redis_url)
     key = f"pipe:{uuid.uuid4().hex}".encode()
     got: list[object] = []
@@ -142,9 +143,11 @@ async def test_a_command_sent_at_once_is_written_in_the_same_pass(redis_url: str
         await pipe.call(b"PING")  # connected
         assert not pipe._flush_scheduled
         pipe.call_then(lambda reply, error: got.append(reply), b"RPUSH", key, b"a", at_once=True)
-        assert not pipe._flush_scheduled and not pipe._queued  # written, nothing scheduled
-        assert await pipe.call(b"RPUSH", key, b"b") == 2
-        assert got == [1]
+        assert not pipe._queued  # written
+        pipe.call_then(lambda reply, error: got.append(reply), b"RPUSH", key, b"b", at_once=True)
+        assert len(pipe._queued) == 1 and pipe._flush_scheduled  # waits for the pass's write
+        assert await pipe.call(b"RPUSH", key, b"c") == 3
+        assert got == [1, 2]
     finally:
         pipe.close()
 

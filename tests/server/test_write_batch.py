@@ -231,3 +231,36 @@ async def test_spectators_after_a_reset_connection_get_every_push_at_once(
     for listener in [first, *spectators]:
         await listener.close()
     await talker.close()
+
+
+async def test_the_writes_that_go_first_run_before_any_connection_is_written() -> None:
+    batch = WriteBatch()
+    transport = RecordingTransport()
+    ws = opened(batch, transport)
+    seen: list[int] = []
+    batch.first.append(lambda: seen.append(len(transport.written)))
+    ws.send(b"frame")
+    assert seen == [] and transport.written == []  # (written at the end of the pass)
+    await next_pass()
+    assert seen == [0]  # nothing written yet when it ran
+    assert len(transport.written) == 1
+
+
+async def test_a_write_first_that_raises_does_not_hold_the_connections_frames() -> None:
+    batch = WriteBatch()
+    transport = RecordingTransport()
+    ws = opened(batch, transport)
+
+    def broken() -> None:
+        raise RuntimeError("a bug")
+
+    batch.first.append(broken)
+    ws.send(b"frame")
+    await next_pass()
+    assert len(transport.written) == 1
+
+
+async def test_a_server_sends_its_batches_to_other_processes_before_its_clients_frames(
+    running: app.Running,
+) -> None:
+    assert running.endpoint.writes.first == [running.fleet.owner.mail.flush]

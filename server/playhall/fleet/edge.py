@@ -200,10 +200,11 @@ class Edge:
         self.counters.forwarded += 1
         # The usual case: the owner listens and has it (the publish's answer, read in the
         # pipe's read callback, is a count of one); its answer, or its deadline, settles the
-        # request. No task of its own, and no future.
+        # request. No task of its own, and no future. At once: the owner waits on it (the
+        # pass's later commands wait for one write).
         self.bus.publish_then(channel, data, functools.partial(
             self._published, room_id, message, viewer, reply_to, future, channel, data
-        ))
+        ), at_once=True)
         return corr
 
     def _published(

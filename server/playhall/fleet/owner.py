@@ -92,7 +92,9 @@ class RemoteViewer:
 
 
 class EdgeMail:
-    """What goes to each edge, gathered over a pass of the event loop and published once."""
+    """What goes to each edge, gathered over a pass of the event loop and published once: at
+    the pass's end, or before the pass's frames are written to this process's own clients
+    when it has any (``WriteBatch.first``, wired in ``playhall.app``)."""
 
     def __init__(self, bus: Bus, keys: Keys, on_gone: Callable[[str, float], None]) -> None:
         self.bus = bus
@@ -125,6 +127,8 @@ class EdgeMail:
         return items
 
     def flush(self) -> None:
+        if not self._pending:  # (called in every pass that writes to a client: see app)
+            return
         self._scheduled = False
         pending, self._pending = self._pending, {}
         for edge, items in pending.items():

@@ -95,7 +95,7 @@ class Endpoint:
         self._background = Tasks("connection task", logger)
         self.counters = rooms.counters  # what the process counts (playhall.counters)
         # Every connection's frames of a loop pass, one callback.
-        self._writes = WriteBatch(self.counters)
+        self.writes = WriteBatch(self.counters)
         self._releases: set[asyncio.Future[Any]] = set()  # see _uncount
         self.admission = Admission(config.connections_per_address, config.forwarded_header)
         self.http_rate = AddressBuckets(config.http_rate, config.http_burst)
@@ -222,7 +222,7 @@ class Endpoint:
             on_request=lambda request: self._admit(ws, request),
             on_open=self._opened,
             max_size=self.config.max_frame,
-            batch=self._writes,
+            batch=self.writes,
             on_connect=self._accepted,
             on_lost=self._lost,
         )

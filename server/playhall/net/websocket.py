@@ -101,11 +101,17 @@ def wire_size(frame: Frame) -> int:
 class WriteBatch:
     """Writes the data frames that connections were given during one pass of the event loop,
     with one callback for all of them (rather than one per connection); the frames and bytes
-    written are counted in ``counters``."""
+    written are counted in ``counters``.
+
+    ``first``: callbacks run before the connections are written, each pass that writes: other
+    writes of the pass whose path is longer than a frame's to its client, so they start first
+    (the fleet's batches to other processes, which still go through Redis and another
+    process: see ``playhall.app``). Each does nothing when it has nothing to send."""
 
     def __init__(self, counters: Counters | None = None) -> None:
         self._waiting: list[WebSocket] = []
         self.counters = counters if counters is not None else Counters()
+        self.first: list[Callable[[], None]] = []
         # The loop, kept from the first pass that wrote: on Python 3.11 every
         # ``asyncio.get_running_loop()`` is a getpid() system call (its fork check), and this
         # runs in every pass of the loop that sends anything.
@@ -120,6 +126,11 @@ class WriteBatch:
         self._waiting.append(ws)
 
     def _flush(self) -> None:
+        for write in self.first:
+            try:
+                write()
+            except Exception:  # (a bug there must not hold every client's frames)
+                logger.exception("write_first_failed")
         waiting, self._waiting = self._waiting, []
         for ws in waiting:
             try:

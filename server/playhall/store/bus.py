@@ -136,7 +136,8 @@ class Bus:
         """Publish ``payload``, and give ``then`` the number of subscribers that got it (or
         the error the publish failed with) as soon as Redis's answer is read (on a single
         Redis from the pipe's read callback: ``RedisPipe.call_then``; ``then`` must not block).
-        ``at_once``: the publish closes this loop pass's work (see ``RedisPipe.call_then``)."""
+        ``at_once``: the publish starts a path another process waits on (see
+        ``RedisPipe.call_then``)."""
         if self._single is not None:
             self._single.call_then(then, b"PUBLISH", channel, payload, at_once=at_once)
         else:

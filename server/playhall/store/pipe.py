@@ -255,10 +255,11 @@ class RedisPipe:
 
     def call_then(self, callback: Callback, *args: bytes, at_once: bool = False) -> None:
         """:meth:`call`, its reply (or failure) handed to ``callback`` from the read callback
-        that parsed it (:class:`Then`). ``at_once``: the command closes its loop pass's work
-        (the fleet's batches, sent by the callback that gathered them): written at once when
-        nothing else waits for this pass's write, rather than in a loop pass of its own after
-        this one; otherwise queued behind the others, in order."""
+        that parsed it (:class:`Then`). ``at_once``: the command starts a path another process
+        waits on (the fleet's requests and batches): written by the call itself when no write
+        is due this pass, rather than in a loop pass after this one; otherwise queued behind the
+        others, in order. The pass's later commands wait for the one write scheduled then: a
+        pass makes at most one write more, never one per command."""
         connection = self.connection
         command = (encode_command(list(args)),)
         if connection is None:
@@ -279,15 +280,17 @@ class RedisPipe:
             self._watchdog = loop.call_later(self.timeout, self._check_deadline)
         self._queued.extend(command)
         if not self._flush_scheduled:
-            if at_once:  # (nothing else is queued: no write is scheduled)
-                self._flush()
-            else:
-                self._flush_scheduled = True
-                loop.call_soon(self._flush)
+            self._flush_scheduled = True
+            if at_once:  # (nothing else is queued: no write is due)
+                self._write()
+            loop.call_soon(self._flush)
         return future
 
     def _flush(self) -> None:
         self._flush_scheduled = False
+        self._write()
+
+    def _write(self) -> None:
         queued, self._queued = self._queued, []
         if self.connection is not None and self.connection.transport is not None and queued:
             self.connection.transport.write(b"".join(queued))
