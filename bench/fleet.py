@@ -2,41 +2,55 @@
 player on the room's owner ("owner") against players placed over both processes by a load
 balancer ("spread"), persistence on.
 
-    python bench/fleet.py --rooms 50 500 --seconds 20 --repeat 3
-    python bench/fleet.py --rooms 50 --rate 20 --split --modes owner spread pair --repeat 3
+    python bench/fleet.py --rooms 50 500 --modes owner placed spread --procs 2 --split --repeat 3
+    python bench/fleet.py --rooms 50 --rate 20 --split --modes owner pair --repeat 3
 
 Starts Redis (append-only, everysec), two real server processes on one key prefix and, for the
 spread runs, HAProxy (Debian's binary, ``balance roundrobin``, no stickiness) in front of both.
 The players are bench/loadgen.py's lean clients, as in bench/moves.py: each pair makes a room
-(its creator's process holds it), plays, rematches. Owner runs connect every client to
-process A (process B runs, idle); spread runs connect every client to the balancer, so a pair's
-two players alternate between the processes: about half the moves are forwarded, and about
-half the frames come back through Redis.
+(its creator's process holds it), plays, rematches. Modes:
 
-Both servers share one core (``--server-core``), the load, HAProxy and Redis the others: the
-numbers to compare are per move (server CPU across the fleet, Redis CPU), which do not depend
-on how many cores the fleet has; moves/s on a shared core shows the cost, not the scaling.
+- ``owner``: every client connects to process A (process B runs, idle): one process's cost.
+- ``spread``: every client connects to the balancer. The clients connect all at once, so a
+  pair's two players land on the two processes or on one about as often: some half of the
+  rooms have a player on the process that does not hold them, whose moves are forwarded, and
+  whose frames come back through Redis. ``forwarded_per_move`` says how many requests were
+  forwarded per move made (the servers' own count: moves, and the joins, rematches and syncs
+  of the games), about a quarter.
+- ``placed`` (``--procs`` even): the load processes take turns between A and B, each pair
+  connected to one process: the fleet's two processes sharing the load, with nothing
+  forwarded. What a fleet costs beside forwarding (each process with half the load does less
+  per loop pass: fewer moves share a pass's system calls and writes).
+- ``direct``: each client connects to A or B, drawn at random, no balancer: spread's
+  placement without HAProxy's work on the machine (on two cores it shares them with the
+  servers).
+- ``pair``: each room's creator connected to A (which holds the room) and the other player to
+  B, no balancer: every move of the one is local and every move of the other forwarded, under
+  the same load, their latencies reported apart (``p50_local_ms``, ``p50_forwarded_ms``): what
+  forwarding adds to a move, beside the floor.
+
 Reported per mode and R: moves/s, p50/p99 (a move sent to its update received), server CPU
 per move (both processes, microseconds), Redis CPU per move, HAProxy's CPU, the fleet's moves
 per server-CPU-second and its ratio to the owner run's (``efficiency``).
 
+``--split`` puts process A on the first core and B on the second (the load, HAProxy and Redis
+on either): each process has a core, as in a fleet. Without it both servers share one core
+(``--server-core``) and the load, HAProxy and Redis the other; two busy processes taking turns
+on one core cost each other more per move than one process does alone (``placed`` shows it),
+which a fleet, a process to a core, does not pay.
+
 ``--rate N`` paces the play instead (N moves a second in each room, the load offered whatever
 the answers: a move is sent at its time, or when its turn comes if that is later), well below
 what the fleet can serve, so p50 shows a move's path and its hops, not a queue (closed-loop
-p50 is mostly waiting: R over the throughput, by Little's law). ``--split`` puts process A on
-the first core and B on the second (the load, HAProxy and Redis on any core): in spread runs
-each process then has a core, as in a fleet, where on one shared core a forwarded move would
-also wait for the other process's turn.
+p50 is mostly waiting: R over the throughput, by Little's law).
 
-``--modes pair`` runs a third placement: each room's creator connected to process A (which
-holds the room) and the other player to B, no balancer: every move of the one is local and
-every move of the other forwarded, under the same load, their latencies reported apart
-(``p50_local_ms``, ``p50_forwarded_ms``): what forwarding adds to a move, beside the floor.
-
-``--floor`` first measures the hops a forwarded move adds, bare: a PUBLISH to a channel a
-second connection listens on, which publishes the answer back on another, timed from the first
-publish to the answer received (redis-py asyncio on both ends): the median and p99 of that round
-trip are the least a forwarded move's request and its reply-and-frames can add to its latency.
+``--floor`` first measures the hops a forwarded move adds, bare: a PUBLISH to a channel an
+echo listens on, which publishes it back on another, timed from the publish to the echo's
+answer received (redis-py asyncio on both ends), twice: with the echo on the asker's own
+event loop, and with the echo in a process of its own, as a fleet's owner is another process
+than the edge (with ``--split`` the echo on A's core and the asker on B's). The median and p99
+of that round trip are the least a forwarded move's request and its reply-and-frames can add
+to its latency.
 
 Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
 """
@@ -55,6 +69,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
@@ -91,17 +106,29 @@ backend fleet
 
 
 def start_server(port: int, redis_url: str, prefix: str, name: str, core: str,
-                 log: Path | None = None) -> Any:
+                 log: Path | None = None, metrics_port: int = 0) -> Any:
     """A server as bench/moves.py runs it (caps lifted), one of the fleet: its key prefix
-    shared, its instance name its own; its log (warnings and worse) in ``log`` if given."""
+    shared, its instance name its own; its log (warnings and worse) in ``log`` if given; its
+    metrics on ``metrics_port`` if given (else on a free port nobody reads)."""
     env = {**server_env(), "PLAYHALL_KEY_PREFIX": prefix, "PLAYHALL_INSTANCE": name}
     cmd = server_command(port, redis_url)
+    if metrics_port:
+        cmd[cmd.index("--metrics-listen") + 1] = f"127.0.0.1:{metrics_port}"
     if shutil.which("taskset") and core:
         cmd = ["taskset", "-c", core, *cmd]
     if log is None:
         return subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
     with log.open("ab") as out:
         return subprocess.Popen(cmd, env=env, stderr=out)
+
+
+def forwarded(metrics_port: int) -> float:
+    """The server's ``playhall_fleet_forwarded_total``, read from its metrics listener."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("playhall_fleet_forwarded_total "):
+                return float(line.split()[1])
+    raise RuntimeError("no playhall_fleet_forwarded_total in the server's metrics")
 
 
 def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
@@ -119,8 +146,9 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
     redis.start()
     prefix = f"b{uuid.uuid4().hex[:6]}:"
     ports = [free_port(), free_port()]
-    servers = [start_server(p, redis.url, prefix, f"{prefix}{n}", core)
-               for p, n, core in zip(ports, "AB", server_cores, strict=True)]
+    metrics_ports = [free_port(), free_port()]
+    servers = [start_server(p, redis.url, prefix, f"{prefix}{n}", core, metrics_port=m)
+               for p, n, core, m in zip(ports, "AB", server_cores, metrics_ports, strict=True)]
     balancer = None
     try:
         for port in ports:
@@ -140,15 +168,20 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         start_at = time.time() + 1.0
         share = [rooms // procs + (1 if i < rooms % procs else 0) for i in range(procs)]
         pace = 1.0 / rate if rate else 0.0
+        # placed: the load processes take turns between A and B, each pair on one process;
+        # direct: each client on A or B drawn at random.
+        targets = [ports[i % 2] if mode == "placed" else target for i in range(procs)]
+        drawn = tuple(ports) if mode == "direct" else ()
         workers = [mp.Process(target=load_process,
-                              args=("lean", target, n, seconds, warmup, start_at, queue,
-                                    load_cores, pace, port_b))
-                   for n in share if n]
+                              args=("lean", to, n, seconds, warmup, start_at, queue,
+                                    load_cores, pace, port_b, drawn))
+                   for n, to in zip(share, targets, strict=True) if n]
         for worker in workers:
             worker.start()
         time.sleep(max(0.0, start_at - time.time()) + warmup)
         pids = [s.pid for s in servers]
         redis_pid = redis.process.pid if redis.process is not None else 0
+        forwarded0 = sum(forwarded(m) for m in metrics_ports)
         cpu0 = [cpu_seconds(p) for p in pids]
         redis0 = cpu_seconds(redis_pid)
         lb0 = cpu_seconds(balancer.pid) if balancer else 0.0
@@ -158,6 +191,7 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         cpu1 = [cpu_seconds(p) for p in pids]
         redis1 = cpu_seconds(redis_pid)
         lb1 = cpu_seconds(balancer.pid) if balancer else 0.0
+        forwarded1 = sum(forwarded(m) for m in metrics_ports)
         results = [queue.get(timeout=120) for _ in workers]
         for worker in workers:
             worker.join(30)
@@ -191,6 +225,9 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         "server_us_per_move": round(server_cpu / moves * 1e6, 1) if moves else None,
         "moves_per_server_cpu_s": round(moves / server_cpu) if server_cpu else None,
         "redis_us_per_move": round((redis1 - redis0) / moves * 1e6, 1) if moves else None,
+        # Requests forwarded per move made (moves, and the rematches, joins and syncs of the
+        # games): the servers' own count over the measured window.
+        "forwarded_per_move": round((forwarded1 - forwarded0) / moves, 3) if moves else None,
         "haproxy_cpu": round((lb1 - lb0) / wall, 2),
         "refused": sum(r["refused"] for r in results),
         "resyncs": sum(r["resyncs"] for r in results),
@@ -198,57 +235,110 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
     }
 
 
-async def publish_round_trips(url: str, count: int) -> list[float]:
-    """``count`` bare pub/sub round trips through Redis (see the module docstring)."""
+THERE, BACK = b"bench:there", b"bench:back"
+
+
+async def echo_until_cancelled(url: str, subscribed: Any = None) -> None:
+    """Publish every message of ``THERE`` back on ``BACK`` (the owner's part of the floor);
+    ``subscribed`` (an event) is set once the subscription is made."""
     import redis.asyncio as aioredis
 
-    there, back = b"bench:there", b"bench:back"
-    echo_client = aioredis.Redis.from_url(url)
-    main_client = aioredis.Redis.from_url(url)
-    echo = echo_client.pubsub()
-    answers = main_client.pubsub()
-    await echo.subscribe(there)
-    await answers.subscribe(back)
-
-    async def echo_forever() -> None:
+    client = aioredis.Redis.from_url(url)
+    echo = client.pubsub()
+    await echo.subscribe(THERE)
+    if subscribed is not None:
+        subscribed.set()
+    try:
         async for message in echo.listen():
             if message["type"] == "message":
-                await echo_client.publish(back, message["data"])
+                await client.publish(BACK, message["data"])
+    finally:
+        await echo.aclose()
+        await client.aclose()
 
-    task = asyncio.create_task(echo_forever())
+
+def echo_process(url: str, subscribed: Any, cores: set[int]) -> None:
+    """The echo in a process of its own, as an owner is another process than the edge."""
+    os.sched_setaffinity(0, cores)
+    asyncio.run(echo_until_cancelled(url, subscribed))
+
+
+async def publish_round_trips(url: str, count: int) -> list[float]:
+    """``count`` bare pub/sub round trips through Redis to an echo (see the module
+    docstring), timed from the publish to the echo's answer received."""
+    import redis.asyncio as aioredis
+
+    main_client = aioredis.Redis.from_url(url)
+    answers = main_client.pubsub()
+    await answers.subscribe(BACK)
     times = []
     try:
         for i in range(count):
             started = time.perf_counter()
-            await main_client.publish(there, b"%d" % i)
+            await main_client.publish(THERE, b"%d" % i)
             while True:
                 message = await answers.get_message(timeout=5)
                 if message is not None and message["type"] == "message":
                     break
             times.append(time.perf_counter() - started)
     finally:
-        task.cancel()
-        await echo.aclose()
         await answers.aclose()
-        await echo_client.aclose()
         await main_client.aclose()
     return times
 
 
-def floor(count: int) -> dict[str, Any]:
+async def round_trips_in_process(url: str, count: int) -> list[float]:
+    """The round trips with the echo on the asker's own event loop."""
+    subscribed = asyncio.Event()
+    echo = asyncio.create_task(echo_until_cancelled(url, subscribed))
+    try:
+        await subscribed.wait()
+        return await publish_round_trips(url, count)
+    finally:
+        echo.cancel()
+        await asyncio.gather(echo, return_exceptions=True)
+
+
+def floor(count: int, split: bool, server_core: str) -> list[dict[str, Any]]:
+    """The floor twice: the echo in the asker's process, and in a process of its own (the
+    fleet's hops: the edge and the owner are two processes, each woken by Redis). With
+    ``split`` the echo runs on the first core and the asker on the second, as the owner (A)
+    and the edge (B) do; else both on the servers' core."""
     from playhall.store.embedded import EmbeddedRedis
 
+    mine = os.sched_getaffinity(0)
+    cores = sorted(mine)
+    if split:
+        echo_cores, asker_cores = {cores[0]}, {cores[1]}
+    else:
+        echo_cores = asker_cores = {int(c) for c in server_core.split(",") if c}
     data = Path(tempfile.mkdtemp(prefix="playhall-floor-"))
     redis = EmbeddedRedis(data / "redis", port=free_port())
     redis.start()
+    found = []
     try:
-        times = sorted(asyncio.run(publish_round_trips(redis.url, count)))
+        os.sched_setaffinity(0, asker_cores)
+        found.append(("in one process", sorted(asyncio.run(round_trips_in_process(redis.url,
+                                                                                  count)))))
+        subscribed = mp.Event()
+        echo = mp.Process(target=echo_process, args=(redis.url, subscribed, echo_cores))
+        echo.start()
+        try:
+            if not subscribed.wait(30):
+                raise RuntimeError("the echo process did not subscribe")
+            found.append(("across two processes",
+                          sorted(asyncio.run(publish_round_trips(redis.url, count)))))
+        finally:
+            echo.terminate()
+            echo.join(10)
     finally:
+        os.sched_setaffinity(0, mine)
         redis.stop()
         shutil.rmtree(data, ignore_errors=True)
-    return {"floor": "publish round trip", "count": count,
-            "p50_ms": round(statistics.median(times) * 1e3, 3),
-            "p99_ms": round(times[int(len(times) * 0.99) - 1] * 1e3, 3)}
+    return [{"floor": f"publish round trip, {where}", "count": count,
+             "p50_ms": round(statistics.median(times) * 1e3, 3),
+             "p99_ms": round(times[int(len(times) * 0.99) - 1] * 1e3, 3)}
+            for where, times in found]
 
 
 def main() -> None:
@@ -265,18 +355,25 @@ def main() -> None:
                         help="bare publish round trips to time first (0: none)")
     parser.add_argument("--rate", type=float, default=0.0,
                         help="paced: moves/s per room, well below saturation (0: closed loop)")
-    parser.add_argument("--modes", nargs="+", choices=["owner", "spread", "pair"],
+    parser.add_argument("--modes", nargs="+",
+                        choices=["owner", "spread", "pair", "placed", "direct"],
                         default=["owner", "spread"],
                         help="pair: each room's creator on A, the other player on B (no "
-                             "balancer), their latencies apart")
+                             "balancer), their latencies apart; placed: each pair on one "
+                             "process, the load processes taking turns (no forwarding); direct: "
+                             "each client on A or B drawn at random, no balancer")
     parser.add_argument("--split", action="store_true",
                         help="process A on the first core, B on the second (the load, "
                              "HAProxy and Redis on any)")
     args = parser.parse_args()
+    if "placed" in args.modes and args.procs % 2:
+        parser.error("placed needs an even --procs: the load processes take turns between "
+                     "the two servers")
     print(json.dumps({"machine": platform.machine(), "cpus": os.cpu_count(),
                       "python": platform.python_version(), "kernel": platform.release()}))
     if args.floor:
-        print(json.dumps(floor(args.floor)), flush=True)
+        for found in floor(args.floor, args.split, args.server_core):
+            print(json.dumps(found), flush=True)
     for rooms in args.rooms:
         runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in args.modes}
         for _ in range(args.repeat):  # interleaved: the machine's drift hits both alike
@@ -293,6 +390,10 @@ def main() -> None:
             for key in ("p50_local_ms", "p50_forwarded_ms"):
                 if key in best:
                     best[f"runs_{key}"] = [r[key] for r in done]
+            if "p50_forwarded_ms" in best:  # what forwarding adds, run by run (same load)
+                adds = [round(r["p50_forwarded_ms"] - r["p50_local_ms"], 2) for r in done]
+                best["runs_forwarding_adds_ms"] = adds
+                best["forwarding_adds_ms"] = round(statistics.median(adds), 2)
             medians[mode] = best
         owner = medians.get("owner")
         for mode, median in medians.items():

@@ -476,14 +476,18 @@ async def linger(stop_at: float) -> None:
 
 
 async def lean_pair(host: str, port: int, stats: dict[str, Any], stop_at: float,
-                    measure_from: float, pace: float = 0.0, port_b: int = 0) -> None:
+                    measure_from: float, pace: float = 0.0, port_b: int = 0,
+                    ports: tuple[int, ...] = ()) -> None:
     """Two clients in a room: play, rematch and leave the old room, until ``stop_at``;
     ``pace``: a move every so many seconds in the room (0: each as soon as it may);
-    ``port_b``: the second client connects there (its latencies in ``stats["lat_b"]``)."""
+    ``port_b``: the second client connects there (its latencies in ``stats["lat_b"]``);
+    ``ports``: each client connects to one of them drawn at random (``port`` unused)."""
     loop = asyncio.get_running_loop()
     hub = _hubs.get(loop)
     if hub is None:
         hub = _hubs[loop] = Hub(loop)
+    if ports:
+        port, port_b = random.choice(ports), random.choice(ports)
     a = await LeanClient.connect(hub, host, port, stats, stop_at, measure_from)
     b = await LeanClient.connect(hub, host, port_b or port, stats, stop_at, measure_from)
     if port_b:

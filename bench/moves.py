@@ -197,13 +197,14 @@ CLIENTS = {"lean": lean_pair, "websockets": websockets_pair}
 
 def load_process(client: str, port: int, rooms: int, seconds: float, warmup: float,
                  start_at: float, out: Any, cores: set[int], pace: float = 0.0,
-                 port_b: int = 0) -> None:
+                 port_b: int = 0, ports: tuple[int, ...] = ()) -> None:
     """``pace``: the lean client's paced play (a move every ``pace`` seconds per room);
-    ``port_b``: each pair's second client connects there (the lean client)."""
+    ``port_b``: each pair's second client connects there (the lean client); ``ports``: each
+    client connects to one of them drawn at random (the lean client)."""
     os.sched_setaffinity(0, cores)
     pair = CLIENTS[client]
-    if pace or port_b:
-        pair = functools.partial(lean_pair, pace=pace, port_b=port_b)
+    if pace or port_b or ports:
+        pair = functools.partial(lean_pair, pace=pace, port_b=port_b, ports=ports)
 
     async def main() -> None:
         while time.time() < start_at:
