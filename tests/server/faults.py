@@ -4,7 +4,8 @@ waits for Redis' reply (so the command certainly ran), drops that reply and rese
 server's connection: a reply lost after the write. Or it resets the connection without
 forwarding the command (Redis died just before it), or answers the command itself; and it can
 go down (every connection reset, new ones refused) at that moment. Several cuts can be armed
-in a row: each is armed once the one before it has happened."""
+in a row: each is armed once the one before it has happened; a repeating cut stays armed until
+it is disarmed (a Redis that keeps failing one command)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class _Cut:
     then_down: bool
     answer: bytes | None
     forward: bool
+    repeat: bool
 
 
 def commands_in(data: bytes) -> int:
@@ -80,28 +82,35 @@ class ResetProxy:
         answer: bytes | None = None,
         forward: bool = True,
         after: bool = False,
+        repeat: bool = False,
     ) -> None:
         """Cut after the next chunk from the server that holds every one of ``markers``; with
         ``then_down``, go down at that moment. With ``answer`` (an error reply), that chunk is
         not forwarded at all: each of its commands is answered with it instead.
         Without ``forward``, the chunk is not forwarded either, and its connection is reset at
         once (Redis never saw the command). With ``after``, the cut is armed once those
-        already armed have happened; without, they are forgotten."""
+        already armed have happened; without, they are forgotten. With ``repeat``, the cut
+        happens to every chunk that holds the markers until :meth:`disarm` (``cut`` is set at
+        the first)."""
         if not after:
             self._cuts.clear()
         self.cut.clear()
-        self._cuts.append(_Cut(markers, then_down, answer, forward))
+        self._cuts.append(_Cut(markers, then_down, answer, forward, repeat))
+
+    def disarm(self) -> None:
+        """Forget every armed cut (a repeating one included)."""
+        self._cuts.clear()
 
     def _take_cut(self, data: bytes) -> _Cut | None:
-        """The armed cut ``data`` triggers (taken off the queue), if any."""
+        """The armed cut ``data`` triggers (taken off the queue unless it repeats), if any."""
         if self._cuts and all(m in data for m in self._cuts[0].markers):
-            return self._cuts.popleft()
+            return self._cuts[0] if self._cuts[0].repeat else self._cuts.popleft()
         return None
 
     def _cut_done(self, cut: _Cut) -> None:
         if cut.then_down:
             self.go_down()
-        if not self._cuts:
+        if cut.repeat or not self._cuts:
             self.cut.set()
 
     def go_down(self) -> None:

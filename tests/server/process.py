@@ -43,6 +43,7 @@ class ServerProcess:
         plugins: list[Path] | None = None,
     ) -> None:
         self.port = port
+        self.instance = instance  # its name in leases and the fleet's registry
         #: The process's limit of open file descriptors (RLIMIT_NOFILE), if lowered.
         self.descriptors = descriptors
         self.log_path = log_path  # the server's stderr goes there (appended), else to a pipe

@@ -3,12 +3,18 @@ within a bounded time and the game finishes, on one process and across two (the 
 and the edge its other player is connected to), even when the first load of the room after the
 outage fails too (the owner lets the room go when it finds its lease lost, and must take it
 back for the viewers it had). Real server processes on a real Redis behind a fault-injecting
-proxy."""
+proxy.
+
+The owner's loads of the room keep failing until the owner has logged that taking the room back
+for its viewers failed: a single failed load could be met instead by the retried move (its
+client's own, or forwarded), which loads the room too; the taking back would then succeed at
+its first try and this test would not test what it says (a CI run saw that)."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from pathlib import Path
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -26,15 +32,17 @@ LOADING = b"-LOADING Redis is loading the dataset in memory\r\n"
 
 
 async def _outage_past_the_lease(
-    redis_url: str, proxy: ResetProxy, prefix: str, urls: list[str], owner: str
+    redis_url: str, proxy: ResetProxy, prefix: str, servers: list[ServerProcess]
 ) -> None:
-    """Two players (the first connected to ``urls[0]``, where the room is made, the second to
-    ``urls[-1]``) play a move; Redis goes away until the room's lease has run out in Redis,
-    while the next move is being made (refused, and retried by the client library); Redis
-    comes back, but the first load of the room by its owner (the process named ``owner``) fails
-    once more (a flapping Redis, or on a Redis Cluster a slot whose primary is still being
-    replaced); the game is played out."""
-    clients = [await Client.connect(url, name=f"p{i}") for i, url in enumerate([urls[0], urls[-1]])]
+    """Two players (the first connected to ``servers[0]``, where the room is made, the second
+    to ``servers[-1]``) play a move; Redis goes away until the room's lease has run out in
+    Redis, while the next move is being made (refused, and retried by the client library);
+    Redis comes back, but the loads of the room by its owner (``servers[0]``) fail until it has
+    failed to take the room back for its viewers (a flapping Redis, or on a Redis Cluster a
+    slot whose primary is still being replaced); the game is played out."""
+    owner = servers[0]
+    ends = [servers[0], servers[-1]]
+    clients = [await Client.connect(s.url, name=f"p{i}") for i, s in enumerate(ends)]
     first = await clients[0].create("mantis", 2)
     mirrors = [first, await clients[1].join(first.room)]
     players = list(zip(clients, mirrors, strict=True))
@@ -60,10 +68,15 @@ async def _outage_past_the_lease(
         pending = asyncio.create_task(client.move(room, move))
         await wait_for_redis(lambda: _gone(direct, lease), timeout=10)
     finally:
-        # The owner's load: the room's first process (the lease names its owner).
-        proxy.arm(scripts.ACQUIRE.by_sha, lease.encode(), owner.encode(), answer=LOADING)
+        # The owner's loads (the lease names its owner) fail until its taking back failed.
+        marker = owner.instance.encode()
+        proxy.arm(scripts.ACQUIRE.by_sha, lease.encode(), marker, answer=LOADING, repeat=True)
         proxy.come_up()
         await direct.aclose()
+    try:
+        await owner.logged("room_reattach_failed", timeout=20)
+    finally:
+        proxy.disarm()
     await pending
     # Redis is back: the game goes on and ends, each move seen by both within the patience.
     await play_on(players, timeout=30)
@@ -78,33 +91,35 @@ async def _gone(redis: aioredis.Redis, key: str) -> bool:
     return not await redis.exists(key)
 
 
-async def _with_servers(redis_url: str, proxy: ResetProxy, count: int) -> None:
+async def _with_servers(redis_url: str, proxy: ResetProxy, count: int, logs: Path) -> None:
     prefix = f"l{uuid.uuid4().hex[:8]}:"
     settings = ["--lease-ms", str(LEASE_MS), "--forward-timeout", "2"]
     servers = [
-        ServerProcess(free_port(), proxy.url, prefix, f"{prefix}s{i}", settings)
+        ServerProcess(
+            free_port(), proxy.url, prefix, f"{prefix}s{i}", settings, log_path=logs / f"s{i}.log"
+        )
         for i in range(count)
     ]
     try:
         for server in servers:
             await server.start()
-        await _outage_past_the_lease(
-            redis_url, proxy, prefix, [s.url for s in servers], f"{prefix}s0"
-        )
+        await _outage_past_the_lease(redis_url, proxy, prefix, servers)
     finally:
         for server in servers:  # in a thread: the proxy runs on this loop
             await asyncio.to_thread(server.terminate)
-    events = [line["event"] for line in servers[0].log_lines()]
-    assert "room_reattach_failed" in events, events  # the path this tests was taken
+    # Once Redis let it, the owner took the room back, or (across two processes) found that
+    # the other process had taken it (for the retried move) and sent its viewers there.
+    back = [line for line in servers[0].log_lines() if line["event"].startswith("room_reattach")]
+    assert back[-1]["event"] == "room_reattached" or "reason" in back[-1], back
 
 
 async def test_a_game_resumes_after_an_outage_longer_than_its_lease(
-    redis_url: str, proxy: ResetProxy
+    redis_url: str, proxy: ResetProxy, tmp_path: Path
 ) -> None:
-    await _with_servers(redis_url, proxy, 1)
+    await _with_servers(redis_url, proxy, 1, tmp_path)
 
 
 async def test_a_game_across_two_processes_resumes_after_an_outage_longer_than_its_lease(
-    redis_url: str, proxy: ResetProxy
+    redis_url: str, proxy: ResetProxy, tmp_path: Path
 ) -> None:
-    await _with_servers(redis_url, proxy, 2)
+    await _with_servers(redis_url, proxy, 2, tmp_path)

@@ -349,7 +349,9 @@ class RoomManager:
             try:
                 room = await self.get(room_id)
             except RoomError as exc:
-                logger.warning("room_reattach_failed", room=room_id, code=exc.code)
+                logger.warning(
+                    "room_reattach_failed", room=room_id, code=exc.code, reason=exc.reason
+                )
                 if self.fleet is not None:  # another process has it now: the viewers go there
                     self.fleet.moved(room_id, list(old.audience.viewers), closing=False)
                 return
@@ -364,8 +366,8 @@ class RoomManager:
                     return  # nobody waits on it: it is loaded when next asked for
                 await asyncio.sleep(self.config.lease_ms / 3000)
                 continue
-            if told:
-                logger.info("room_reattached", room=room_id)
+            if told:  # at the level of the failure it ends, as redis_available is
+                logger.warning("room_reattached", room=room_id)
             for viewer in list(old.audience.viewers):
                 with contextlib.suppress(RoomError):
                     await room.ask("sync", viewer, {})
