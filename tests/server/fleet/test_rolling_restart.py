@@ -35,6 +35,26 @@ async def _retrying(step: Callable[[], Awaitable[T]]) -> T:
     raise AssertionError("never went through")
 
 
+async def _ready(client: Client, room: str) -> None:
+    """``ready``, made again until it goes through. A forwarded request whose answer may have
+    been lost is answered ``store_failed`` though it may have been carried out (only a move is
+    made once, by its id): a ``ready`` retried after that and refused ``wrong_status`` (the
+    game has started) means the first one was, and started the game."""
+    retried = False
+
+    async def step() -> None:
+        nonlocal retried
+        try:
+            await client.ready(room)
+        except ServerError as exc:
+            if retried and exc.code == "wrong_status":
+                return
+            retried = True
+            raise
+
+    await _retrying(step)
+
+
 class Pair:
     def __init__(self, url: str) -> None:
         self.url = url
@@ -50,7 +70,7 @@ class Pair:
                 made = await _retrying(partial(a.create, "mantis", 2))
                 joined = await _retrying(partial(b.join, made.room))
                 for client in (a, b):
-                    await _retrying(partial(client.ready, made.room))
+                    await _ready(client, made.room)
                 await asyncio.gather(self._moves(a, made), self._moves(b, joined))
                 self.games += 1
         finally:
