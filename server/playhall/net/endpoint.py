@@ -245,6 +245,9 @@ class Endpoint:
         """Handle one connection's requests in order, one at a time, until it is gone."""
         clog = session.log
         clog.debug("connected")
+        # What ends the loop is kept and the leaving awaited after the handler, never inside it
+        # (nor in a finally): docs/operations.md, "The compiled build".
+        ended: BaseException | None = None
         try:
             while (request := await session.next_request()) is not None:
                 session.busy = True
@@ -252,25 +255,32 @@ class Endpoint:
                     await self._handle(session, request, clog)
                 finally:
                     session.busy = False
-        finally:
-            if session.flooded:
-                clog.warning("flooding_closed", player=session.player)
-            self.counters.connection_closed(close_reason(session.ws))
-            self.sessions.discard(session)
-            self.replies.remove(session)  # nothing is in flight now: next_request saw to it
-            self.lobby.unwatch(session)
-            for room_id in list(session.rooms):
-                room = self.rooms.ready(room_id)
-                if room is not None:
-                    try:
-                        await room.ask("detach", session, {})
-                    except RoomError:
-                        pass
-                elif (elsewhere := self.rooms.elsewhere(room_id)) is not None:
-                    elsewhere.submit("detach", session, {})  # nobody waits for the answer
-            if self.rooms.fleet is not None:
-                self.rooms.fleet.forget(session.id)
-            clog.debug("disconnected", player=session.player)
+        except BaseException as exc:
+            ended = exc
+        await self._closed(session, clog)
+        if ended is not None:
+            raise ended
+
+    async def _closed(self, session: Session, clog: Any) -> None:
+        """The connection is gone: it leaves the lobby's watchers and every room it was in."""
+        if session.flooded:
+            clog.warning("flooding_closed", player=session.player)
+        self.counters.connection_closed(close_reason(session.ws))
+        self.sessions.discard(session)
+        self.replies.remove(session)  # nothing is in flight now: next_request saw to it
+        self.lobby.unwatch(session)
+        for room_id in list(session.rooms):
+            room = self.rooms.ready(room_id)
+            if room is not None:
+                try:
+                    await room.ask("detach", session, {})
+                except RoomError:
+                    pass
+            elif (elsewhere := self.rooms.elsewhere(room_id)) is not None:
+                elsewhere.submit("detach", session, {})  # nobody waits for the answer
+        if self.rooms.fleet is not None:
+            self.rooms.fleet.forget(session.id)
+        clog.debug("disconnected", player=session.player)
 
     async def _handle(self, session: Session, request: Request, clog: Any) -> None:
         rid = request.rid
@@ -432,17 +442,21 @@ class Endpoint:
                 retry_after=round(taken.wait, 1),
             )
         args["code"] = code
-        wrong = False
+        # The outcome is kept and the try given back after the handler, never inside it (nor
+        # in a finally): docs/operations.md, "The compiled build".
+        failure: BaseException | None = None
         try:
-            return await self._to_room(session, kind, args, message["id"])
-        except RoomError as exc:
-            wrong = exc.code in (errors.NO_SUCH_ROOM, errors.BAD_CODE)
-            raise
-        finally:
-            if wrong:
-                self._wrong_code(session, taken)
-            else:
-                await self._give_back(session, guessers, taken)
+            result = await self._to_room(session, kind, args, message["id"])
+        except BaseException as exc:
+            failure = exc
+        wrong = (errors.NO_SUCH_ROOM, errors.BAD_CODE)
+        if isinstance(failure, RoomError) and failure.code in wrong:
+            self._wrong_code(session, taken)
+        else:
+            await self._give_back(session, guessers, taken)
+        if failure is not None:
+            raise failure
+        return result
 
     def _wrong_code(self, session: Session, taken: Try) -> None:
         session.log.info(

@@ -335,6 +335,7 @@ async def move(room: Room, command: Command) -> dict[str, Any]:
     if earlier is not None:
         # The same move sent again (a retry after a lost reply): same answer, applied once.
         return {"room": record.id, "version": earlier}
+    taken_back: RoomError | None = None
     try:
         new, events = table.move(
             record, room.game, seat, player, args["version"], args["mid"], args["move"]
@@ -342,12 +343,15 @@ async def move(room: Room, command: Command) -> dict[str, Any]:
     except RoomError as refusal:
         # Acting again takes a seat back from its stand-in even if this move came too late
         # (the bot moved first): the next one is the player's own. The refusal then carries
-        # the version the take-back made.
+        # the version the take-back made. (Committed after the handler, never inside it:
+        # docs/operations.md, "The compiled build".)
         back, events = table.take_back(record, room.game, seat, time.time())
         if back is record:
             raise
+        taken_back = table.refused_at(refusal, back)
+    if taken_back is not None:
         await room.commit(back, "take_back", seat, player, events=events)
-        raise table.refused_at(refusal, back) from None
+        raise taken_back
     await room.commit(new, "move", seat, player, args["move"], events, args["mid"])
     return {"room": record.id, "version": new.version}
 

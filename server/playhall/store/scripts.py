@@ -297,7 +297,9 @@ async def run(pipe: CommandPipe, script: Script, count: int, *words: bytes) -> A
         except ResponseError as missing:
             if not str(missing).startswith("NOSCRIPT"):
                 raise
-            return await pipe.call_encoded(header, script.by_text, *words)
+        # Redis does not have the script (it restarted, or its scripts were flushed): sent
+        # whole, after the handler, never inside it (docs/operations.md, "The compiled build").
+        return await pipe.call_encoded(header, script.by_text, *words)
     except ResponseError as refused:  # (named apart: docs/operations.md, "The compiled build")
         text = str(refused)
         if text.startswith("FENCED"):
