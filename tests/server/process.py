@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidHandshake
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -127,7 +128,9 @@ class ServerProcess:
             try:
                 async with connect(self.url, open_timeout=1):
                     return
-            except OSError:
+            # Something else answering on the port (another server's admin listener, given it
+            # as an ephemeral port) refuses the handshake: the server itself then fails to bind.
+            except (OSError, InvalidHandshake):
                 if self.process.poll() is not None or loop.time() > deadline:
                     err = self.stderr() if self.process.poll() is not None else ""
                     if "address already in use" in err and f"'127.0.0.1', {self.port})" in err:

@@ -37,13 +37,16 @@ async def proxied(redis_url: str, tmp_path: Path) -> AsyncIterator[Nginx]:
         free_port(), redis_url, f"n{tag}:", f"nginx-{tag}",
         ["--forwarded-header", "X-Forwarded-For", "--connections-per-address", "2"],
     )
-    nginx = configure(tmp_path / "nginx", server.port)
     await server.start()
     try:
-        await nginx.start()
-        yield nginx
+        # Its port is final once it started (it moves to another when the first was taken).
+        nginx = configure(tmp_path / "nginx", server.port)
+        try:
+            await nginx.start()
+            yield nginx
+        finally:
+            nginx.stop()
     finally:
-        nginx.stop()
         server.terminate()
 
 
