@@ -58,8 +58,8 @@ class Matchmaker:
         self.store = store
         self.config = config
         self.rooms = rooms
-        self.db = SeekStore(store.redis, store.keys)
-        self.ratings = ResultsStore(store.redis, store.keys)
+        self.db = SeekStore(store.redis, store.pipe, store.keys)
+        self.ratings = ResultsStore(store.redis, store.pipe, store.keys)
         self._sweeper: asyncio.Task[None] | None = None
 
     @property

@@ -54,7 +54,7 @@ class Results:
     def __init__(self, store: Store, config: Config) -> None:
         self.store = store
         self.config = config
-        self.db = ResultsStore(store.redis, store.keys)
+        self.db = ResultsStore(store.redis, store.pipe, store.keys)
         self._tasks = Tasks("results", logger)
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -69,38 +69,46 @@ class Results:
     def ended(self, new: RoomRecord) -> None:
         """``new``, which ended its game, is stored: write the results (in the background;
         the sweep writes them if this fails)."""
-        self._tasks.spawn(self._write_later(new.id))
+        self._tasks.spawn(self._write_later(new))
 
-    async def _write_later(self, room: str) -> None:
+    async def _write_later(self, record: RoomRecord) -> None:
+        room = record.id
         if self.config.results_delay:
             await asyncio.sleep(self.config.results_delay)
         try:
-            await self.settle_due(room)
+            await self.settle_due(room, record)
+        except RatingsBusy as exc:  # (the sweep writes them)
+            logger.warning("results_deferred", room=room, reason=str(exc))
         except Exception as exc:
             if is_store_error(exc):
                 self.store.outage.failed(exc, room=room, during="results")
-            elif isinstance(exc, RatingsBusy):
-                logger.warning("results_deferred", room=room, reason=str(exc))
             else:
                 logger.exception("results_failed", room=room)
 
-    async def settle_due(self, room: str) -> None:
-        """Write the noted game of ``room`` if its room has ended; forget a stale note."""
+    async def settle_due(self, room: str, ended: RoomRecord | None = None) -> None:
+        """Write the noted game of ``room`` if its room has ended; forget a stale note.
+        ``ended``: the finished record this process just stored (else it is read)."""
         noted = await self.db.note(room)
         if noted is not None:
-            await self._settle(room, *noted)
+            await self._settle(room, *noted, ended)
 
-    async def _settle(self, room: str, at: int, note: dict[str, Any]) -> None:
-        stored = await self.store.rooms.load(room)
-        # (A room stored as log entries since its checkpoint has not ended: the step that ends
-        # a game, and every change after it, store the record whole.)
-        whole = stored is not None and stored.checkpoint == stored.version
-        record = RoomRecord.unpack(stored.record) if stored is not None and whole else None
+    async def _settle(
+        self, room: str, at: int, note: dict[str, Any], ended: RoomRecord | None = None
+    ) -> None:
+        record = ended if ended is not None else await self._stored(room)
         if record is None or record.status != FINISHED:
             if _ms(time.time()) - at > STALE_NOTE_MS:
                 await self.db.forget(room)
             return
         await self.write(record, at, frozenset(note.get("stood_in") or ()))
+
+    async def _stored(self, room: str) -> RoomRecord | None:
+        """``room``'s stored record if it is stored whole (None: gone, or not whole)."""
+        stored = await self.store.rooms.load(room)
+        # (A room stored as log entries since its checkpoint has not ended: the step that ends
+        # a game, and every change after it, store the record whole.)
+        whole = stored is not None and stored.checkpoint == stored.version
+        return RoomRecord.unpack(stored.record) if stored is not None and whole else None
 
     async def write(self, record: RoomRecord, at: int, stood_in: frozenset[int]) -> bool:
         """Write ``record``'s finished game once; False if it was written before."""

@@ -90,11 +90,11 @@ async def test_the_last_release_keys_are_read_after_the_move(store: Store) -> No
     assert (await tries.take(["player:p1", "address:::1"])).wait > 0
     refusal = await store.refused.check("::1")
     assert refusal is not None and refusal.reason == "why"
-    results = ResultsStore(store.redis, keys)
+    results = ResultsStore(store.redis, store.pipe, keys)
     assert await results.history("p1", None, 5) == [("room0", 5)]
     assert (await results.stats("p1"))["mantis:w"] == "1"
     assert await results.due(10, 5) == [("room3", 7, {"stood_in": [1]})]
-    seeks = SeekStore(store.redis, keys)
+    seeks = SeekStore(store.redis, store.pipe, keys)
     table = Claim(POOL, "room4")
     assert await seeks.holding("p2") == table
     assert await seeks.holding("p9") is None

@@ -91,7 +91,7 @@ async def test_refused_addresses(store: Store) -> None:
 
 
 async def test_results(store: Store) -> None:
-    results = ResultsStore(store.redis, store.keys)
+    results = ResultsStore(store.redis, store.pipe, store.keys)
     await results.expect("room1", 5, {"stood_in": []})
     assert [room for room, _, _ in await results.due(10, 5)] == ["room1"]
     assert await results.note("room1") is not None
@@ -113,7 +113,7 @@ async def test_results(store: Store) -> None:
 
 
 async def test_quick_play(store: Store) -> None:
-    seeks = SeekStore(store.redis, store.keys)
+    seeks = SeekStore(store.redis, store.pipe, store.keys)
     pool = "mantis:abc"
     what, opened = await seeks.claim(pool, "p1", (2, 2), None, (None, None), 9, "r1", 1, 60)
     assert what == "open" and await seeks.exists(opened)

@@ -20,7 +20,7 @@ from playhall.store.keys import Keys
 from playhall.store.pipe import RedisPipe
 from playhall.store.players import COUNT_UNDER_CAP, UNCOUNT
 from playhall.store.redis_store import Store
-from playhall.store.results import RatingMoved, ResultsStore
+from playhall.store.results import DECIDE, PLAYER, RatingMoved, ResultsStore
 from playhall.store.seeks import Claim, SeekStore
 
 
@@ -62,7 +62,7 @@ async def _written(results: ResultsStore) -> dict[str, Any]:
 
 
 async def _results(redis_url: str) -> ResultsStore:
-    results = ResultsStore(aioredis.Redis.from_url(redis_url), _keys())
+    results = ResultsStore(aioredis.Redis.from_url(redis_url), RedisPipe(redis_url), _keys())
     await results.expect("room1", 50, {"stood_in": []})
     return results
 
@@ -98,14 +98,12 @@ async def test_a_write_cut_short_after_any_step_and_run_again_ends_as_one_run(
         cut = await _results(redis_url)
         await cut._hold_ratings("room1", GAME, PEOPLE)
         rows = msgpack.packb([list(person) for person in PEOPLE])
-        await cut._decide(
-            keys=[cut.game_key("room1"), cut.rows_key("room1")], args=[b"\x81\xa1g\x01", rows, 600]
-        )
+        keys = [cut.game_key("room1"), cut.rows_key("room1")]
+        await scripts.call(cut.pipe, DECIDE, keys, [b"\x81\xa1g\x01", rows, "600"])
         for player, result, _, mu, sigma, at, _ in PEOPLE[:players_done]:
             keys = [cut.history_key(player), cut.stats_key(player), cut.holds_key(player)]
-            args: list[Any] = ["room1", 50, 600, GAME, result, "1", repr(mu), repr(sigma)]
-            args.append(repr(at))
-            await cut._player(keys=keys, args=args)
+            args = ["room1", "50", "600", GAME, result, "1", repr(mu), repr(sigma), repr(at)]
+            await scripts.call(cut.pipe, PLAYER, keys, args)
         # Run again with ratings read and computed anew (other numbers): what was decided
         # first holds.
         again = []
@@ -186,7 +184,7 @@ POOL = "mantis:0123"
 
 
 def _seeks(store: Store) -> SeekStore:
-    return SeekStore(store.redis, store.keys)
+    return SeekStore(store.redis, store.pipe, store.keys)
 
 
 async def _claim(seeks: SeekStore, player: str, room: str) -> tuple[str, Claim]:

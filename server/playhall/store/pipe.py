@@ -6,8 +6,11 @@ a stream reader and a task per batch, which cost more than the commit itself. He
 queued during one pass of the event loop are written together in one ``write``, and replies are
 parsed by hiredis in ``data_received`` and handed straight to the waiting futures, in order
 (Redis answers the commands of a connection in the order it got them), or, for a caller that
-acts on every reply at once (``call_then``: the fleet's publishes), to its callback. Everything
-else the server asks of Redis (hello, lobby, chat) is rarer and stays on redis-py.
+acts on every reply at once (``call_then``: the fleet's publishes), to its callback. The pipe also
+carries what every game's end and rematch write and read (results, ratings, the rooms a player
+made, the check a join makes), some sixteen commands a game that cost a benchmark game more on
+redis-py than its moves' commits; what the server asks of Redis more rarely (hello, lobby
+pages, chat, the reads of a profile) stays on redis-py.
 
 The URL is read as redis-py reads it (``store.dial``): ``rediss://`` speaks TLS with the
 ``ssl_*`` options of its query string, the user name and password are sent with ``AUTH``, the

@@ -4,6 +4,7 @@ counter is a key in Redis, so every server process sharing it counts the same ev
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable
 from typing import Any, Final, NamedTuple
@@ -39,6 +40,15 @@ local ends = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + ttl
 if math.abs(ends - tonumber(ARGV[1])) > 1000 then return 0 end
 if tonumber(redis.call('GET', KEYS[1])) <= 0 then return 0 end
 redis.call('DECR', KEYS[1])
+return 1
+""")
+
+# ARGV[1], a room, added to the set KEYS[1] of the rooms a player made, and ARGV[3...] taken out
+# of it (they no longer count); the set kept ARGV[2] seconds (0: forever).
+NOTE_CREATED: Final = scripts.Script.of("""
+if #ARGV > 2 then redis.call('SREM', KEYS[1], unpack(ARGV, 3)) end
+redis.call('SADD', KEYS[1], ARGV[1])
+if tonumber(ARGV[2]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 return 1
 """)
 
@@ -214,14 +224,13 @@ class PlayerStore:
     async def created_rooms(self, player: str) -> dict[str, bytes | None]:
         """The rooms ``player`` created and noted with :meth:`note_created`: id -> the stored
         record (None once the room is gone)."""
-        key = self.keys.player_made_key(player)
-        rooms = sorted(as_text(m) for m in await self.redis.smembers(key))
+        key = self.keys.player_made_key(player).encode()
+        rooms = sorted(as_text(m) for m in await self.pipe.call(b"SMEMBERS", key))
         if not rooms:
             return {}
-        pipe = self.redis.pipeline(transaction=False)
-        for room in rooms:
-            pipe.hget(self.keys.room_key(room), "d")
-        blobs = await pipe.execute()
+        blobs = await asyncio.gather(
+            *(self.pipe.call(b"HGET", self.keys.room_key(room).encode(), b"d") for room in rooms)
+        )
         return {room: blob for room, blob in zip(rooms, blobs, strict=True)}
 
     async def note_created(
@@ -230,10 +239,4 @@ class PlayerStore:
         """Add ``room`` to the rooms ``player`` created, ``forget`` others (they no longer
         count), keep the set ``ttl`` seconds (0: forever)."""
         key = self.keys.player_made_key(player)
-        pipe = self.redis.pipeline(transaction=True)
-        if forget:
-            pipe.srem(key, *forget)
-        pipe.sadd(key, room)
-        if ttl > 0:
-            pipe.expire(key, ttl)
-        await pipe.execute()
+        await scripts.call(self.pipe, NOTE_CREATED, [key], [room, str(ttl), *forget])

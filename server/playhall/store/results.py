@@ -25,12 +25,15 @@ Keys (``p`` is the prefix):
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Final
 
 import msgpack
 import redis.asyncio as aioredis
 
+from playhall.store import scripts
 from playhall.store.keys import Keys, as_text
+from playhall.store.pipe import CommandPipe
 
 #: Games kept per player's history at most (older ones are dropped first).
 HISTORY_KEEP: Final = 1000
@@ -119,19 +122,47 @@ return 0
 """.replace("KEEP", str(HISTORY_KEEP))
 
 
+# A game noted as due, in ``{results}``. KEYS: the due set, the notes. ARGV: room, ms, note.
+_EXPECT = """
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+return 1
+"""
+# When a game was noted as due, and its note (nil, nil: it is not). KEYS, ARGV[1] as _EXPECT's.
+_NOTE = """
+return {redis.call('ZSCORE', KEYS[1], ARGV[1]), redis.call('HGET', KEYS[2], ARGV[1])}
+"""
+# A noted game forgotten. KEYS, ARGV[1] as _EXPECT's.
+_FORGET = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1
+"""
+
+DECIDE: Final = scripts.Script.of(_DECIDE)
+HOLD: Final = scripts.Script.of(_HOLD)
+LET_GO: Final = scripts.Script.of(_LET_GO)
+PLAYER: Final = scripts.Script.of(_PLAYER)
+EXPECT: Final = scripts.Script.of(_EXPECT)
+NOTE: Final = scripts.Script.of(_NOTE)
+FORGET: Final = scripts.Script.of(_FORGET)
+
+
 class RatingMoved(Exception):
     """A player's rating changed since it was read, or another game's write holds it: read it
     again."""
 
 
 class ResultsStore:
-    def __init__(self, redis: aioredis.Redis, keys: Keys) -> None:
+    """The writes of a finished game go through the command pipe, each a script or a command
+    of one slot (redis-py's asyncio client cost some 0.45M instructions a command, some sixteen
+    a game with its rematch: docs/benchmarks.md, "The work per move since 46b0b1e"); the reads
+    of requests (history, profile, leaderboard) through redis-py."""
+
+    def __init__(self, redis: aioredis.Redis, pipe: CommandPipe, keys: Keys) -> None:
         self.redis = redis
+        self.pipe = pipe
         self.keys = keys
-        self._decide = redis.register_script(_DECIDE)
-        self._player = redis.register_script(_PLAYER)
-        self._hold = redis.register_script(_HOLD)
-        self._let_go = redis.register_script(_LET_GO)
         self.holds_key = keys.rating_holds_key
         self.game_key = keys.game_key
         self.rows_key = keys.game_rows_key
@@ -145,10 +176,8 @@ class ResultsStore:
 
     async def expect(self, room: str, at_ms: int, note: dict[str, Any]) -> None:
         """Note that ``room``'s game is about to end (before the commit that ends it)."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.zadd(self.due_key, {room: at_ms})
-            pipe.hset(self.expect_key, room, msgpack.packb(note))
-            await pipe.execute()
+        keys = [self.due_key, self.expect_key]
+        await scripts.call(self.pipe, EXPECT, keys, [room, str(at_ms), msgpack.packb(note)])
 
     async def due(self, before_ms: int, limit: int) -> list[tuple[str, int, dict[str, Any]]]:
         """Up to ``limit`` games noted before ``before_ms``: room, when, the note."""
@@ -165,20 +194,14 @@ class ResultsStore:
 
     async def note(self, room: str) -> tuple[int, dict[str, Any]] | None:
         """When ``room``'s game was noted as due, and the note; None if it is not."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.zscore(self.due_key, room)
-            pipe.hget(self.expect_key, room)
-            at, note = await pipe.execute()
+        at, note = await scripts.call(self.pipe, NOTE, [self.due_key, self.expect_key], [room])
         if at is None:
             return None
-        return int(at), msgpack.unpackb(note) if note else {}
+        return int(float(at)), msgpack.unpackb(note) if note else {}
 
     async def forget(self, room: str) -> None:
         """Drop a noted game that did not end after all (its commit was not made)."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.zrem(self.due_key, room)
-            pipe.hdel(self.expect_key, room)
-            await pipe.execute()
+        await scripts.call(self.pipe, FORGET, [self.due_key, self.expect_key], [room])
 
     async def recorded(self, room: str) -> bool:
         return bool(await self.redis.exists(self.game_key(room)))
@@ -187,11 +210,13 @@ class ResultsStore:
 
     async def ratings(self, game: str, players: list[str]) -> list[list[Any]]:
         """Each player's stored ``mu``, ``sigma``, ``at``, ``n`` for ``game`` (None: none)."""
-        fields = [f"{game}:mu", f"{game}:sigma", f"{game}:at", f"{game}:n"]
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for player in players:
-                pipe.hmget(self.stats_key(player), fields)
-            return list(await pipe.execute())
+        fields = [f"{game}:{field}".encode() for field in ("mu", "sigma", "at", "n")]
+        return [
+            list(row)
+            for row in await asyncio.gather(
+                *(self.pipe.call(b"HMGET", self.stats_key(p).encode(), *fields) for p in players)
+            )
+        ]
 
     async def write(
         self, room: str, blob: bytes, ttl: int, at_ms: int, game: str, rated: bool,
@@ -218,31 +243,32 @@ class ResultsStore:
         if rated:
             await self._hold_ratings(room, game, people)
         rows = msgpack.packb([list(person) for person in people])
-        decided, earlier = await self._decide(
-            keys=[self.game_key(room), self.rows_key(room)], args=[blob, rows, ttl]
+        decided, earlier = await scripts.call(
+            self.pipe, DECIDE, [self.game_key(room), self.rows_key(room)], [blob, rows, str(ttl)]
         )
         if not decided and earlier is None:  # finished before: at most the note is left
             for player, *_ in people if rated else []:
-                await self._let_go(keys=[self.holds_key(player)], args=[game, room])
+                await self._let_go(player, game, room)
             people = []
         elif not decided:
             people = [tuple(person) for person in msgpack.unpackb(earlier)]
         listed: dict[str, float] = {}
         unlisted: list[str] = []
         for player, result, _, mu, sigma, when, shown in people:
-            args: list[Any] = [room, at_ms, ttl, game, result, "1" if rated else "0"]
+            args = [room, str(at_ms), str(ttl), game, result, "1" if rated else "0"]
             args += [repr(mu), repr(sigma), repr(when)]
             keys = [self.history_key(player), self.stats_key(player), self.holds_key(player)]
-            if await self._player(keys=keys, args=args):
+            if await scripts.call(self.pipe, PLAYER, keys, args):
                 if shown:
                     listed[player] = mu
                 else:
                     unlisted.append(player)
         if listed:
-            await self.redis.zadd(self.leaderboard_key(game), listed)
+            scored = [word for p, mu in listed.items() for word in (repr(mu).encode(), p.encode())]
+            await self.pipe.call(b"ZADD", self.leaderboard_key(game).encode(), *scored)
         await self.unlist(game, unlisted)
         await self.forget(room)
-        await self.redis.delete(self.rows_key(room))
+        await self.pipe.call(b"DEL", self.rows_key(room).encode())
         return bool(decided)
 
     async def _hold_ratings(
@@ -253,13 +279,17 @@ class ResultsStore:
             for player, _, count, *_ in sorted(people):  # (one order: no two writes wait
                 # on each other's players)
                 keys = [self.stats_key(player), self.holds_key(player)]
-                if await self._hold(keys=keys, args=[game, room, count, HOLD_MS]) != 1:
+                args = [game, room, str(count), str(HOLD_MS)]
+                if await scripts.call(self.pipe, HOLD, keys, args) != 1:
                     raise RatingMoved(room)
                 held.append(player)
             held.clear()
         finally:
             for player in held:  # (refused, or a failure midway)
-                await self._let_go(keys=[self.holds_key(player)], args=[game, room])
+                await self._let_go(player, game, room)
+
+    async def _let_go(self, player: str, game: str, room: str) -> None:
+        await scripts.call(self.pipe, LET_GO, [self.holds_key(player)], [game, room])
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -308,5 +338,6 @@ class ResultsStore:
     async def unlist(self, game: str, players: list[str]) -> None:
         """Take players whose stats have expired off ``game``'s leaderboard."""
         if players:
-            await self.redis.zrem(self.leaderboard_key(game), *players)
+            key = self.leaderboard_key(game).encode()
+            await self.pipe.call(b"ZREM", key, *(p.encode() for p in players))
 

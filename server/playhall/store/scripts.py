@@ -16,7 +16,7 @@ write (group commit, see ``pipe``).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -272,9 +272,12 @@ def send(
     return pipe.call_encoded(b"*%d\r\n" % (len(words) + 2), script.by_sha, encode_bulk(words))
 
 
-async def call(pipe: CommandPipe, script: Script, keys: list[str], args: list[str]) -> Any:
+async def call(
+    pipe: CommandPipe, script: Script, keys: list[str], args: Sequence[str | bytes]
+) -> Any:
     """Run ``script`` with ``keys`` and ``args`` (see :func:`run`)."""
-    words = [b"%d" % len(keys), *(k.encode() for k in keys), *(a.encode() for a in args)]
+    words = [b"%d" % len(keys), *(k.encode() for k in keys)]
+    words.extend(a if isinstance(a, bytes) else a.encode() for a in args)
     return await run(pipe, script, len(words), encode_bulk(words))
 
 

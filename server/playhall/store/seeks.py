@@ -34,6 +34,7 @@ from typing import Any, Final
 import redis.asyncio as aioredis
 
 from playhall.store.keys import Keys, as_text
+from playhall.store.pipe import CommandPipe
 
 #: Tables a claim looks at, at most (the oldest of its pool): a claim's cost is bounded.
 SCAN: Final = 64
@@ -158,8 +159,10 @@ class Claim:
 
 
 class SeekStore:
-    def __init__(self, redis: aioredis.Redis, keys: Keys) -> None:
+    def __init__(self, redis: aioredis.Redis, pipe: CommandPipe, keys: Keys) -> None:
         self.redis = redis
+        #: For :meth:`holding`, asked as every player leaves a room (every game's end).
+        self.pipe = pipe
         self._claim = redis.register_script(_CLAIM)
         self._hold = redis.register_script(_HOLD)
         self._give_back = redis.register_script(_GIVE_BACK)
@@ -250,7 +253,7 @@ class SeekStore:
         await self._give_back(keys=keys, args=[claim.room])
 
     async def holding(self, player: str) -> Claim | None:
-        held = await self.redis.get(self.seeker_key(player))
+        held = await self.pipe.call(b"GET", self.seeker_key(player).encode())
         return None if held is None else Claim.parse(held)
 
     async def drop_holder(self, player: str, claim: Claim) -> None:
