@@ -247,8 +247,9 @@ class RoomStore:
     # -- the record, the log and the commit ---------------------------------------------------
 
     async def room_exists(self, room: str) -> bool:
-        """Whether the room is stored (one read, nothing written)."""
-        return bool(await self.redis.exists(self.keys.room_key(room)))
+        """Whether the room is stored (one read, nothing written; on the command pipe: every
+        game's rematch has its second player join by a request that reads it)."""
+        return bool(await self.pipe.call(b"EXISTS", self.keys.room_key(room).encode()))
 
     async def load(self, room: str) -> Stored | None:
         """The room's last checkpoint and the log entries after it; None if there is no room.
