@@ -7,20 +7,24 @@ the same seats and rooms, on every device.
 
 Anything wrong with a token is refused with ``bad_host_token`` and a reason that says what:
 expired, a signature that does not verify, another issuer or audience, a missing claim.
+
+PyJWT and cryptography are imported only by a server configured to check host tokens: together
+they add some 10 MB to a process's resident memory, which every other server would carry for
+nothing (docs/benchmarks.md, "Memory").
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from typing import Any, NamedTuple
-
-import jwt
-from cryptography.hazmat.primitives.serialization import load_pem_public_key
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from playhall.config import Config
 from playhall_protocol import ProtocolError, errors
 from playhall_protocol.messages import MAX_NAME
+
+if TYPE_CHECKING:
+    import jwt
 
 #: Signatures checked with a public key (PEM or JWKS); an HMAC secret checks only the HS ones,
 #: so a public key can never be taken for a shared secret.
@@ -67,6 +71,11 @@ class HostTokens:
         self._key: Any = None
         self._algorithms = PUBLIC_KEY_ALGORITHMS
         self._jwks: jwt.PyJWKClient | None = None
+        if not (key or jwks_url):
+            return  # no host tokens: PyJWT is not imported (see the module's docstring)
+        import jwt
+        from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
         if key.lstrip().startswith("-----BEGIN"):
             try:
                 self._key = load_pem_public_key(key.strip().encode())
@@ -95,6 +104,8 @@ class HostTokens:
         """The member ``token`` names, or ``bad_host_token`` saying what is wrong with it."""
         if not self.enabled:
             raise _refused("this server takes no host tokens (it has no jwt_key or jwt_jwks_url)")
+        import jwt  # (imported by __init__ already: enabled)
+
         try:
             if self._jwks is not None:
                 # PyJWT fetches with urllib, which blocks: off the event loop.

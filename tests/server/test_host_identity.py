@@ -254,3 +254,22 @@ def test_playhall_serve_with_an_unreadable_key_stops_saying_why() -> None:
     )
     assert done.returncode == 2
     assert "jwt_key: not a PEM public key" in done.stderr
+
+
+def test_a_server_without_host_tokens_does_not_import_pyjwt() -> None:
+    """PyJWT and cryptography's primitives cost a process some 10 MB of resident memory: a server
+    that checks no host tokens never imports them; one that does, does (in a fresh interpreter:
+    this one has them from the tests above)."""
+    probe = (
+        "import sys\n"
+        "from playhall import app, cli\n"
+        "from playhall.host_identity import HostTokens\n"
+        "assert not HostTokens('', '', '', '').enabled\n"
+        "before = sorted(m for m in sys.modules if m == 'jwt' or m.startswith('cryptography.h'))\n"
+        "assert HostTokens('secret', '', '', '').enabled\n"
+        "print(before, 'jwt' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["[]", "True"], done.stdout + done.stderr
