@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import functools
 import io
 import signal
 import subprocess
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .process import ServerProcess, free_port
-from .shipped import adapted, executable, missing, stop
+from .shipped import adapted, executable, missing, start_on_free_ports, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "deploy" / "haproxy" / "haproxy.cfg"
@@ -61,7 +62,19 @@ class Balancer:
 
     async def start(self, timeout: float = 15) -> None:
         """Start HAProxy and wait until it accepts connections and has seen every server
-        answer its health check once."""
+        answer its health check once; on two other ports if one was taken since it was picked
+        (HAProxy exits saying it cannot bind)."""
+        await start_on_free_ports(
+            functools.partial(self._start_once, timeout),
+            lambda: "cannot bind socket" in self.log(), self._move, "haproxy",
+        )
+
+    def _move(self) -> None:
+        self.port, self.stats_port = free_port(), free_port()
+        (self.folder / "haproxy.cfg").write_text(adapt(self.port, self.stats_port, self.upstreams))
+        (self.folder / "haproxy.log").unlink()
+
+    async def _start_once(self, timeout: float) -> None:
         config = self.folder / "haproxy.cfg"
         check = subprocess.run([haproxy_executable(), "-c", "-f", str(config)],
                                capture_output=True, text=True)
@@ -78,10 +91,12 @@ class Balancer:
         checked yet since HAProxy started counts as ``unchecked``."""
         reader, writer = await asyncio.open_connection("127.0.0.1", self.stats_port)
         writer.write(b"GET /;csv HTTP/1.0\r\n\r\n")
-        raw = await asyncio.wait_for(reader.read(), 10)
+        # (HAProxy answers at once; what does not may be another process on the port.)
+        raw = await asyncio.wait_for(reader.read(), 2)
         writer.close()
-        head, _, body = raw.decode().partition("\r\n\r\n")
-        assert head.startswith("HTTP/1.1 200"), head
+        head, _, body = raw.decode(errors="replace").partition("\r\n\r\n")
+        if not head.startswith("HTTP/1.1 200"):  # something else on its port: HAProxy is not up
+            raise ConnectionError(f"not HAProxy's stats page: {head[:100]!r}")
         if "transfer-encoding: chunked" in head.lower():
             body = _unchunk(body)
         rows = csv.DictReader(io.StringIO(body.lstrip("# ")))

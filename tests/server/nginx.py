@@ -10,6 +10,7 @@ saying why; with ``CI=true`` they fail instead (.ci/run installs both).
 from __future__ import annotations
 
 import asyncio
+import functools
 import getpass
 import shutil
 import signal
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .conftest import free_port
-from .shipped import adapted, executable, missing, stop
+from .shipped import adapted, executable, missing, start_on_free_ports, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "deploy" / "nginx" / "playhall.conf"
@@ -62,6 +63,7 @@ class Nginx:
     http_port: int
     https_port: int
     cert: Path
+    upstream: int
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -74,6 +76,21 @@ class Nginx:
         return f"wss://127.0.0.1:{self.https_port}/play/"
 
     async def start(self, timeout: float = 15) -> None:
+        """Start nginx and wait until it serves: its plain port answers as nginx (a worker
+        runs, which nginx starts only once it has bound both ports) and its TLS port accepts.
+        On two other ports if one was taken since it was picked (nginx keeps trying to bind
+        it for a while, then exits saying so)."""
+        await start_on_free_ports(
+            functools.partial(self._start_once, timeout),
+            lambda: "bind() to" in self.errors(), self._move, "nginx",
+        )
+
+    def _move(self) -> None:
+        again = configure(self.folder, self.upstream)
+        self.http_port, self.https_port, self.cert = again.http_port, again.https_port, again.cert
+        (self.folder / "error.log").unlink(missing_ok=True)
+
+    async def _start_once(self, timeout: float) -> None:
         self.process = subprocess.Popen(
             [nginx_executable(), "-p", str(self.folder), "-c", str(self.folder / "nginx.conf"),
              "-e", str(self.folder / "error.log"), "-g", "daemon off;"],
@@ -81,16 +98,23 @@ class Nginx:
         )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while True:  # ready once it accepts connections on both ports
-            try:
-                for port in (self.http_port, self.https_port):
-                    _, writer = await asyncio.open_connection("127.0.0.1", port)
-                    writer.close()
-                return
-            except OSError:
-                if self.process.poll() is not None or loop.time() > deadline:
-                    raise RuntimeError(f"nginx did not start: {self.errors()}") from None
-                await asyncio.sleep(0.05)  # polling for readiness, not standing in for sync
+        while not await self._serving():
+            if self.process.poll() is not None or loop.time() > deadline:
+                raise RuntimeError(f"nginx did not start: {self.errors()}")
+            await asyncio.sleep(0.05)  # polling for readiness, not standing in for sync
+
+    async def _serving(self) -> bool:
+        """Whether nginx itself serves both ports (not another process that holds one)."""
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", self.http_port)
+            writer.write(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            head = await asyncio.wait_for(reader.read(4096), 1)
+            writer.close()
+            _, writer = await asyncio.open_connection("127.0.0.1", self.https_port)
+            writer.close()
+        except OSError:  # (TimeoutError among them: nothing answered yet)
+            return False
+        return b"\r\nserver: nginx" in head.lower()
 
     def errors(self) -> str:
         log = self.folder / "error.log"
@@ -117,4 +141,4 @@ def configure(folder: Path, upstream: int) -> Nginx:
         f"http {{\n    access_log {folder / 'access.log'};\n{temp}"
         f"    include {folder / 'playhall.conf'};\n}}\n"
     )
-    return Nginx(folder, http_port, https_port, cert)
+    return Nginx(folder, http_port, https_port, cert, upstream)

@@ -1,6 +1,7 @@
 """What the tests that run a shipped deploy/ file under a real program share (nginx.py,
-balancer.py): the program, found or missing, stopping it, and the file adapted to test ports
-by replacements that insist on matching as often as the shipped file has them."""
+balancer.py): the program, found or missing, starting it on ports that are still free,
+stopping it, and the file adapted to test ports by replacements that insist on matching as
+often as the shipped file has them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 import shutil
 import signal
 import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -51,3 +53,22 @@ def stop(process: subprocess.Popen[bytes] | None, graceful: signal.Signals) -> N
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+async def start_on_free_ports(
+    start: Callable[[], Awaitable[None]], cannot_bind: Callable[[], bool],
+    move: Callable[[], None], name: str,
+) -> None:
+    """``start`` the program (it raises ``RuntimeError`` when the program exits or is not ready
+    in time). Its ports were only free when they were picked: when it failed because another
+    process took one since (``cannot_bind``: its log says so), ``move`` it to others and start
+    it again, as a server's first start is (``ServerProcess``); three tries at most."""
+    for _ in range(3):
+        try:
+            await start()
+            return
+        except RuntimeError:
+            if not cannot_bind():
+                raise
+        move()
+    raise RuntimeError(f"{name} found no free ports")

@@ -1,16 +1,22 @@
-"""The test harness's server process: a port taken between choosing it and the server binding
-it (by another test's connection or listener) moves a first start to another port, never a
-restart, which clients expect on the port they knew."""
+"""The test harness's processes: a port taken between choosing it and the process binding it
+(by another test's connection or listener) moves a server's first start to another port, never
+a restart, which clients expect on the port they knew; and HAProxy's and nginx's starts to
+others, whichever of their two ports was taken."""
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
-from .process import ServerProcess
+from playhall_client import Client
+
+from . import balancer, nginx, shipped
+from .process import ServerProcess, free_port
 
 
 @pytest.fixture
@@ -66,3 +72,44 @@ async def test_a_start_that_keeps_its_port_fails_when_it_is_taken(
         assert server.port == taken_port
     finally:
         server.terminate()
+
+
+@pytest.mark.parametrize("which", ["port", "stats_port"])
+async def test_haproxy_on_a_taken_port_moves_to_free_ones(
+    redis_url: str, held_port: int, which: str, tmp_path: Path
+) -> None:
+    server = ServerProcess(free_port(), redis_url, "proc:", "proc")
+    await server.start()
+    proxy = balancer.configure(tmp_path / "haproxy", [server.port])
+    setattr(proxy, which, held_port)
+    (proxy.folder / "haproxy.cfg").write_text(
+        balancer.adapt(proxy.port, proxy.stats_port, proxy.upstreams)
+    )
+    try:
+        await proxy.start()
+        assert held_port not in (proxy.port, proxy.stats_port)
+        assert await proxy.states() == {server.port: "UP"}
+        client = await Client.connect(proxy.url, name="through")  # the game's port answers
+        await client.close()
+    finally:
+        proxy.stop()
+        server.terminate()
+
+
+@pytest.mark.parametrize("which", ["http_port", "https_port"])
+async def test_nginx_on_a_taken_port_moves_to_free_ones(
+    held_port: int, which: str, tmp_path: Path
+) -> None:
+    proxy = nginx.configure(tmp_path / "nginx", free_port())
+    setattr(proxy, which, held_port)
+    (proxy.folder / "playhall.conf").write_text(nginx.adapt(
+        proxy.upstream, proxy.http_port, proxy.https_port, proxy.cert, proxy.folder / "key.pem"
+    ))
+    try:
+        await proxy.start()
+        assert held_port not in (proxy.http_port, proxy.https_port)
+        assert proxy.process is not None and proxy.process.poll() is None
+        assert "bind() to" not in proxy.errors()
+    finally:
+        # (Quit at once: nginx's graceful quit this soon after its start takes 10 s.)
+        shipped.stop(proxy.process, signal.SIGTERM)
