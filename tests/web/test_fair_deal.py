@@ -80,7 +80,8 @@ async def test_a_finished_game_shows_verified_with_its_record_to_download(
 
 async def test_a_tampered_record_shows_not_verified_and_where(new_page: NewPage) -> None:
     """The page's verification panel given a record changed at one step (a time) says so, with
-    the step and the field, and still offers the record."""
+    the step and the field, and still offers the record. The step is the game's first move,
+    the player's or the bot's (to 3, the bot can win before the player has moved)."""
     page = await new_page()
     await open_lobby(page, "alice")
     await create_room(page, "mantis", 2, {"target": 3})
@@ -93,18 +94,19 @@ async def test_a_tampered_record_shows_not_verified_and_where(new_page: NewPage)
             const where = new URL("app/room/verified.js", location.href);
             const { createVerification } = await import(where);
             const record = (await window.playhall.request("record", { room })).record;
-            const changed = record.steps.findIndex((s) => s.kind === "move");
+            const changed = record.steps.findIndex((s) => ["move", "bot_move"].includes(s.kind));
             record.steps[changed].time = record.steps[changed].time + 1;
             const check = createVerification({ room, fetchRecord: async () => record, memo: {} });
             document.body.append(check.el);
             check.draw({ status: "finished", you: 0 });
             const done = () => check.el.querySelector('[data-testid="verification"]');
             while (!done()) await new Promise((r) => setTimeout(r, 20));
-            return { changed, verified: done().dataset.verified, text: done().innerText };
+            const { kind } = record.steps[changed];
+            return { changed, kind, verified: done().dataset.verified, text: done().innerText };
         }""",
         room,
     )
     assert shown["verified"] == "no"
     assert "✗ NOT verified" in shown["text"]
-    changed = shown["changed"]
-    assert f"step {changed} (version {changed + 1}, move), hash: " in shown["text"], shown["text"]
+    changed, kind = shown["changed"], shown["kind"]
+    assert f"step {changed} (version {changed + 1}, {kind}), hash: " in shown["text"], shown["text"]
