@@ -18,6 +18,8 @@ from typing import Any
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake
 
+from .metrics_scrape import http_get
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -137,6 +139,14 @@ class ServerProcess:
                         taken = f"server did not start: port {self.port} is taken"
                         raise PortTaken(taken) from None
                     raise RuntimeError(f"server did not start:\n{err[-3000:]}") from None
+                await asyncio.sleep(0.05)  # polling for readiness, not standing in for sync
+
+    async def until_ready(self, timeout: float = 20) -> None:
+        """Until ``/healthz`` answers 200: the process accepts websockets as soon as it
+        listens, but it is ready (listed in the fleet's registry, its rooms restored) only
+        after; a test that expects the ready answers waits for this."""
+        async with asyncio.timeout(timeout):
+            while (await http_get(self.port, "/healthz"))[0] != 200:
                 await asyncio.sleep(0.05)  # polling for readiness, not standing in for sync
 
     def _limit_descriptors(self) -> None:  # in the child, before it runs the server

@@ -55,7 +55,8 @@ Start = Callable[..., Awaitable[ServerProcess]]
 
 @pytest.fixture
 async def start(redis_url: str, tmp_path: Path) -> AsyncIterator[Start]:
-    """Starts a server process with the given flags (log at info, stderr to a file)."""
+    """Starts a server process with the given flags (log at info, stderr to a file); it returns
+    once the process is ready (``/healthz`` answers 200), as the tests' checks of it expect."""
     started: list[ServerProcess] = []
 
     async def run(*flags: str, descriptors: int | None = None) -> ServerProcess:
@@ -66,6 +67,7 @@ async def start(redis_url: str, tmp_path: Path) -> AsyncIterator[Start]:
         )
         started.append(server)
         await server.start()
+        await server.until_ready()
         return server
 
     yield run
