@@ -16,3 +16,6 @@ class StandInBus:
         self, channel: bytes, payload: bytes, then: Callback, at_once: bool = False
     ) -> None:
         then_of(self.publish(channel, payload), then)
+
+    def numsub(self, channels: list[bytes]) -> Any:
+        raise NotImplementedError

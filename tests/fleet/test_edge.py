@@ -72,7 +72,7 @@ class Connections:
 
 
 def edge(bus: Published, connections: Connections, timeout: float = 5.0) -> Edge:
-    made = Edge(bus, Keys("ph:"), "edge-1", timeout, Outage())  # type: ignore[arg-type]
+    made = Edge(bus, Keys("ph:"), "edge-1", timeout, Outage())
     made.connections = connections  # type: ignore[assignment]
     return made
 

@@ -35,7 +35,7 @@ class FailingOnce(StandInBus):
 async def test_a_batch_lost_on_its_way_is_followed_by_the_next_number() -> None:
     bus = FailingOnce()
     gone: list[str] = []
-    mail = EdgeMail(bus, Keys("ph:"), lambda edge, at: gone.append(edge))  # type: ignore[arg-type]
+    mail = EdgeMail(bus, Keys("ph:"), lambda edge, at: gone.append(edge))
     mail.post("host:1#ab", [FRAME, 3, "r1", b"frame"])
     async with asyncio.timeout(5):
         while len(bus.sent) < 2:
@@ -75,7 +75,7 @@ async def test_an_edge_whose_channel_moves_under_a_batch_is_not_taken_for_gone()
     which sees the gap; its viewers are not detached."""
     bus = Counting(0, 0, 1)  # the first batch, and one more sent with it, reach nobody
     gone: list[str] = []
-    mail = EdgeMail(bus, Keys("ph:"), lambda edge, at: gone.append(edge))  # type: ignore[arg-type]
+    mail = EdgeMail(bus, Keys("ph:"), lambda edge, at: gone.append(edge))
     mail.post("host:1#ab", [FRAME, 3, "r1", b"f1"])
     await until(lambda: len(bus.sent) == 1)
     mail.post("host:1#ab", [FRAME, 3, "r1", b"f2"])
@@ -89,7 +89,7 @@ async def test_an_edge_whose_channel_moves_under_a_batch_is_not_taken_for_gone()
 async def test_an_edge_that_hears_nothing_a_moment_later_either_is_gone() -> None:
     bus = Counting(0)
     gone: list[tuple[str, float]] = []
-    mail = EdgeMail(bus, Keys("ph:"), lambda edge, at: gone.append((edge, at)))  # type: ignore[arg-type]
+    mail = EdgeMail(bus, Keys("ph:"), lambda edge, at: gone.append((edge, at)))
     mail.post("host:1#ab", [FRAME, 3, "r1", b"f1"])
     await until(lambda: gone)
     assert len(bus.sent) == 2 and bus.sent[1][1:3] == (2, [])
@@ -130,7 +130,7 @@ async def test_a_request_this_release_does_not_know_is_refused_not_handed_to_the
     """During a rolling upgrade a newer process may forward a request this one has no handler
     for: it is refused (bad_message), and the room never sees it."""
     bus = Reaching()
-    owner = Owner(bus, Keys("ph:"), "host:2")  # type: ignore[arg-type]
+    owner = Owner(bus, Keys("ph:"), "host:2")
     held = Held()
     owner.rooms = held  # type: ignore[assignment]
     owner.received("r1", Forward("host:1#ab", 4, 9, 12, "teleport", "p", "n", "a", {}).pack())

@@ -34,7 +34,7 @@ from playhall.fleet.messages import CLEAR, FRAME, MOVED, REPLY, Forward, edge_id
 from playhall.rooms.audience import Viewer
 from playhall.rooms.handle import Replies, ReplyTo, RoomHandle
 from playhall.rooms.table import RoomError
-from playhall.store.bus import Bus
+from playhall.store.bus import Publisher
 from playhall.store.keys import Keys
 from playhall.store.outage import Outage, is_store_error
 from playhall.tasks import Tasks
@@ -120,7 +120,7 @@ class RemoteRoom:
 
 class Edge:
     def __init__(
-        self, bus: Bus, keys: Keys, instance: str, timeout: float, outage: Outage,
+        self, bus: Publisher, keys: Keys, instance: str, timeout: float, outage: Outage,
         counters: Counters | None = None,
     ) -> None:
         self.bus = bus
@@ -234,6 +234,7 @@ class Edge:
         the room here if nobody holds it."""
         deadline = time.monotonic() + self.timeout
         for attempt in itertools.count():
+            room: RoomHandle | None
             try:
                 if await sent:
                     return  # the owner has it; its answer (or its deadline) settles the request
@@ -243,14 +244,7 @@ class Edge:
                 if exc.code != errors.STORE_FAILED or time.monotonic() > deadline:
                     self._settle(message.corr, None, exc)
                     return
-                # Held elsewhere by a process that does not listen (yet): dead, its lease
-                # running out, or loading it now. Ask again shortly (unless it was answered
-                # meanwhile: its time ran out).
-                await asyncio.sleep(_RETRY_WAITS[min(attempt, len(_RETRY_WAITS) - 1)])
-                if message.corr and message.corr not in self._pending:
-                    return
-                sent = self.bus.publish(channel, data)
-                continue
+                room = None  # (the wait is outside the handler: the compiled build's rule)
             except Exception as exc:
                 if not is_store_error(exc):
                     raise
@@ -260,6 +254,15 @@ class Edge:
                                                   "retry shortly")
                 )
                 return
+            if room is None:
+                # Held elsewhere by a process that does not listen (yet): dead, its lease
+                # running out, or loading it now. Ask again shortly (unless it was answered
+                # meanwhile: its time ran out).
+                await asyncio.sleep(_RETRY_WAITS[min(attempt, len(_RETRY_WAITS) - 1)])
+                if message.corr and message.corr not in self._pending:
+                    return
+                sent = self.bus.publish(channel, data)
+                continue
             # Nobody held it: it is here now. The request goes to it as any local one, unless
             # it was answered already (its time ran out while the room was loading): then it
             # is not carried out at all, and its retry finds the room here.
@@ -358,7 +361,9 @@ class Edge:
         for item in items:
             what = item[0]
             if what == FRAME:
-                _, connection, room, frame = item
+                connection: int = item[1]
+                room: str | None = item[2]
+                frame: bytes = item[3]
                 if room is None:  # presence and chat: no version to keep
                     connections.push(connection, frame, room)
                     continue
@@ -507,7 +512,9 @@ class _Gone:
 
     __slots__ = ("id",)
 
-    player = name = address = ""
+    player = ""
+    name = ""
+    address = ""
 
     def __init__(self, connection: int) -> None:
         self.id = connection

@@ -24,6 +24,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
+from mypy_extensions import mypyc_attr
+
 from playhall import log
 from playhall.counters import Counters
 from playhall.fleet.messages import (
@@ -39,7 +41,7 @@ from playhall.rooms.audience import Viewer
 from playhall.rooms.commands import HANDLERS
 from playhall.rooms.handle import ReplyTo, RoomHandle
 from playhall.rooms.table import RoomError
-from playhall.store.bus import Bus
+from playhall.store.bus import Publisher
 from playhall.store.keys import Keys
 from playhall.store.outage import is_store_error, report
 from playhall.tasks import Tasks
@@ -64,6 +66,9 @@ class HeldRooms(Protocol):
     def viewers(self) -> list[tuple[RoomHandle, Viewer]]: ...
 
 
+# A plain Python class in the compiled build too: the owner finds a connection's viewer by a
+# weak reference (its rooms' audiences hold it), which mypyc's native classes cannot take.
+@mypyc_attr(native_class=False)
 class RemoteViewer:
     """A connection another process holds, as the rooms here see it."""
 
@@ -96,7 +101,7 @@ class EdgeMail:
     the pass's end, or before the pass's frames are written to this process's own clients
     when it has any (``WriteBatch.first``, wired in ``playhall.app``)."""
 
-    def __init__(self, bus: Bus, keys: Keys, on_gone: Callable[[str, float], None]) -> None:
+    def __init__(self, bus: Publisher, keys: Keys, on_gone: Callable[[str, float], None]) -> None:
         self.bus = bus
         self.keys = keys
         #: This process's name for this run: an edge's sequence numbers start again with it.
@@ -188,7 +193,7 @@ class Owner:
     """Takes the requests forwarded to this process's rooms and answers them."""
 
     def __init__(
-        self, bus: Bus, keys: Keys, instance: str, counters: Counters | None = None
+        self, bus: Publisher, keys: Keys, instance: str, counters: Counters | None = None
     ) -> None:
         self.bus = bus
         self.counters = counters if counters is not None else Counters()
