@@ -74,6 +74,9 @@ COMPILED = {
     ],
     "playhall": [
         "server/playhall/counters.py",
+        "server/playhall/fleet/edge.py",
+        "server/playhall/fleet/messages.py",
+        "server/playhall/fleet/owner.py",
         "server/playhall/games/mantis/bot.py",
         "server/playhall/games/mantis/cards.py",
         "server/playhall/games/mantis/engine.py",
@@ -97,10 +100,12 @@ COMPILED = {
         "server/playhall/rooms/spectators.py",
         "server/playhall/rooms/table.py",
         "server/playhall/rooms/views.py",
+        "server/playhall/store/bus.py",
         "server/playhall/store/pipe.py",
         "server/playhall/store/keys.py",
         "server/playhall/store/rooms.py",
         "server/playhall/store/scripts.py",
+        "server/playhall/store/subscriber.py",
     ],
 }
 
