@@ -66,7 +66,7 @@ class Balancer:
         (HAProxy exits saying it cannot bind)."""
         await start_on_free_ports(
             functools.partial(self._start_once, timeout),
-            lambda: "cannot bind socket" in self.log(), self._move, "haproxy",
+            lambda failure: "cannot bind socket" in self.log(), self._move, "haproxy",
         )
 
     def _move(self) -> None:

@@ -82,7 +82,7 @@ class Nginx:
         it for a while, then exits saying so)."""
         await start_on_free_ports(
             functools.partial(self._start_once, timeout),
-            lambda: "bind() to" in self.errors(), self._move, "nginx",
+            lambda failure: "bind() to" in self.errors(), self._move, "nginx",
         )
 
     def _move(self) -> None:

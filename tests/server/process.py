@@ -5,6 +5,7 @@ SIGKILL it like an operator's ``kill -9``. With no Redis address it starts its e
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import resource
@@ -19,6 +20,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake
 
 from .metrics_scrape import http_get
+from .shipped import start_on_free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,23 +95,20 @@ class ServerProcess:
         test chose it, but anything on the machine may bind it before the server does (the
         ephemeral ports of other tests' connections and listeners): a first start that finds
         it taken moves to another free port, a restart (or ``keep_port``) never does."""
-        for _ in range(3):
-            try:
-                await self._start(timeout)
-            except PortTaken:
-                if self._started or keep_port:
-                    raise
-                if self.log_path is not None:
-                    self.log_path.write_bytes(b"")  # the log holds only the server that ran
-                self._move_to(free_port())
-                continue
-            self._started = True
-            return
-        raise RuntimeError(f"server did not start: port {self.port} and two others were taken")
+        if self._started or keep_port:
+            await self._start(timeout)
+        else:
+            await start_on_free_ports(
+                functools.partial(self._start, timeout),
+                lambda failure: isinstance(failure, PortTaken), self._move, "server",
+            )
+        self._started = True
 
-    def _move_to(self, port: int) -> None:
-        self.args[self.args.index("--port") + 1] = str(port)
-        self.port = port
+    def _move(self) -> None:
+        self.port = free_port()
+        self.args[self.args.index("--port") + 1] = str(self.port)
+        if self.log_path is not None:
+            self.log_path.write_bytes(b"")  # the log holds only the server that ran
 
     async def _start(self, timeout: float) -> None:
         log = self.log_path.open("ab") if self.log_path is not None else None

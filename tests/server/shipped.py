@@ -1,7 +1,7 @@
 """What the tests that run a shipped deploy/ file under a real program share (nginx.py,
-balancer.py): the program, found or missing, starting it on ports that are still free,
-stopping it, and the file adapted to test ports by replacements that insist on matching as
-often as the shipped file has them."""
+balancer.py): the program, found or missing, starting it on ports that are still free (the
+server's own start too: process.py), stopping it, and the file adapted to test ports by
+replacements that insist on matching as often as the shipped file has them."""
 
 from __future__ import annotations
 
@@ -56,19 +56,20 @@ def stop(process: subprocess.Popen[bytes] | None, graceful: signal.Signals) -> N
 
 
 async def start_on_free_ports(
-    start: Callable[[], Awaitable[None]], cannot_bind: Callable[[], bool],
+    start: Callable[[], Awaitable[None]], port_taken: Callable[[RuntimeError], bool],
     move: Callable[[], None], name: str,
 ) -> None:
-    """``start`` the program (it raises ``RuntimeError`` when the program exits or is not ready
+    """``start`` a program (it raises ``RuntimeError`` when the program exits or is not ready
     in time). Its ports were only free when they were picked: when it failed because another
-    process took one since (``cannot_bind``: its log says so), ``move`` it to others and start
-    it again, as a server's first start is (``ServerProcess``); three tries at most."""
+    process took one since (``port_taken``, given the failure: the program's log says so),
+    ``move`` it to others and start it again; three tries at most. (Servers, HAProxy and
+    nginx alike: process.py, balancer.py, nginx.py.)"""
     for _ in range(3):
         try:
             await start()
             return
-        except RuntimeError:
-            if not cannot_bind():
+        except RuntimeError as failure:
+            if not port_taken(failure):
                 raise
         move()
-    raise RuntimeError(f"{name} found no free ports")
+    raise RuntimeError(f"{name} did not start: its ports were taken three times")
