@@ -90,10 +90,12 @@ class Balancer:
         """Each server's state as HAProxy sees it (UP, DOWN, ...), by its port; a server not
         checked yet since HAProxy started counts as ``unchecked``."""
         reader, writer = await asyncio.open_connection("127.0.0.1", self.stats_port)
-        writer.write(b"GET /;csv HTTP/1.0\r\n\r\n")
-        # (HAProxy answers at once; what does not may be another process on the port.)
-        raw = await asyncio.wait_for(reader.read(), 2)
-        writer.close()
+        try:
+            writer.write(b"GET /;csv HTTP/1.0\r\n\r\n")
+            # (HAProxy answers at once; what does not may be another process on the port.)
+            raw = await asyncio.wait_for(reader.read(), 2)
+        finally:
+            writer.close()
         head, _, body = raw.decode(errors="replace").partition("\r\n\r\n")
         if not head.startswith("HTTP/1.1 200"):  # something else on its port: HAProxy is not up
             raise ConnectionError(f"not HAProxy's stats page: {head[:100]!r}")

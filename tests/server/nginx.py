@@ -107,9 +107,11 @@ class Nginx:
         """Whether nginx itself serves both ports (not another process that holds one)."""
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", self.http_port)
-            writer.write(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-            head = await asyncio.wait_for(reader.read(4096), 1)
-            writer.close()
+            try:
+                writer.write(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+                head = await asyncio.wait_for(reader.read(4096), 1)
+            finally:
+                writer.close()
             _, writer = await asyncio.open_connection("127.0.0.1", self.https_port)
             writer.close()
         except OSError:  # (TimeoutError among them: nothing answered yet)
