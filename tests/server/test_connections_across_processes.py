@@ -13,6 +13,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import msgpack
+from redis.exceptions import ConnectionError as RedisConnectionError
+from structlog.testing import capture_logs
 from websockets.asyncio.client import ClientConnection, connect
 
 from playhall import app
@@ -118,3 +120,36 @@ async def test_the_connections_of_a_process_that_died_lapse(redis_url: str) -> N
         if doomed.process is not None and doomed.process.poll() is None:
             doomed.terminate()
         await alive.drain()
+
+
+async def test_a_failed_release_is_logged_as_a_bug_or_counted_as_redis_away(
+    redis_url: str,
+) -> None:
+    """A connection's release that fails is not dropped unseen: a bug is logged, Redis away
+    counts in the outage log (the count then lapses within ``lease_ms``)."""
+    async with _two_processes(redis_url, connections_per_address=3) as (one, _):
+        endpoint = one.endpoint
+        failures = iter([ValueError("a bug"), RedisConnectionError("gone")])
+        released: list[str] = []
+
+        async def failing_release(address: str, member: str) -> None:
+            released.append(address)
+            raise next(failures)
+
+        endpoint.store.players.release_connection = failing_release  # type: ignore[method-assign]
+        outage = endpoint.store.outage
+        before = outage.failures_total
+        with capture_logs() as logs:
+            for address in ("192.0.2.1", "192.0.2.2"):
+                async with AsyncExitStack() as stack:
+                    assert (await _hello(one.port, address, stack))["t"] == "ok"
+            await _eventually(lambda: _true(len(released) == 2 and not endpoint._releases))
+        bugs = [e for e in logs if e["event"] == "connection_release_failed"]
+        assert [b["error"] for b in bugs] == ["ValueError('a bug')"]
+        assert outage.failures_total == before + 1
+        down = [e for e in logs if e["event"] == "redis_unavailable"]
+        assert [d["during"] for d in down] == ["connection release"]
+
+
+async def _true(value: bool) -> bool:
+    return value

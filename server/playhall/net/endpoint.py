@@ -64,7 +64,7 @@ from playhall.rooms.mine import my_rooms
 from playhall.rooms.table import RoomError, no_such_room
 from playhall.store.code_tries import CodeTries, Try
 from playhall.store.codes import normalise_code
-from playhall.store.outage import is_store_error
+from playhall.store.outage import failure_of, is_store_error, report
 from playhall.store.redis_store import Store
 from playhall.tasks import Tasks
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, errors
@@ -692,9 +692,10 @@ class Endpoint:
         pending.add_done_callback(self._released)
 
     def _released(self, release: asyncio.Future[Any]) -> None:
+        """A release settled. Redis away counts in the outage log (the count lapses within
+        ``lease_ms`` anyway); anything else is a bug, logged."""
         self._releases.discard(release)
-        if not release.cancelled():
-            release.exception()  # if Redis was away: the count lapses within lease_ms
+        failure_of(release, "connection release", logger, self.store.outage)
 
     async def keep_counted(self) -> None:
         """Renew the count of this process's connections every third of ``lease_ms``: a count
@@ -711,10 +712,7 @@ class Endpoint:
             try:
                 await asyncio.gather(*self.store.players.renew_connections(held, ttl))
             except Exception as exc:
-                if not is_store_error(exc):
-                    logger.exception("connection_renew_failed")
-                else:
-                    self.store.outage.failed(exc, during="connection renewal")
+                report(exc, "connection renewal", logger, self.store.outage)
 
     # -- addresses an operator refuses (playhall.store.refused) --------------------------------
 
