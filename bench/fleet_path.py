@@ -6,10 +6,13 @@ worth of server in one Python process, over a real Redis, counted by valgrind's 
 Two servers as ``playhall.app.start`` wires them (store, command pipe, bus, fleet node, room
 manager, endpoint), A and E, share one event loop, one Redis and one key prefix. A host
 connection on A creates each room (watching, not sitting), so A holds it; two players join its
-seats and play Mantis (target 105) one move at a time: a move is sent as its frame into the
-player's session (``Session.message_received``, as the websocket hands it over) and the next
-waits until the mover has its answer and both players their update. Rooms are made with
-fixed secrets, so every run plays the same games. Modes:
+seats and play Mantis (target 105) one move at a time: a move is sent as a websocket frame
+into the server's own ``WebSocket`` (made by the endpoint, as for the listening socket; a
+transport stands for the socket, and websockets' Sans-I/O client for the player), and the next
+waits until the mover has its answer and both players their update. Rooms are made with fixed
+secrets, so every run plays the same games. Being the server's own classes end to end, it runs
+on either build: from a tree made by ``bench/compiled_tree.sh``, it counts the compiled one.
+Modes:
 
 - ``local``: both players connected to A: nothing crosses Redis but the commits.
 - ``forwarded``: both players connected to E: every move is published to A, and its answer and
@@ -20,12 +23,14 @@ fixed secrets, so every run plays the same games. Modes:
 ``--count`` prints, per mode, instructions per move under callgrind (whose counts the machine's
 load does not move): the script runs itself under it with ``--moves`` and twice as many, and
 divides the difference (start-up, Redis connections and imports cancel out; Redis itself is
-another process, not counted). Each poll of the event loop there first gives Redis 3 ms to
+another process, not counted; the client's side of each connection, its frames made and read,
+is left out: see ``Toggle``). Each poll of the event loop there first gives Redis 3 ms to
 answer (a fixed model: Redis answers before the server looks), so the number of loop passes,
 and with them the count, does not depend on the machine's load. ``--parts`` adds the
 forwarded move's parts, each counted alone (callgrind collecting only inside it: a client
 request toggles collection, from a few lines of C built with the system's
-``valgrind/callgrind.h``); see ``PARTS``.
+``valgrind/callgrind.h``); see ``PARTS``. Parts are counted on the pure build only (they wrap
+the server's methods, which the compiled build's classes do not allow).
 
 Without ``--count``: process CPU microseconds per move, per mode (noisy on a shared machine).
 Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
@@ -53,6 +58,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "protocol"), str(ROOT / "server"), str(ROOT / "clients")]
 
 import msgpack  # noqa: E402
+from websockets.client import ClientProtocol  # noqa: E402
+from websockets.frames import Frame, Opcode  # noqa: E402
+from websockets.protocol import OPEN  # noqa: E402
+from websockets.uri import parse_uri  # noqa: E402
 
 from playhall import app, log  # noqa: E402
 from playhall.config import Config  # noqa: E402
@@ -122,7 +131,7 @@ class Toggle:
         return counted
 
     def paused(self, func: Callable[..., Any]) -> Callable[..., Any]:
-        """``func`` never counted, even inside a counted part (the stand-in client's work)."""
+        """``func`` never counted, even inside a counted part (the client's side of the wire)."""
         @functools.wraps(func)
         def uncounted(*args: Any, **kwargs: Any) -> Any:
             counting = self.depth > 0
@@ -176,6 +185,12 @@ def nothing() -> None:
     """Called once a move (the ``toggle`` part wraps it)."""
 
 
+def leave_out_the_client(toggle: Toggle) -> None:
+    """What the client does (its frames made and read) is not the server's: never counted."""
+    Client.read = toggle.paused(Client.read)  # type: ignore[method-assign]
+    Client.frames = toggle.paused(Client.frames)  # type: ignore[method-assign]
+
+
 def wrap_part(part: str, toggle: Toggle) -> None:
     """Collect only inside ``part`` (see PARTS). Before the servers start (their bus readers
     start with them)."""
@@ -183,8 +198,7 @@ def wrap_part(part: str, toggle: Toggle) -> None:
     from playhall.net import endpoint
     from playhall.store import subscriber
 
-    # What the stand-in client does with a frame is not the server's: never counted.
-    Socket.send = toggle.paused(Socket.send)  # type: ignore[method-assign]
+    leave_out_the_client(toggle)
     if part == "edge_request":
         endpoint.Endpoint._fast_move = toggle.wrap(endpoint.Endpoint._fast_move)  # type: ignore[method-assign]
         endpoint.Endpoint._handle = toggle.wrap_steps(endpoint.Endpoint._handle)  # type: ignore[method-assign]
@@ -214,35 +228,79 @@ def wrap_part(part: str, toggle: Toggle) -> None:
         raise SystemExit(f"no part {part!r}: one of {', '.join(PARTS)}")
 
 
-class Socket:
-    """A websocket as the session sees it: what the server sends is kept, decoded."""
-
-    is_paused = False
-    remote_address = "127.0.0.1"
-    admission = "open"
+class Wire(asyncio.Transport):
+    """The socket under a connection, as the server's ``WebSocket`` sees it: what the server
+    writes goes straight to the client's end (:meth:`Client.read`), with no kernel between
+    (a system call is not the server's Python, which is what is counted)."""
 
     def __init__(self, client: Client) -> None:
+        super().__init__()
         self.client = client
-        self.client_address = "127.0.0.1"
+        self.ws: Any = None
+        self._closing = False
 
-    def send(self, message: bytes) -> None:
-        self.client.received(msgpack.unpackb(message, strict_map_key=False))
+    def write(self, data: Any) -> None:
+        self.client.read(bytes(data))
 
-    def close(self, code: int, reason: str) -> None:  # (only as the servers drain)
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def close(self) -> None:  # (only as the servers drain)
+        if not self._closing:
+            self._closing = True
+            asyncio.get_running_loop().call_soon(self.ws.connection_lost, None)
+
+    abort = close
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
         pass
 
-    async def wait_closed(self) -> None:
-        pass
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return ("127.0.0.1", 40000) if name == "peername" else default
 
 
 class Client:
-    """One connection: requests in as frames, answers and updates out."""
+    """One connection, the server's real ``WebSocket`` (the listening socket's protocol, as
+    the endpoint makes it) on a :class:`Wire`, spoken to by websockets' own Sans-I/O client:
+    requests in as masked frames, answers and updates out as the server frames them. Being
+    the server's own class, it runs on the compiled build too."""
 
     def __init__(self, node: app.Running) -> None:
-        self.session = node.endpoint._opened(Socket(self))  # type: ignore[arg-type]
+        self.protocol = ClientProtocol(parse_uri("ws://127.0.0.1/"))
+        self.ws = node.endpoint.websocket()
+        # No keepalive ping within a run (nothing periodic: see config); none would be
+        # answered here either.
+        self.ws._ping_interval = 1e9
+        wire = Wire(self)
+        wire.ws = self.ws
+        self.ws.connection_made(wire)
+        self.protocol.send_request(self.protocol.connect())
+        self._to_server(self.protocol.data_to_send())  # the handshake, answered in this call
+        assert self.protocol.state is OPEN, self.protocol.handshake_exc
         self.ids = 0
         self.answers: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.updates = 0
+
+    def _to_server(self, writes: list[bytes]) -> None:
+        for data in writes:
+            if data:
+                self.ws.data_received(data)
+
+    def frames(self, message: dict[str, Any]) -> list[bytes]:
+        """The client's side of a request: packed, framed and masked, as the socket would
+        carry it to the server."""
+        self.protocol.send_binary(msgpack.packb(message))
+        return self.protocol.data_to_send()
+
+    def read(self, data: bytes) -> None:
+        """What the server wrote to this connection."""
+        self.protocol.receive_data(data)
+        for event in self.protocol.events_received():
+            if isinstance(event, Frame) and event.opcode is Opcode.BINARY:
+                self.received(msgpack.unpackb(event.data, strict_map_key=False))
 
     def received(self, message: dict[str, Any]) -> None:
         kind = message["t"]
@@ -257,7 +315,7 @@ class Client:
         self.ids += 1
         future = asyncio.get_running_loop().create_future()
         self.answers[self.ids] = future
-        self.session.message_received(msgpack.packb({"t": kind, "id": self.ids, **fields}))
+        self._to_server(self.frames({"t": kind, "id": self.ids, **fields}))
         return future
 
     async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
@@ -295,6 +353,10 @@ async def run(redis_url: str, mode: str, moves: int, part: str | None,
     table.new_secret = lambda: int_key(next(secrets_made))
     if part:
         wrap_part(part, Toggle())
+    elif settle:  # the whole run counted (callgrind collects from the start), the client's
+        counting = Toggle()  # work left out
+        counting.depth = 1
+        leave_out_the_client(counting)
     prefix = f"fp{uuid.uuid4().hex[:6]}:"
     nodes = {name: await app.start(config(redis_url, prefix, name)) for name in "AE"}
     for node in nodes.values():  # nothing periodic (see config)
@@ -358,6 +420,13 @@ async def run(redis_url: str, mode: str, moves: int, part: str | None,
     return cpu / made
 
 
+def compiled() -> bool:
+    """Whether the server's modules here are the compiled build's."""
+    from playhall.fleet import edge
+
+    return not edge.__file__.endswith(".py")
+
+
 def instructions(redis_url: str, mode: str, moves: int, part: str | None) -> int:
     """What callgrind counts for a whole run of this script making ``moves`` moves."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -388,6 +457,9 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=0.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     log.configure("json", "warning")  # as the benchmarks run the server
+    if (args.parts is not None or args.part) and compiled():
+        raise SystemExit("--parts wraps the server's methods, which the compiled build's "
+                         "classes do not allow: count the parts on the pure build")
     redis = None
     url = args.redis_url
     if not url:
