@@ -219,3 +219,24 @@ class Heard:
         async with asyncio.timeout(timeout):
             while not condition():
                 await asyncio.sleep(0.01)  # polling what the bus's connections heard
+
+
+class Recorder:
+    """A logger that keeps what it is told, by level, to stand for a module's ``logger``
+    (monkeypatched): the tests' own log level (error) drops warnings before structlog's
+    processors, or its ``capture_logs``, see them."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str, dict[str, Any]]] = []
+
+    def bind(self, **fields: Any) -> Recorder:
+        return self  # (what is bound is not kept)
+
+    def __getattr__(self, level: str) -> Callable[..., None]:
+        def record(event: str, **fields: Any) -> None:
+            self.lines.append((level, event, fields))
+        return record
+
+    def events(self, event: str) -> list[dict[str, Any]]:
+        """The fields of every line of ``event``."""
+        return [fields for _, said, fields in self.lines if said == event]

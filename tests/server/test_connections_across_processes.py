@@ -13,13 +13,16 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import msgpack
+import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
-from structlog.testing import capture_logs
 from websockets.asyncio.client import ClientConnection, connect
 
 from playhall import app
+from playhall.net import endpoint as endpoint_module
+from playhall.store import outage as outage_module
 
 from .conftest import free_port, server_config
+from .helpers import Recorder
 from .process import ServerProcess
 
 HEADER = "X-Forwarded-For"
@@ -123,12 +126,14 @@ async def test_the_connections_of_a_process_that_died_lapse(redis_url: str) -> N
 
 
 async def test_a_failed_release_is_logged_as_a_bug_or_counted_as_redis_away(
-    redis_url: str,
+    redis_url: str, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A connection's release that fails is not dropped unseen: a bug is logged, Redis away
     counts in the outage log (the count then lapses within ``lease_ms``)."""
     async with _two_processes(redis_url, connections_per_address=3) as (one, _):
-        endpoint = one.endpoint
+        endpoint_log, outage_log = Recorder(), Recorder()
+        monkeypatch.setattr(endpoint_module, "logger", endpoint_log)
+        monkeypatch.setattr(outage_module, "logger", outage_log)
         failures = iter([ValueError("a bug"), RedisConnectionError("gone")])
         released: list[str] = []
 
@@ -136,19 +141,20 @@ async def test_a_failed_release_is_logged_as_a_bug_or_counted_as_redis_away(
             released.append(address)
             raise next(failures)
 
+        endpoint = one.endpoint
         endpoint.store.players.release_connection = failing_release  # type: ignore[method-assign]
         outage = endpoint.store.outage
         before = outage.failures_total
-        with capture_logs() as logs:
-            for address in ("192.0.2.1", "192.0.2.2"):
-                async with AsyncExitStack() as stack:
-                    assert (await _hello(one.port, address, stack))["t"] == "ok"
-            await _eventually(lambda: _true(len(released) == 2 and not endpoint._releases))
-        bugs = [e for e in logs if e["event"] == "connection_release_failed"]
-        assert [b["error"] for b in bugs] == ["ValueError('a bug')"]
+        for address in ("192.0.2.1", "192.0.2.2"):
+            async with AsyncExitStack() as stack:
+                assert (await _hello(one.port, address, stack))["t"] == "ok"
+        await _eventually(lambda: _true(len(released) == 2 and not endpoint._releases))
+        bugs = endpoint_log.events("connection_release_failed")
+        assert [bug["error"] for bug in bugs] == ["ValueError('a bug')"]
         assert outage.failures_total == before + 1
-        down = [e for e in logs if e["event"] == "redis_unavailable"]
-        assert [d["during"] for d in down] == ["connection release"]
+        assert [down["during"] for down in outage_log.events("redis_unavailable")] == [
+            "connection release"
+        ]
 
 
 async def _true(value: bool) -> bool:

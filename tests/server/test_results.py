@@ -18,7 +18,13 @@ from playhall import results as results_module
 from playhall_client import Client, ServerError
 
 from .conftest import free_port, server_config
-from .helpers import finished_against_a_bot, play_to_the_end, stored_room, wait_for_redis
+from .helpers import (
+    Recorder,
+    finished_against_a_bot,
+    play_to_the_end,
+    stored_room,
+    wait_for_redis,
+)
 from .process import ServerProcess
 
 
@@ -271,19 +277,6 @@ async def test_a_game_a_stand_in_finished_counts_as_last_place_for_its_player(
         await stays.close()
     finally:
         await running.drain()
-
-
-class Recorder:
-    """A logger that keeps what it is told, by level (the tests' own log level drops
-    warnings before any processor sees them)."""
-
-    def __init__(self) -> None:
-        self.lines: list[tuple[str, str, dict[str, Any]]] = []
-
-    def __getattr__(self, level: str) -> Any:
-        def record(event: str, **fields: Any) -> None:
-            self.lines.append((level, event, fields))
-        return record
 
 
 async def test_results_whose_ratings_stay_held_are_left_to_the_sweep_not_taken_for_a_bug(
