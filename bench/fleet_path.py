@@ -99,16 +99,18 @@ void toggle(void) { CALLGRIND_TOGGLE_COLLECT; }
 
 
 class Toggle:
-    """Callgrind's collection switched on while any wrapped code runs (nesting counted)."""
+    """Callgrind's collection switched on while any wrapped code runs (nesting counted).
+    ``collecting``: callgrind collects already (a whole run counted), so only what
+    :meth:`paused` wraps is left out."""
 
-    def __init__(self) -> None:
+    def __init__(self, collecting: bool = False) -> None:
         tmp = Path(tempfile.mkdtemp(prefix="playhall-toggle-"))
         (tmp / "t.c").write_text(_TOGGLE_C)
         subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(tmp / "t.so"),
                         str(tmp / "t.c")], check=True)
         self._toggle = ctypes.CDLL(str(tmp / "t.so")).toggle
         shutil.rmtree(tmp, ignore_errors=True)
-        self.depth = 0
+        self.depth = 1 if collecting else 0
 
     def on(self) -> None:
         self.depth += 1
@@ -353,10 +355,8 @@ async def run(redis_url: str, mode: str, moves: int, part: str | None,
     table.new_secret = lambda: int_key(next(secrets_made))
     if part:
         wrap_part(part, Toggle())
-    elif settle:  # the whole run counted (callgrind collects from the start), the client's
-        counting = Toggle()  # work left out
-        counting.depth = 1
-        leave_out_the_client(counting)
+    elif settle:  # under callgrind, the whole run counted but the client's side
+        leave_out_the_client(Toggle(collecting=True))
     prefix = f"fp{uuid.uuid4().hex[:6]}:"
     nodes = {name: await app.start(config(redis_url, prefix, name)) for name in "AE"}
     for node in nodes.values():  # nothing periodic (see config)
