@@ -46,11 +46,18 @@ p50 is mostly waiting: R over the throughput, by Little's law).
 
 ``--floor`` first measures the hops a forwarded move adds, bare: a PUBLISH to a channel an
 echo listens on, which publishes it back on another, timed from the publish to the echo's
-answer received (redis-py asyncio on both ends), twice: with the echo on the asker's own
-event loop, and with the echo in a process of its own, as a fleet's owner is another process
-than the edge (with ``--split`` the echo on A's core and the asker on B's). The median and p99
-of that round trip are the least a forwarded move's request and its reply-and-frames can add
-to its latency.
+answer received. Three ways, idle: redis-py asyncio on both ends with the echo on the asker's
+own event loop, then in a process of its own (as a fleet's owner is another process than the
+edge; with ``--split`` the echo on A's core and the asker on B's), then the fleet's own parts
+on both ends (the command pipe publishes, written at once, and the bus's subscriber reads in
+its read callback, on uvloop, as a server does) across two processes. The last is the floor:
+redis-py's read path costs more than the servers' (see ``store/subscriber.py``), so its round
+trip overstates what a hop costs a fleet.
+
+``--probe N`` also times N fleet round trips a second through each run's Redis during its
+measured window, the echo on A's core and the asker on B's, each a process of its own: the
+floor under the load the run's moves see (the echo and the asker are mostly idle processes,
+which the kernel wakes ahead of a busy one: if anything, the probe is favoured).
 
 Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
 """
@@ -132,9 +139,12 @@ def forwarded(metrics_port: int) -> float:
 
 
 def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
-        server_core: str, rate: float = 0.0, split: bool = False) -> dict[str, Any]:
+        server_core: str, rate: float = 0.0, split: bool = False,
+        probe: float = 0.0) -> dict[str, Any]:
     """One run; ``rate``: moves/s per room (0: closed loop); ``split``: process A on the
-    first core and B on the second (else both on ``server_core``)."""
+    first core and B on the second (else both on ``server_core``); ``probe``: fleet round
+    trips a second timed through the run's Redis over the measured window, the echo on A's
+    core and the asker on B's (the floor under the same load)."""
     from playhall.store.embedded import EmbeddedRedis
 
     cores = sorted(os.sched_getaffinity(0))
@@ -178,6 +188,9 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
                    for n, to in zip(share, targets, strict=True) if n]
         for worker in workers:
             worker.start()
+        if probe:
+            workers += start_probe(redis.url, server_cores, start_at + warmup,
+                                   start_at + warmup + seconds, probe, queue)
         time.sleep(max(0.0, start_at - time.time()) + warmup)
         pids = [s.pid for s in servers]
         redis_pid = redis.process.pid if redis.process is not None else 0
@@ -192,9 +205,13 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         redis1 = cpu_seconds(redis_pid)
         lb1 = cpu_seconds(balancer.pid) if balancer else 0.0
         forwarded1 = sum(forwarded(m) for m in metrics_ports)
-        results = [queue.get(timeout=120) for _ in workers]
+        results = [queue.get(timeout=120) for worker in workers if worker_puts(worker)]
         for worker in workers:
-            worker.join(30)
+            if worker_puts(worker):
+                worker.join(30)
+            else:  # the echo
+                worker.terminate()
+                worker.join(10)
     finally:
         for proc in (*servers, *([balancer] if balancer else [])):
             proc.terminate()
@@ -202,6 +219,8 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         redis.stop()
         shutil.rmtree(data, ignore_errors=True)
     wall = t1 - t0
+    hops = sorted(x for r in results if isinstance(r, list) for x in r)
+    results = [r for r in results if not isinstance(r, list)]
     lat = sorted(x for r in results for x in [*r["lat"], *r.get("lat_b", [])])
     apart = {}
     if mode == "pair":  # the creator's moves (local) and the other player's (forwarded)
@@ -221,6 +240,7 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         "p50_ms": round(statistics.median(lat) * 1e3, 2) if lat else None,
         "p99_ms": round(lat[int(len(lat) * 0.99) - 1] * 1e3, 2) if lat else None,
         **apart,
+        **({f"floor_{k}": v for k, v in quantiles(hops).items()} if hops else {}),
         "server_cpu": [round((b - a) / wall, 2) for a, b in zip(cpu0, cpu1, strict=True)],
         "server_us_per_move": round(server_cpu / moves * 1e6, 1) if moves else None,
         "moves_per_server_cpu_s": round(moves / server_cpu) if server_cpu else None,
@@ -236,6 +256,107 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
 
 
 THERE, BACK = b"bench:there", b"bench:back"
+
+
+async def fleet_bus(url: str, channel: bytes, handler: Any) -> Any:
+    """The fleet's own Redis parts, as a server wires them: the command pipe
+    (``store/pipe.py``, which publishes) and a bus (``store/bus.py``, whose subscribed connection
+    ``store/subscriber.py`` reads) subscribed to ``channel``, each message handed to
+    ``handler`` in the read callback."""
+    from playhall.store.bus import Bus
+    from playhall.store.outage import Outage
+    from playhall.store.pipe import RedisPipe
+
+    pipe = RedisPipe(url, timeout=5.0)
+    bus = Bus(url, pipe, Outage(), name="bench-floor", timeout=5.0)
+    await bus.subscribe(channel, handler)
+    await bus.start()
+    return bus, pipe
+
+
+def _ignore(listeners: Any, failure: BaseException | None) -> None:
+    if failure is not None:
+        raise failure
+
+
+async def fleet_echo_until_cancelled(url: str, subscribed: Any = None, there: bytes = THERE,
+                                     back: bytes = BACK) -> None:
+    """The echo on the fleet's own parts: each message of ``there`` published back on
+    ``back`` from the read callback that got it, written at once, as an owner's batch is."""
+    bus: Any = None
+
+    def echo(data: bytes) -> None:
+        bus.publish_then(back, data, _ignore, at_once=True)
+
+    bus, pipe = await fleet_bus(url, there, echo)
+    if subscribed is not None:
+        subscribed.set()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await bus.stop()
+        pipe.close()
+
+
+async def fleet_round_trips(url: str, count: int, pace: float = 0.0, until: float = 0.0,
+                            there: bytes = THERE, back: bytes = BACK) -> list[float]:
+    """Round trips on the fleet's own parts, timed from the publish (written at once, as an
+    edge's forward is) to the echo's message in the read callback. ``pace``: one started
+    every ``pace`` seconds (on a schedule, as the paced moves are) until ``until``
+    (``time.time()``), else ``count`` back to back."""
+    loop = asyncio.get_running_loop()
+    arrived: list[asyncio.Future[float]] = []
+
+    def answer(data: bytes) -> None:
+        if arrived and not arrived[-1].done():
+            arrived[-1].set_result(time.perf_counter())
+
+    bus, pipe = await fleet_bus(url, back, answer)
+    times = []
+    try:
+        at = loop.time()
+        for i in range(count):
+            if pace:
+                if time.time() >= until:
+                    break
+                at += pace
+                await asyncio.sleep(max(0.0, at - loop.time()))
+            arrived.append(loop.create_future())
+            started = time.perf_counter()
+            bus.publish_then(there, b"%d" % i, _ignore, at_once=True)
+            times.append(await asyncio.wait_for(arrived[-1], 5) - started)
+    finally:
+        await bus.stop()
+        pipe.close()
+    return times
+
+
+def run_on_uvloop(work: Any) -> Any:
+    """``work`` (a coroutine) on the loop the servers run."""
+    import uvloop
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(work)
+
+
+def fleet_echo_process(url: str, subscribed: Any, cores: set[int], there: bytes,
+                       back: bytes) -> None:
+    os.sched_setaffinity(0, cores)
+    run_on_uvloop(fleet_echo_until_cancelled(url, subscribed, there, back))
+
+
+def probe_process(url: str, cores: set[int], start_at: float, until: float, pace: float,
+                  there: bytes, back: bytes, out: Any) -> None:
+    """The floor under the load: fleet round trips every ``pace`` seconds from
+    ``start_at`` to ``until`` (``time.time()``), their times put on ``out``."""
+    os.sched_setaffinity(0, cores)
+
+    async def main() -> list[float]:
+        while time.time() < start_at:
+            await asyncio.sleep(0.01)
+        return await fleet_round_trips(url, 10**9, pace, until, there, back)
+
+    out.put(run_on_uvloop(main()))
 
 
 async def echo_until_cancelled(url: str, subscribed: Any = None) -> None:
@@ -300,10 +421,11 @@ async def round_trips_in_process(url: str, count: int) -> list[float]:
 
 
 def floor(count: int, split: bool, server_core: str) -> list[dict[str, Any]]:
-    """The floor twice: the echo in the asker's process, and in a process of its own (the
-    fleet's hops: the edge and the owner are two processes, each woken by Redis). With
-    ``split`` the echo runs on the first core and the asker on the second, as the owner (A)
-    and the edge (B) do; else both on the servers' core."""
+    """The floor, idle: redis-py's round trips with the echo in the asker's process and in a
+    process of its own, then the fleet's own parts' (``fleet_round_trips``) across two
+    processes, as the edge and the owner are, each woken by Redis. With ``split`` the echo
+    runs on the first core and the asker on the second, as the owner (A) and the edge (B) do;
+    else both on the servers' core."""
     from playhall.store.embedded import EmbeddedRedis
 
     mine = os.sched_getaffinity(0)
@@ -316,29 +438,63 @@ def floor(count: int, split: bool, server_core: str) -> list[dict[str, Any]]:
     redis = EmbeddedRedis(data / "redis", port=free_port())
     redis.start()
     found = []
-    try:
-        os.sched_setaffinity(0, asker_cores)
-        found.append(("in one process", sorted(asyncio.run(round_trips_in_process(redis.url,
-                                                                                  count)))))
+
+    def across(echo_target: Any, echo_args: tuple[Any, ...], ask: Any) -> list[float]:
         subscribed = mp.Event()
-        echo = mp.Process(target=echo_process, args=(redis.url, subscribed, echo_cores))
+        echo = mp.Process(target=echo_target, args=(redis.url, subscribed, echo_cores,
+                                                    *echo_args))
         echo.start()
         try:
             if not subscribed.wait(30):
                 raise RuntimeError("the echo process did not subscribe")
-            found.append(("across two processes",
-                          sorted(asyncio.run(publish_round_trips(redis.url, count)))))
+            return sorted(ask())
         finally:
             echo.terminate()
             echo.join(10)
+
+    try:
+        os.sched_setaffinity(0, asker_cores)
+        found.append(("in one process", sorted(asyncio.run(round_trips_in_process(redis.url,
+                                                                                  count)))))
+        found.append(("across two processes", across(
+            echo_process, (), lambda: asyncio.run(publish_round_trips(redis.url, count)))))
+        found.append(("across two processes, the fleet's own parts", across(
+            fleet_echo_process, (THERE, BACK),
+            lambda: run_on_uvloop(fleet_round_trips(redis.url, count)))))
     finally:
         os.sched_setaffinity(0, mine)
         redis.stop()
         shutil.rmtree(data, ignore_errors=True)
-    return [{"floor": f"publish round trip, {where}", "count": count,
-             "p50_ms": round(statistics.median(times) * 1e3, 3),
-             "p99_ms": round(times[int(len(times) * 0.99) - 1] * 1e3, 3)}
+    return [{"floor": f"publish round trip, {where}", "count": count, **quantiles(times)}
             for where, times in found]
+
+
+def quantiles(times: list[float]) -> dict[str, float]:
+    """p50 and p99 in ms of sorted ``times`` (seconds)."""
+    return {"p50_ms": round(statistics.median(times) * 1e3, 3),
+            "p99_ms": round(times[int(len(times) * 0.99) - 1] * 1e3, 3)}
+
+
+def start_probe(url: str, server_cores: list[str], start_at: float, until: float,
+                rate: float, out: Any) -> list[Any]:
+    """The floor under a run's load (see ``run``): the echo process (on A's core, subscribed
+    before this returns) and the asker (on B's), on channels of their own."""
+    there, back = f"probe:{uuid.uuid4().hex}:there".encode(), b"probe:back"
+    subscribed = mp.Event()
+    echo = mp.Process(target=fleet_echo_process, name="echo",
+                      args=(url, subscribed, {int(server_cores[0])}, there, back))
+    echo.start()
+    if not subscribed.wait(30):
+        raise RuntimeError("the probe's echo did not subscribe")
+    asker = mp.Process(target=probe_process, args=(url, {int(server_cores[1])}, start_at,
+                                                    until, 1.0 / rate, there, back, out))
+    asker.start()
+    return [echo, asker]
+
+
+def worker_puts(worker: Any) -> bool:
+    """Whether a process of the run puts its findings on the queue (all but the echo)."""
+    return bool(worker.name != "echo")
 
 
 def main() -> None:
@@ -353,6 +509,9 @@ def main() -> None:
                         help="interleaved runs per mode and R; medians shown")
     parser.add_argument("--floor", type=int, default=2000,
                         help="bare publish round trips to time first (0: none)")
+    parser.add_argument("--probe", type=float, default=0.0,
+                        help="also time fleet round trips (the floor) under each run's load, "
+                             "this many a second (0: none)")
     parser.add_argument("--rate", type=float, default=0.0,
                         help="paced: moves/s per room, well below saturation (0: closed loop)")
     parser.add_argument("--modes", nargs="+",
@@ -379,7 +538,8 @@ def main() -> None:
         for _ in range(args.repeat):  # interleaved: the machine's drift hits both alike
             for mode in runs:
                 runs[mode].append(run(mode, rooms, args.seconds, args.warmup, args.procs,
-                                      args.server_core, args.rate, args.split))
+                                      args.server_core, args.rate, args.split,
+                                      args.probe))
         medians = {}
         for mode, done in runs.items():
             done.sort(key=lambda r: r["moves_per_s"])
@@ -390,6 +550,8 @@ def main() -> None:
             for key in ("p50_local_ms", "p50_forwarded_ms"):
                 if key in best:
                     best[f"runs_{key}"] = [r[key] for r in done]
+            if "floor_p50_ms" in best:
+                best["runs_floor_p50_ms"] = [r["floor_p50_ms"] for r in done]
             if "p50_forwarded_ms" in best:  # what forwarding adds, run by run (same load)
                 adds = [round(r["p50_forwarded_ms"] - r["p50_local_ms"], 2) for r in done]
                 best["runs_forwarding_adds_ms"] = adds
