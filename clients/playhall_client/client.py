@@ -24,6 +24,7 @@ import contextlib
 import copy
 import inspect
 import itertools
+import random
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -64,6 +65,17 @@ MOVE_RETRIES = 8
 #: Seconds between tries (reconnecting, a hello said again): the first, doubling to the last.
 BACKOFF_FIRST = 0.05
 BACKOFF_MAX = 2.0
+
+#: A reconnect's pause is its backoff times a factor drawn between 1 - JITTER and 1 + JITTER
+#: (as the browser library's): every client of a server process that died or drains loses its
+#: connection at the same instant, and on one schedule they would all come back at the same
+#: instants, in waves on the balancer and the surviving processes.
+JITTER = 0.2
+
+
+def jittered(delay: float) -> float:
+    """``delay`` spread by :data:`JITTER`."""
+    return delay * random.uniform(1 - JITTER, 1 + JITTER)
 
 
 class ConnectionLost(Exception):
@@ -310,7 +322,7 @@ class Client:
                     return
                 except (OSError, InvalidHandshake, ConnectionClosed, ConnectionLost, TimeoutError):
                     pass  # down, or draining (503): back off and try again
-                await asyncio.sleep(delay)
+                await asyncio.sleep(jittered(delay))
                 delay = min(delay * 2, BACKOFF_MAX)
         finally:
             self._reconnecting = False

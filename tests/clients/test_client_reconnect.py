@@ -75,3 +75,63 @@ async def test_a_socket_lost_while_reconnecting_is_replaced_by_one_loop(
     finally:
         script.release.set()
         await client.close()
+
+
+class Refusals:
+    """Connection 1: hello answered, then closed. Connections 2 to ``1 + refusals``: closed at
+    once. The next: hello answered."""
+
+    def __init__(self, refusals: int) -> None:
+        self.refusals = refusals
+        self.connections = 0
+        self.close_first = asyncio.Event()
+
+    async def handle(self, ws: ServerConnection) -> None:
+        self.connections += 1
+        number = self.connections
+        if 1 < number <= 1 + self.refusals:
+            await ws.close()
+            return
+        hello: dict[str, Any] = msgpack.unpackb(await ws.recv())
+        await ws.send(msgpack.packb({**HELLO_OK, "re": hello["id"], "token": "p1.secret"}))
+        if number == 1:
+            await self.close_first.wait()
+            await ws.close()
+        else:
+            await ws.wait_closed()
+
+
+async def test_reconnect_pauses_are_spread_about_the_backoff(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every client of a process that dies loses its connection at the same instant: on one
+    fixed schedule they would all come back at the same instants. Each pause is its backoff
+    (50 ms doubling) times a factor within 1 +/- JITTER, drawn anew."""
+    from playhall_client import client as module
+
+    pauses: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def sleep(delay: float, result: Any = None) -> Any:
+        if 0.03 <= delay <= 2 * module.BACKOFF_MAX:  # the reconnect loop's pauses
+            pauses.append(delay)
+            delay = 0
+        return await real_sleep(delay, result)
+
+    script = Refusals(refusals=5)
+    async with served(script.handle) as url:
+        client = await Client.connect(url)
+        try:
+            monkeypatch.setattr(asyncio, "sleep", sleep)
+            script.close_first.set()
+            back = await asyncio.wait_for(client.pushes.get(), 10)
+            while back.get("state") != "back":
+                back = await asyncio.wait_for(client.pushes.get(), 10)
+        finally:
+            monkeypatch.undo()
+            await client.close()
+    schedule = [min(module.BACKOFF_FIRST * 2**n, module.BACKOFF_MAX) for n in range(5)]
+    assert len(pauses) == 5, pauses
+    for pause, backoff in zip(pauses, schedule, strict=True):
+        assert backoff * (1 - module.JITTER) <= pause <= backoff * (1 + module.JITTER)
+    assert len({round(p / b, 9) for p, b in zip(pauses, schedule, strict=True)}) > 1, pauses
