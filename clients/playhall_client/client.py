@@ -66,16 +66,19 @@ MOVE_RETRIES = 8
 BACKOFF_FIRST = 0.05
 BACKOFF_MAX = 2.0
 
-#: A reconnect's pause is its backoff times a factor drawn between 1 - JITTER and 1 + JITTER
-#: (as the browser library's): every client of a server process that died or drains loses its
-#: connection at the same instant, and on one schedule they would all come back at the same
-#: instants, in waves on the balancer and the surviving processes.
+#: A pause before trying again is spread by up to this share of it (as the browser library's):
+#: every client of a server process that died or drains loses its connection at the same
+#: instant, and clients refused together (Redis away) are refused at once; on one schedule they
+#: would all come back at the same instants, in waves on the balancer and the servers.
 JITTER = 0.2
 
 
-def jittered(delay: float) -> float:
-    """``delay`` spread by :data:`JITTER`."""
-    return delay * random.uniform(1 - JITTER, 1 + JITTER)
+def pause(backoff: float, retry_after: float = 0.0) -> float:
+    """The pause before trying again: ``backoff`` times a factor between 1 - JITTER and
+    1 + JITTER, and never less than the server's ``retry_after`` (spread upwards by up to
+    JITTER: a server gives many clients the same one)."""
+    return max(backoff * random.uniform(1 - JITTER, 1 + JITTER),
+               retry_after * random.uniform(1, 1 + JITTER))
 
 
 class ConnectionLost(Exception):
@@ -264,7 +267,7 @@ class Client:
                 )
                 retry_after = exc.reply.get("retry_after")
                 wait = float(retry_after) if isinstance(retry_after, (int, float)) else 0.0
-                await asyncio.sleep(max(delay, wait))
+                await asyncio.sleep(pause(delay, wait))
                 delay = min(delay * 2, BACKOFF_MAX)
 
     @property
@@ -322,7 +325,7 @@ class Client:
                     return
                 except (OSError, InvalidHandshake, ConnectionClosed, ConnectionLost, TimeoutError):
                     pass  # down, or draining (503): back off and try again
-                await asyncio.sleep(jittered(delay))
+                await asyncio.sleep(pause(delay))
                 delay = min(delay * 2, BACKOFF_MAX)
         finally:
             self._reconnecting = False

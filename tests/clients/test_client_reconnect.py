@@ -101,6 +101,28 @@ class Refusals:
             await ws.wait_closed()
 
 
+class RecordedPauses:
+    """``asyncio.sleep`` standing in for the client's pauses (``low`` to ``high`` seconds):
+    each recorded and not waited; any other sleep is the real one."""
+
+    def __init__(self, low: float, high: float) -> None:
+        self.low, self.high = low, high
+        self.pauses: list[float] = []
+        self.real = asyncio.sleep
+
+    async def __call__(self, delay: float, result: Any = None) -> Any:
+        if self.low <= delay <= self.high:
+            self.pauses.append(delay)
+            delay = 0
+        return await self.real(delay, result)
+
+
+async def back_online(client: Client) -> None:
+    back = await asyncio.wait_for(client.pushes.get(), 10)
+    while back.get("state") != "back":
+        back = await asyncio.wait_for(client.pushes.get(), 10)
+
+
 async def test_reconnect_pauses_are_spread_about_the_backoff(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -109,29 +131,75 @@ async def test_reconnect_pauses_are_spread_about_the_backoff(
     (50 ms doubling) times a factor within 1 +/- JITTER, drawn anew."""
     from playhall_client import client as module
 
-    pauses: list[float] = []
-    real_sleep = asyncio.sleep
-
-    async def sleep(delay: float, result: Any = None) -> Any:
-        if 0.03 <= delay <= 2 * module.BACKOFF_MAX:  # the reconnect loop's pauses
-            pauses.append(delay)
-            delay = 0
-        return await real_sleep(delay, result)
-
+    sleep = RecordedPauses(0.03, 2 * module.BACKOFF_MAX)
     script = Refusals(refusals=5)
     async with served(script.handle) as url:
         client = await Client.connect(url)
         try:
             monkeypatch.setattr(asyncio, "sleep", sleep)
             script.close_first.set()
-            back = await asyncio.wait_for(client.pushes.get(), 10)
-            while back.get("state") != "back":
-                back = await asyncio.wait_for(client.pushes.get(), 10)
+            await back_online(client)
         finally:
             monkeypatch.undo()
             await client.close()
+    pauses = sleep.pauses
     schedule = [min(module.BACKOFF_FIRST * 2**n, module.BACKOFF_MAX) for n in range(5)]
     assert len(pauses) == 5, pauses
     for pause, backoff in zip(pauses, schedule, strict=True):
         assert backoff * (1 - module.JITTER) <= pause <= backoff * (1 + module.JITTER)
     assert len({round(p / b, 9) for p, b in zip(pauses, schedule, strict=True)}) > 1, pauses
+
+
+class HelloRefusals:
+    """Connection 1: hello answered, then closed. Connection 2: its first ``refusals`` hellos
+    refused ``store_failed`` with ``retry_after``, the next answered."""
+
+    def __init__(self, refusals: int, retry_after: float) -> None:
+        self.refusals = refusals
+        self.retry_after = retry_after
+        self.connections = 0
+        self.close_first = asyncio.Event()
+
+    async def handle(self, ws: ServerConnection) -> None:
+        self.connections += 1
+        refusals = self.refusals if self.connections == 2 else 0
+        while True:
+            hello: dict[str, Any] = msgpack.unpackb(await ws.recv())
+            if refusals:
+                refusals -= 1
+                await ws.send(msgpack.packb({
+                    "t": "error", "re": hello["id"], "code": "store_failed",
+                    "reason": "Redis is unreachable", "retry_after": self.retry_after,
+                }))
+                continue
+            await ws.send(msgpack.packb({**HELLO_OK, "re": hello["id"], "token": "p1.secret"}))
+            break
+        if self.connections == 1:
+            await self.close_first.wait()
+            await ws.close()
+        else:
+            await ws.wait_closed()
+
+
+async def test_a_refused_hello_waits_its_retry_after_spread_upwards(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Clients refused together (Redis away) get the same ``retry_after``: each waits at least
+    that, and up to JITTER more, drawn anew, so they do not all say hello again at once."""
+    from playhall_client import client as module
+
+    sleep = RecordedPauses(0.9, 1.5)
+    script = HelloRefusals(refusals=4, retry_after=1.0)
+    async with served(script.handle) as url:
+        client = await Client.connect(url)
+        try:
+            monkeypatch.setattr(asyncio, "sleep", sleep)
+            script.close_first.set()
+            await back_online(client)
+        finally:
+            monkeypatch.undo()
+            await client.close()
+    pauses = sleep.pauses
+    assert len(pauses) == 4, pauses
+    assert all(1.0 <= pause <= 1.0 + module.JITTER for pause in pauses), pauses
+    assert len(set(pauses)) > 1, pauses

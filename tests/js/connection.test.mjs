@@ -362,6 +362,30 @@ describe("PlayhallConnection", () => {
     assert.deepEqual(errors, ["store_failed", "rate_limited"]);
   });
 
+  test("a refused hello waits its retry_after spread upwards, so clients refused together part", async () => {
+    const { first, ws } = await helloOut({ backoff: { initial: 1, max: 4 } });
+    const random = Math.random;
+    Math.random = () => 0.999; // the most a pause may be spread: a fifth over retry_after
+    try {
+      const refused = ws.last("hello");
+      const at = Date.now();
+      ws.push({
+        t: "error",
+        re: refused.id,
+        code: "store_failed",
+        reason: "Redis is unreachable",
+        retry_after: new Float(0.2),
+      });
+      await until(() => ws.last("hello").id !== refused.id, "the hello said again");
+      // (a timer never fires early: 200 ms without the spread, about 240 with it)
+      assert.ok(Date.now() - at >= 230, `said again after ${Date.now() - at} ms`);
+    } finally {
+      Math.random = random;
+    }
+    ws.reply(ws.last("hello"), { ...HELLO, token: "p1.new" });
+    await first;
+  });
+
   test("the lobby mirror: watch reply, pushes, order, and watching again after a reconnect", async () => {
     const { conn, ws } = await start();
     const room = (id, status, created) => ({ room: id, game: "mantis", status, created: new Float(created) });

@@ -37,6 +37,10 @@ export const RESENDABLE = new Set([
 const HELLO_AGAIN = new Set(["rate_limited", "store_failed", "internal"]);
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
+// A pause before trying again (a reconnect, a hello said again) is spread by up to this share
+// of it: the clients of a server process that died, or refused together while Redis is away,
+// would otherwise all come back at the same instants, in waves on the balancer and the servers.
+const JITTER = 0.2;
 /** The pushes this library handles, and the method for each. */
 const PUSHES = {
   snapshot: "_snapshot",
@@ -109,10 +113,10 @@ export class PlayhallConnection extends Emitter {
    *   (instead of a player token: the host site's signed token, or a function giving a fresh one,
    *   or a promise of one, for every hello; PROTOCOL.md section 3), name (display name, said by
    *   the first hello; `rename` changes it later), WebSocket (the class to use; the global one by
-   *   default), backoff ({initial, max} in ms: 50 doubling to 2000), rateRetries (how often a
-   *   `rate_limited` request is sent again before it fails: 5), moveRetries (how often a move
-   *   refused `store_failed`, `overloaded` or `draining` is sent again, with its mid, before it
-   *   fails: 8, about 10 s)
+   *   default), backoff ({initial, max} in ms: 50 doubling to 2000, each pause spread by
+   *   ±20 %), rateRetries (how often a `rate_limited` request is sent again before it fails:
+   *   5), moveRetries (how often a move refused `store_failed`, `overloaded` or `draining` is
+   *   sent again, with its mid, before it fails: 8, about 10 s)
    */
   constructor(url, options = {}) {
     super();
@@ -265,7 +269,7 @@ export class PlayhallConnection extends Emitter {
       () => {
         if (this.state === "reconnecting") this._open();
       },
-      delay * (0.8 + 0.4 * Math.random()),
+      delay * (1 - JITTER + 2 * JITTER * Math.random()),
     );
   }
 
@@ -360,7 +364,12 @@ export class PlayhallConnection extends Emitter {
 
   _helloLater(retryAfter) {
     const ws = this._ws;
-    const delay = Math.max(this._nextBackoff(), 1000 * (Number(retryAfter) || 0));
+    // Spread as a reconnect's pause is, and never under the server's retry_after (spread
+    // upwards: clients refused together, Redis away, are given the same one).
+    const delay = Math.max(
+      this._nextBackoff() * (1 - JITTER + 2 * JITTER * Math.random()),
+      1000 * (Number(retryAfter) || 0) * (1 + JITTER * Math.random()),
+    );
     clearTimeout(this._timer);
     this._timer = setTimeout(() => {
       if (ws !== null && this._ws === ws) this._hello();
