@@ -22,9 +22,12 @@ Modes:
 
 ``--count`` prints, per mode, instructions per move under callgrind (whose counts the machine's
 load does not move): the script runs itself under it with ``--moves`` and twice as many, and
-divides the difference (start-up, Redis connections and imports cancel out; Redis itself is
+divides the difference. Only the moves' part of each run is collected, from the first room
+made to the last room left (the start-up, imports and two servers started, is some 3 billion
+instructions whose small variation from run to run would otherwise move a move's count by
+percents); what each run pays once there cancels out in the difference. Redis itself is
 another process, not counted; the client's side of each connection, its frames made and read,
-is left out: see ``Toggle``). Each poll of the event loop there first gives Redis 3 ms to
+is left out (see ``Toggle``). Each poll of the event loop there first gives Redis 3 ms to
 answer (a fixed model: Redis answers before the server looks), so the number of loop passes,
 and with them the count, does not depend on the machine's load. ``--parts`` adds the
 forwarded move's parts, each counted alone (callgrind collecting only inside it: a client
@@ -99,18 +102,16 @@ void toggle(void) { CALLGRIND_TOGGLE_COLLECT; }
 
 
 class Toggle:
-    """Callgrind's collection switched on while any wrapped code runs (nesting counted).
-    ``collecting``: callgrind collects already (a whole run counted), so only what
-    :meth:`paused` wraps is left out."""
+    """Callgrind's collection switched on while any wrapped code runs (nesting counted)."""
 
-    def __init__(self, collecting: bool = False) -> None:
+    def __init__(self) -> None:
         tmp = Path(tempfile.mkdtemp(prefix="playhall-toggle-"))
         (tmp / "t.c").write_text(_TOGGLE_C)
         subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(tmp / "t.so"),
                         str(tmp / "t.c")], check=True)
         self._toggle = ctypes.CDLL(str(tmp / "t.so")).toggle
         shutil.rmtree(tmp, ignore_errors=True)
-        self.depth = 1 if collecting else 0
+        self.depth = 0
 
     def on(self) -> None:
         self.depth += 1
@@ -334,8 +335,12 @@ def config(redis_url: str, prefix: str, name: str) -> Config:
         rate=1e9, burst=1_000_000, connections_per_address=0, new_players_per_minute=0,
         address_rooms_per_minute=0, rooms_per_minute=0,
         # Nothing periodic within a run: what runs every so many seconds would cost more per
-        # move the slower callgrind makes the run.
-        lease_ms=3_600_000, metrics_listen="", admin_listen="",
+        # move the slower callgrind makes the run. So no lease renewed, no watchdog of the
+        # command pipe or of the forwards waiting (each fires at its oldest deadline, some
+        # seconds of the run's wall time apart), and the lobby's changes pushed each in the
+        # pass that made it, not merged over an interval of wall time.
+        lease_ms=3_600_000, metrics_listen="", admin_listen="", redis_timeout=3600.0,
+        forward_timeout=7200.0, lobby_interval=0.0,
     )
     return made
 
@@ -353,10 +358,15 @@ async def run(redis_url: str, mode: str, moves: int, part: str | None,
     # The same games every run: the rooms' secrets (which deal the cards) are fixed.
     secrets_made = iter(range(1, 1_000_000))
     table.new_secret = lambda: int_key(next(secrets_made))
+    moves_alone: Toggle | None = None
     if part:
         wrap_part(part, Toggle())
-    elif settle:  # under callgrind, the whole run counted but the client's side
-        leave_out_the_client(Toggle(collecting=True))
+    elif settle:  # under callgrind: the moves counted (from the first room made), not the
+        # client's side. The start-up (imports, two servers started) is some 3 billion
+        # instructions that vary by some 0.02 % from run to run: counted, that alone moved a
+        # move's count by 1 to 3 %.
+        moves_alone = Toggle()
+        leave_out_the_client(moves_alone)
     prefix = f"fp{uuid.uuid4().hex[:6]}:"
     nodes = {name: await app.start(config(redis_url, prefix, name)) for name in "AE"}
     for node in nodes.values():  # nothing periodic (see config)
@@ -366,7 +376,13 @@ async def run(redis_url: str, mode: str, moves: int, part: str | None,
         for task in (node.sweeper, node.counter, node.refusals, node.descriptors):
             if task is not None:
                 task.cancel()
+    quiet = max(node.fleet.bus.quiet for node in nodes.values())
+    for node in nodes.values():
         node.fleet.bus.quiet = 3600.0
+    if settle:
+        # Each bus's watch waits out the quiet it started with before it reads the new one:
+        # let that happen now, before anything is counted, not at some move of the run.
+        await asyncio.sleep(quiet)
     if settle:
         # Before each poll of the loop, Redis is given the time to answer what was sent:
         # under callgrind this process runs some fifty times slower than Redis, and whether
@@ -388,6 +404,8 @@ async def run(redis_url: str, mode: str, moves: int, part: str | None,
     for n, player in enumerate(players):
         await player.request("hello", protocol=1, name=f"p{n}")
     made, cpu = 0, 0.0
+    if moves_alone is not None:
+        moves_alone.on()
     while made < moves:
         room_id = (await host.request("create", game="mantis", seats=2,
                                       options={"target": 105}, sit=False))["room"]
@@ -415,6 +433,8 @@ async def run(redis_url: str, mode: str, moves: int, part: str | None,
             made += 1
         for player in players:
             await player.request("leave", room=room_id)
+    if moves_alone is not None:
+        moves_alone.off()
     for node in nodes.values():
         await node.drain()
     return cpu / made
@@ -431,7 +451,7 @@ def instructions(redis_url: str, mode: str, moves: int, part: str | None) -> int
     """What callgrind counts for a whole run of this script making ``moves`` moves."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cg.out"
-        extra = ["--collect-atstart=no"] if part else []
+        extra = ["--collect-atstart=no"]  # (the run switches it on: see run)
         command = [sys.executable, __file__, "--redis-url", redis_url, "--mode", mode,
                    "--moves", str(moves), "--settle", str(SETTLE)]
         command += ["--part", part] if part else []
