@@ -117,10 +117,23 @@ class RecordedPauses:
         return await self.real(delay, result)
 
 
-async def back_online(client: Client) -> None:
-    back = await asyncio.wait_for(client.pushes.get(), 10)
-    while back.get("state") != "back":
-        back = await asyncio.wait_for(client.pushes.get(), 10)
+async def pauses_until_back(
+    script: Refusals | HelloRefusals, sleep: RecordedPauses, monkeypatch: pytest.MonkeyPatch
+) -> list[float]:
+    """Connect to ``script``'s server, have it close the first connection, and return the
+    client's pauses (as ``sleep`` records them) until it is back online."""
+    async with served(script.handle) as url:
+        client = await Client.connect(url)
+        try:
+            monkeypatch.setattr(asyncio, "sleep", sleep)
+            script.close_first.set()
+            back = await asyncio.wait_for(client.pushes.get(), 10)
+            while back.get("state") != "back":
+                back = await asyncio.wait_for(client.pushes.get(), 10)
+        finally:
+            monkeypatch.undo()
+            await client.close()
+    return sleep.pauses
 
 
 async def test_reconnect_pauses_are_spread_about_the_backoff(
@@ -131,18 +144,9 @@ async def test_reconnect_pauses_are_spread_about_the_backoff(
     (50 ms doubling) times a factor within 1 +/- JITTER, drawn anew."""
     from playhall_client import client as module
 
-    sleep = RecordedPauses(0.03, 2 * module.BACKOFF_MAX)
-    script = Refusals(refusals=5)
-    async with served(script.handle) as url:
-        client = await Client.connect(url)
-        try:
-            monkeypatch.setattr(asyncio, "sleep", sleep)
-            script.close_first.set()
-            await back_online(client)
-        finally:
-            monkeypatch.undo()
-            await client.close()
-    pauses = sleep.pauses
+    pauses = await pauses_until_back(
+        Refusals(refusals=5), RecordedPauses(0.03, 2 * module.BACKOFF_MAX), monkeypatch
+    )
     schedule = [min(module.BACKOFF_FIRST * 2**n, module.BACKOFF_MAX) for n in range(5)]
     assert len(pauses) == 5, pauses
     for pause, backoff in zip(pauses, schedule, strict=True):
@@ -188,18 +192,9 @@ async def test_a_refused_hello_waits_its_retry_after_spread_upwards(
     that, and up to JITTER more, drawn anew, so they do not all say hello again at once."""
     from playhall_client import client as module
 
-    sleep = RecordedPauses(0.9, 1.5)
-    script = HelloRefusals(refusals=4, retry_after=1.0)
-    async with served(script.handle) as url:
-        client = await Client.connect(url)
-        try:
-            monkeypatch.setattr(asyncio, "sleep", sleep)
-            script.close_first.set()
-            await back_online(client)
-        finally:
-            monkeypatch.undo()
-            await client.close()
-    pauses = sleep.pauses
+    pauses = await pauses_until_back(
+        HelloRefusals(refusals=4, retry_after=1.0), RecordedPauses(0.9, 1.5), monkeypatch
+    )
     assert len(pauses) == 4, pauses
     assert all(1.0 <= pause <= 1.0 + module.JITTER for pause in pauses), pauses
     assert len(set(pauses)) > 1, pauses

@@ -307,6 +307,16 @@ describe("PlayhallConnection", () => {
     return { conn, errors, first, ws: ScriptedSocket.all[0] };
   }
 
+  /** Refuse the last hello with `code` and `retryAfter` (seconds); resolves with the ms until
+   * the next hello. */
+  async function refusedFor(ws, code, reason, retryAfter) {
+    const refused = ws.last("hello");
+    const at = Date.now();
+    ws.push({ t: "error", re: refused.id, code, reason, retry_after: new Float(retryAfter) });
+    await until(() => ws.last("hello").id !== refused.id, `the hello after ${code}`);
+    return Date.now() - at;
+  }
+
   test("a refused token: hello again as a new player", async () => {
     const { conn, errors, first, ws } = await helloOut({ token: "bad.token" });
     ws.push({ t: "error", re: ws.last("hello").id, code: "bad_token", reason: "unknown token" });
@@ -344,17 +354,8 @@ describe("PlayhallConnection", () => {
     ws.push({ t: "error", re: refused.id, code: "store_failed", reason: "Redis is unreachable" });
     await until(() => ws.last("hello").id !== refused.id, "the hello said again");
     // The server's retry_after is waited out before the next one.
-    const limited = ws.last("hello");
-    const at = Date.now();
-    ws.push({
-      t: "error",
-      re: limited.id,
-      code: "rate_limited",
-      reason: "too many new players",
-      retry_after: new Float(0.15),
-    });
-    await until(() => ws.last("hello").id !== limited.id, "the hello after retry_after");
-    assert.ok(Date.now() - at >= 140, `said again after ${Date.now() - at} ms`);
+    const waited = await refusedFor(ws, "rate_limited", "too many new players", 0.15);
+    assert.ok(waited >= 140, `said again after ${waited} ms`);
     ws.reply(ws.last("hello"), { ...HELLO, token: "p1.new" });
     await first;
     assert.equal(conn.state, "open");
@@ -367,18 +368,9 @@ describe("PlayhallConnection", () => {
     const random = Math.random;
     Math.random = () => 0.999; // the most a pause may be spread: a fifth over retry_after
     try {
-      const refused = ws.last("hello");
-      const at = Date.now();
-      ws.push({
-        t: "error",
-        re: refused.id,
-        code: "store_failed",
-        reason: "Redis is unreachable",
-        retry_after: new Float(0.2),
-      });
-      await until(() => ws.last("hello").id !== refused.id, "the hello said again");
+      const waited = await refusedFor(ws, "store_failed", "Redis is unreachable", 0.2);
       // (a timer never fires early: 200 ms without the spread, about 240 with it)
-      assert.ok(Date.now() - at >= 230, `said again after ${Date.now() - at} ms`);
+      assert.ok(waited >= 230, `said again after ${waited} ms`);
     } finally {
       Math.random = random;
     }
