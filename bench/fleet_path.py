@@ -383,7 +383,6 @@ async def run(redis_url: str, mode: str, moves: int, part: str | None,
         # Each bus's watch waits out the quiet it started with before it reads the new one:
         # let that happen now, before anything is counted, not at some move of the run.
         await asyncio.sleep(quiet)
-    if settle:
         # Before each poll of the loop, Redis is given the time to answer what was sent:
         # under callgrind this process runs some fifty times slower than Redis, and whether
         # an answer is in when the loop polls (then it is handled in that pass) would
