@@ -41,6 +41,12 @@ const MAX_ID = Number.MAX_SAFE_INTEGER;
 // of it: the clients of a server process that died, or refused together while Redis is away,
 // would otherwise all come back at the same instants, in waves on the balancer and the servers.
 const JITTER = 0.2;
+
+/** `delay` times a factor drawn between 1 - JITTER and 1 + JITTER. */
+function spread(delay) {
+  return delay * (1 - JITTER + 2 * JITTER * Math.random());
+}
+
 /** The pushes this library handles, and the method for each. */
 const PUSHES = {
   snapshot: "_snapshot",
@@ -265,12 +271,9 @@ export class PlayhallConnection extends Emitter {
     const slow = code === 1008 ? 4 : 1; // flooding: slow down before coming back
     const delay = this._nextBackoff() * slow;
     this._setState("reconnecting", { attempt: this.attempt, delay, code, reason });
-    this._timer = setTimeout(
-      () => {
-        if (this.state === "reconnecting") this._open();
-      },
-      delay * (1 - JITTER + 2 * JITTER * Math.random()),
-    );
+    this._timer = setTimeout(() => {
+      if (this.state === "reconnecting") this._open();
+    }, spread(delay));
   }
 
   _failAll(code, reason) {
@@ -367,7 +370,7 @@ export class PlayhallConnection extends Emitter {
     // Spread as a reconnect's pause is, and never under the server's retry_after (spread
     // upwards: clients refused together, Redis away, are given the same one).
     const delay = Math.max(
-      this._nextBackoff() * (1 - JITTER + 2 * JITTER * Math.random()),
+      spread(this._nextBackoff()),
       1000 * (Number(retryAfter) || 0) * (1 + JITTER * Math.random()),
     );
     clearTimeout(this._timer);
