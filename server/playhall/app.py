@@ -22,6 +22,7 @@ from playhall import eventloop, log
 from playhall.catalog import all_games
 from playhall.config import Config, parse_listen
 from playhall.counters import Counters
+from playhall.fleet.handover import Handover
 from playhall.fleet.node import FleetNode
 from playhall.heartbeat import Heartbeat
 from playhall.lobby import Lobby
@@ -59,6 +60,8 @@ class Running:
     metrics: Metrics
     #: This process's entry in the fleet registry (playhall.heartbeat).
     heartbeat: Heartbeat
+    #: Tells the other processes which rooms to take at a drain (playhall.fleet.handover).
+    handover: Handover
     #: The metrics listener (``metrics_listen``), if there is one.
     metrics_server: asyncio.Server | None = None
     #: The operator's listener (``admin_listen``), if there is one.
@@ -106,6 +109,8 @@ class Running:
         except TimeoutError:
             # Whatever a room had not stored is not acknowledged either: closing is still safe.
             logger.warning("drain_timeout", rooms=len(self.rooms.rooms))
+        # Those with timers or bots go at once to the others, which nobody else would ask for.
+        await self.handover.tell(self.rooms.handed_over)
         await self.fleet.stop()  # after the rooms: the other processes were told where they went
         await self.endpoint.close_all(errors.CLOSE_RESTARTING, "server restarting")
         self.server.close()
@@ -215,11 +220,14 @@ async def start(config: Config) -> Running:
         endpoint.websocket, config.host, config.port, backlog=1024
     )
     keeper = Keeper(rooms)
+    handover = Handover(bus, store.keys, config.instance, store.fleet.members, keeper.take_over,
+                        store.outage)
+    await handover.start()
     heartbeat = Heartbeat(store.fleet, store.outage, config.instance, config.lease_ms)
     endpoint.listed = heartbeat.listed
     running = Running(
         config, server, endpoint, rooms, keeper, fleet, feed, client, embedded, metrics,
-        heartbeat,
+        heartbeat, handover,
         metrics_server,
     )
     running.admin_server = admin_server

@@ -170,29 +170,56 @@ class Keeper:
             if self.rooms.holds(room_id):
                 continue
             try:
-                try:
-                    await self.rooms.get(room_id)
-                except LeaseHeld:
+                loaded = await self._load(room_id)
+                if isinstance(loaded, LeaseHeld):
                     ttl_ms = await self.store.rooms.lease_ttl(room_id)
                     wait = min(wait, max(ttl_ms, 0) / 1000 + 0.02)
-                    raise
-            except LeaseHeld as exc:
-                self._note_restore_failed(room_id, exc.code, exc.reason)
-                continue
-            except RoomError as exc:
-                if exc.code == errors.NO_SUCH_ROOM:  # gone (deleted, expired): not active
-                    await self.store.rooms.forget(room_id)
+                    self._note_restore_failed(room_id, loaded.code, loaded.reason)
                     continue
-                self._note_restore_failed(room_id, exc.code, exc.reason)
-                continue
             except Exception as exc:
                 if not is_store_error(exc):
                     raise
                 self.store.outage.failed(exc, during="restore", room=room_id)
                 break
-            self._restore_failed.discard(room_id)
-            count += 1
+            count += loaded
         return count, wait
+
+    async def take_over(self, room_ids: list[str]) -> int:
+        """Load now the rooms a draining process handed to this one (``fleet.handover``),
+        rather than at the next restore pass; the number loaded. A room another process took
+        first (a viewer of it asked there) is left to it."""
+        count = 0
+        for room_id in room_ids:
+            if self.rooms.closing:
+                break
+            if self.rooms.holds(room_id):
+                continue
+            try:
+                loaded = await self._load(room_id)
+            except Exception as exc:
+                if not is_store_error(exc):
+                    raise
+                self.store.outage.failed(exc, during="handover", room=room_id)
+                break
+            count += loaded is True
+        return count
+
+    async def _load(self, room_id: str) -> bool | LeaseHeld:
+        """Load ``room_id`` for its timers or bots: True if loaded; False if it is gone or
+        cannot be loaded (logged once); the refusal if another process holds its lease. Redis
+        failing raises."""
+        try:
+            await self.rooms.get(room_id)
+        except LeaseHeld as exc:
+            return exc
+        except RoomError as exc:
+            if exc.code == errors.NO_SUCH_ROOM:  # gone (deleted, expired): not active
+                await self.store.rooms.forget(room_id)
+            else:
+                self._note_restore_failed(room_id, exc.code, exc.reason)
+            return False
+        self._restore_failed.discard(room_id)
+        return True
 
     def _note_restore_failed(self, room_id: str, code: str, reason: str) -> None:
         """Log a room of the active set that could not be loaded, the first time only (it is

@@ -72,6 +72,9 @@ class RoomManager:
         self._creating: set[str] = set()
         self._stopping = Tasks("room stop", logger)
         self.closing = False
+        #: Rooms let go while closing that need a server even with no client (timers, bots):
+        #: a draining process tells the others to take them at once (``fleet.handover``).
+        self.handed_over: list[str] = []
         #: What this process counts (playhall.counters), shared by its rooms and its endpoint.
         self.counters = counters if counters is not None else Counters()
         #: The other processes on the same Redis (``playhall.fleet``); None: this process
@@ -319,6 +322,8 @@ class RoomManager:
             await room.listing.unlist(room.record, room.lease)
         with contextlib.suppress(Exception):
             await self.store.rooms.release(room.record.id, room.lease)
+            if self.closing and needs_server(room.record, room.game):
+                self.handed_over.append(room.record.id)
             ttl = room.expiry_ttl()
             if ttl is not None and room.active_at and not room.discarded:
                 # Left alone since then: the expiry check comes a whole ttl after that.

@@ -76,6 +76,8 @@ fleet (``store/fleet.py``): all in the slot ``{fleet}``
                                out when it is read); expires with the longest-lived entry
 channel ``p edge:{<instance>}`` pub/sub: a process's replies and frames for the connections
                                it holds, from the owners of their rooms (``fleet``)
+channel ``p {fleet}:handover``  pub/sub: the rooms with timers or bots a draining process let
+                               go, for the others to load at once (``fleet/handover.py``)
 layout (``store/layout.py``)
 ``p layout``                   the key layout the Redis is in (``LAYOUT``); set once the keys
                                of an older layout were moved to it, at start
@@ -104,7 +106,8 @@ LAYOUT: Final = 2
 class Keys:
     """The names of Playhall's keys under one prefix."""
 
-    __slots__ = ("p", "lobby", "lobby_changes", "active", "expiry", "fleet", "layout")
+    __slots__ = ("p", "lobby", "lobby_changes", "active", "expiry", "fleet", "handover",
+                 "layout")
 
     # A name's ``{...}`` is its hash tag: Redis (a Cluster) places a key by what is inside, so
     # the keys one script or transaction writes together carry one tag (a player's, an
@@ -118,6 +121,8 @@ class Keys:
         self.active = f"{prefix}active"
         self.expiry = f"{prefix}expiry"
         self.fleet = f"{prefix}{{fleet}}"
+        #: A channel: the rooms a draining process let go that need a server (``fleet.handover``).
+        self.handover = f"{prefix}{{fleet}}:handover"
         #: The layout these names are (``LAYOUT``), written once the keys are in it.
         self.layout = f"{prefix}layout"
 

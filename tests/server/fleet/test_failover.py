@@ -15,7 +15,7 @@ import pytest
 
 from playhall_client import Client, RoomMirror, ServerError
 
-from ..helpers import redis_client
+from ..helpers import redis_client, wait_for_redis
 from ..test_play_mantis import play_until_over
 from .conftest import FORWARD_TIMEOUT, Fleet, fleet_processes, play_on, running
 
@@ -111,11 +111,11 @@ async def test_an_owner_killed_mid_game_the_game_finishes_on_the_others(
 async def slow_lease_fleet(
     redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Fleet]:
-    """Two processes whose leases last a minute: a room that moves between them within the
-    test moved because its owner handed it over, not because its lease ran out."""
-    pair = fleet_processes(redis_url, Path(tmp_path_factory.mktemp("slow")), count=2)
-    for process in pair.processes:
-        process.args[process.args.index("--lease-ms") + 1] = "60000"
+    """Two processes whose leases last ten minutes: a room that moves between them within the
+    test moved because its owner handed it over, not because its lease ran out, nor because a
+    restore pass (every ``lease_ms/3``, 200 s) found it."""
+    pair = fleet_processes(redis_url, Path(tmp_path_factory.mktemp("slow")), count=2,
+                           lease_ms=600_000)
     async with running(pair):
         yield pair
 
@@ -147,6 +147,40 @@ async def test_a_drained_owner_hands_its_rooms_over_at_once(
     finally:
         for client in (host, *clients):
             await client.close()
+
+
+async def test_a_drained_owner_hands_a_room_nobody_views_whose_clock_runs_over_at_once(
+    slow_lease_fleet: Fleet, redis_url: str
+) -> None:
+    """Nobody elsewhere asks for a room with no viewers, yet its clock must run out on time:
+    the draining owner hands it to the other process, which takes it at once and ends the
+    game when the clock runs out."""
+    fleet = slow_lease_fleet
+    clock = {"clock": "turn", "clock_ms": 8000, "on_timeout": "forfeit"}
+    host = await Client.connect(fleet.url(0), name="host")
+    made = await host.create("mantis", 2, options=clock, sit=False)
+    room = made.room
+    players = [await Client.connect(fleet.url(0), name=f"p{i}") for i in range(2)]
+    mirrors = [await player.join(room) for player in players]
+    for player in players:
+        await player.ready(room)
+    for mirror in mirrors:
+        await mirror.wait(lambda m: m.view["status"] == "playing")
+    for client in (host, *players):
+        await client.close()
+    assert fleet.processes[0].terminate() == 0
+
+    async def taken() -> bool:
+        return await lease_holder(redis_url, fleet.prefix, room) == f"{fleet.prefix}s1"
+
+    await wait_for_redis(taken, timeout=20)
+    watcher = await Client.connect(fleet.url(1), name="watcher")
+    try:
+        mirror = await watcher.join(room, watch=True)
+        await mirror.wait(lambda m: m.view["status"] == "finished", 30)
+        assert mirror.view["outcome"]["reason"] == "timeout"
+    finally:
+        await watcher.close()
 
 
 async def test_clocks_and_stand_ins_go_on_when_the_owner_dies(
