@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterable
 from typing import Final
 
 import msgpack
@@ -163,63 +164,60 @@ class Keeper:
                 raise
             self.store.outage.failed(exc, during="restore")
             return 0, wait
-        count = 0
-        for room_id in active:
-            if self.rooms.closing:
-                break
-            if self.rooms.holds(room_id):
-                continue
-            try:
-                loaded = await self._load(room_id)
-                if isinstance(loaded, LeaseHeld):
-                    ttl_ms = await self.store.rooms.lease_ttl(room_id)
-                    wait = min(wait, max(ttl_ms, 0) / 1000 + 0.02)
-                    self._note_restore_failed(room_id, loaded.code, loaded.reason)
-                    continue
-            except Exception as exc:
-                if not is_store_error(exc):
-                    raise
-                self.store.outage.failed(exc, during="restore", room=room_id)
-                break
-            count += loaded
-        return count, wait
+        count, held = await self._load_each(active, during="restore")
+        for room_id, refusal in held:
+            self._note_restore_failed(room_id, refusal.code, refusal.reason)
+        try:
+            ttls = await asyncio.gather(*(self.store.rooms.lease_ttl(r) for r, _ in held))
+        except Exception as exc:
+            if not is_store_error(exc):
+                raise
+            self.store.outage.failed(exc, during="restore")
+            return count, wait
+        return count, min([wait, *(max(ttl_ms, 0) / 1000 + 0.02 for ttl_ms in ttls)])
 
     async def take_over(self, room_ids: list[str]) -> int:
         """Load now the rooms a draining process handed to this one (``fleet.handover``),
         rather than at the next restore pass; the number loaded. A room another process took
         first (a viewer of it asked there) is left to it."""
+        count, _ = await self._load_each(room_ids, during="handover")
+        return count
+
+    async def _load_each(
+        self, room_ids: Iterable[str], during: str
+    ) -> tuple[int, list[tuple[str, LeaseHeld]]]:
+        """Load, one after another, each of ``room_ids`` that this process does not hold,
+        for its timers or bots; the number loaded, and the rooms another process holds (with
+        its refusal). A room gone from Redis is taken out of the active set; one that cannot
+        be loaded is logged (once). Redis failing ends the pass (counted in the outage log as
+        ``during``): the next one tries the rest."""
         count = 0
+        held: list[tuple[str, LeaseHeld]] = []
         for room_id in room_ids:
             if self.rooms.closing:
                 break
             if self.rooms.holds(room_id):
                 continue
             try:
-                loaded = await self._load(room_id)
+                try:
+                    await self.rooms.get(room_id)
+                except LeaseHeld as exc:
+                    held.append((room_id, exc))
+                    continue
+                except RoomError as exc:
+                    if exc.code == errors.NO_SUCH_ROOM:  # gone (deleted, expired): not active
+                        await self.store.rooms.forget(room_id)
+                    else:
+                        self._note_restore_failed(room_id, exc.code, exc.reason)
+                    continue
             except Exception as exc:
                 if not is_store_error(exc):
                     raise
-                self.store.outage.failed(exc, during="handover", room=room_id)
+                self.store.outage.failed(exc, during=during, room=room_id)
                 break
-            count += loaded is True
-        return count
-
-    async def _load(self, room_id: str) -> bool | LeaseHeld:
-        """Load ``room_id`` for its timers or bots: True if loaded; False if it is gone or
-        cannot be loaded (logged once); the refusal if another process holds its lease. Redis
-        failing raises."""
-        try:
-            await self.rooms.get(room_id)
-        except LeaseHeld as exc:
-            return exc
-        except RoomError as exc:
-            if exc.code == errors.NO_SUCH_ROOM:  # gone (deleted, expired): not active
-                await self.store.rooms.forget(room_id)
-            else:
-                self._note_restore_failed(room_id, exc.code, exc.reason)
-            return False
-        self._restore_failed.discard(room_id)
-        return True
+            self._restore_failed.discard(room_id)
+            count += 1
+        return count, held
 
     def _note_restore_failed(self, room_id: str, code: str, reason: str) -> None:
         """Log a room of the active set that could not be loaded, the first time only (it is
