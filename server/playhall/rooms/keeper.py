@@ -29,6 +29,9 @@ logger = log.get("playhall.rooms")
 
 #: Seconds to the next renewal after one Redis failed, wholly or for some slots.
 RENEW_AGAIN_AFTER: Final = 0.25
+#: Rooms the restore pass (and a drain's handover) loads at once: their round trips to Redis
+#: overlap, and the command pipe sends what they ask in one write.
+LOADS_AT_ONCE: Final = 16
 
 
 class Keeper:
@@ -186,38 +189,49 @@ class Keeper:
     async def _load_each(
         self, room_ids: Iterable[str], during: str
     ) -> tuple[int, list[tuple[str, LeaseHeld]]]:
-        """Load, one after another, each of ``room_ids`` that this process does not hold,
-        for its timers or bots; the number loaded, and the rooms another process holds (with
-        its refusal). A room gone from Redis is taken out of the active set; one that cannot
-        be loaded is logged (once). Redis failing ends the pass (counted in the outage log as
-        ``during``): the next one tries the rest."""
-        count = 0
+        """Load each of ``room_ids`` that this process does not hold, for its timers or bots,
+        :data:`LOADS_AT_ONCE` at a time; the number loaded, and the rooms another process
+        holds (with its refusal). A room gone from Redis is taken out of the active set; one
+        that cannot be loaded is logged (once). Redis failing ends the pass (counted once in
+        the outage log as ``during``): the next one tries the rest."""
+        loaded = 0
         held: list[tuple[str, LeaseHeld]] = []
-        for room_id in room_ids:
-            if self.rooms.closing:
-                break
-            if self.rooms.holds(room_id):
-                continue
-            try:
+        pending = iter(room_ids)  # shared: each loader takes the next room not taken yet
+        failed = False
+
+        async def load_next() -> None:
+            nonlocal loaded, failed
+            for room_id in pending:
+                if failed or self.rooms.closing:
+                    return
+                if self.rooms.holds(room_id):
+                    continue
                 try:
-                    await self.rooms.get(room_id)
-                except LeaseHeld as exc:
-                    held.append((room_id, exc))
-                    continue
-                except RoomError as exc:
-                    if exc.code == errors.NO_SUCH_ROOM:  # gone (deleted, expired): not active
-                        await self.store.rooms.forget(room_id)
-                    else:
-                        self._note_restore_failed(room_id, exc.code, exc.reason)
-                    continue
-            except Exception as exc:
-                if not is_store_error(exc):
-                    raise
-                self.store.outage.failed(exc, during=during, room=room_id)
-                break
-            self._restore_failed.discard(room_id)
-            count += 1
-        return count, held
+                    try:
+                        await self.rooms.get(room_id)
+                    except LeaseHeld as exc:
+                        held.append((room_id, exc))
+                        continue
+                    except RoomError as exc:
+                        if exc.code == errors.NO_SUCH_ROOM:  # gone (deleted, expired)
+                            await self.store.rooms.forget(room_id)
+                        else:
+                            self._note_restore_failed(room_id, exc.code, exc.reason)
+                        continue
+                except Exception as exc:
+                    if not is_store_error(exc):
+                        raise
+                    if not failed:
+                        failed = True
+                        self.store.outage.failed(exc, during=during, room=room_id)
+                    return
+                self._restore_failed.discard(room_id)
+                loaded += 1
+
+        async with asyncio.TaskGroup() as loaders:
+            for _ in range(LOADS_AT_ONCE):
+                loaders.create_task(load_next())
+        return loaded, held
 
     def _note_restore_failed(self, room_id: str, code: str, reason: str) -> None:
         """Log a room of the active set that could not be loaded, the first time only (it is
