@@ -10,6 +10,7 @@ from typing import Any
 
 import msgpack
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from playhall.fleet.edge import Edge, RemoteRoom
 from playhall.fleet.messages import CLEAR, FRAME, MOVED, REPLY, Forward, pack_batch
@@ -313,3 +314,29 @@ async def test_a_request_answered_by_its_timeout_is_not_carried_out_by_a_late_ta
         await loaded.wait()  # set by the take, in the forward's task, which then goes straight on
     assert connections.answers == [(2, 7, None, "store_failed")]
     assert room.submitted == []
+
+
+class Unreachable(StandInBus):
+    """A bus whose every publish fails as it does with Redis away."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    def publish(self, channel: bytes, payload: bytes) -> Any:
+        self.sent += 1
+        future = asyncio.get_running_loop().create_future()
+        future.set_exception(RedisConnectionError("Connection reset by peer"))
+        return future
+
+
+async def test_a_request_redis_fails_to_forward_is_answered_store_failed_at_once() -> None:
+    """Not left to its timeout. Compiled, this handler once failed with a TypeError (its
+    exception bound to a name the handler before had typed ``RoomError``)."""
+    connections = Connections(Viewer(2))
+    node = edge(Unreachable(), connections, timeout=30)  # type: ignore[arg-type]
+    RemoteRoom("r1", node).submit("move", connections.viewers[2], {"mid": "m"}, ReplyTo(2, 41))
+    async with asyncio.timeout(5):
+        while not connections.answers:
+            await asyncio.sleep(0.01)
+    assert connections.answers == [(2, 41, None, "store_failed")]
+    assert node.outage.failures == 1

@@ -191,3 +191,31 @@ async def test_a_room_moving_away_is_told_behind_the_frames_already_posted_to_th
     assert [batch[1:] for _, batch in bus.sent] == [
         (1, [[FRAME, 3, "r1", b"last frame"], [MOVED, "r1"]], "host:1#ab")
     ]
+
+
+class Unloadable:
+    """The room manager with Redis away: the room is not held here, and loading it fails."""
+
+    closing = False
+
+    def ready(self, room_id: str) -> None:
+        return None
+
+    async def get(self, room_id: str) -> Any:
+        raise RedisConnectionError("Connection reset by peer")
+
+
+async def test_a_request_for_a_room_redis_fails_to_load_is_refused_store_failed() -> None:
+    """Refused at once, retryable. Compiled, this handler once failed with a TypeError (its
+    exception bound to a name the handler before had typed ``RoomError``): the edge waited
+    for its timeout instead."""
+    bus = Reaching()
+    owner = Owner(bus, Keys("ph:"), "host:2")
+    owner.rooms = Unloadable()  # type: ignore[assignment]
+    owner.received("r1", Forward("host:1#ab", 4, 9, 12, "move", "p", "n", "a", {}).pack())
+    async with asyncio.timeout(5):
+        while not bus.sent:
+            await asyncio.sleep(0.01)
+    [(_, (_, _, [[what, corr, result, error]], to))] = bus.sent
+    assert (what, corr, result, to) == (REPLY, 9, None, "host:1#ab")
+    assert error[:2] == ["store_failed", "Redis is unreachable; retry"]

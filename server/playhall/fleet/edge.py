@@ -245,10 +245,10 @@ class Edge:
                     self._settle(message.corr, None, exc)
                     return
                 room = None  # (the wait is outside the handler: the compiled build's rule)
-            except Exception as exc:
-                if not is_store_error(exc):
+            except Exception as failure:  # not `exc`: compiled, one name has one type
+                if not is_store_error(failure):
                     raise
-                self.outage.failed(exc, during="forward", room=room_id)
+                self.outage.failed(failure, during="forward", room=room_id)
                 self._settle(
                     message.corr, None, RoomError(errors.STORE_FAILED, "Redis is unreachable; "
                                                   "retry shortly")

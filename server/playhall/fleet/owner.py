@@ -240,8 +240,8 @@ class Owner:
         except RoomError as exc:
             self._refuse(forward, exc)
             return
-        except Exception as exc:
-            if not is_store_error(exc):
+        except Exception as failure:  # not `exc`: compiled, one name has one type
+            if not is_store_error(failure):
                 raise
             self._refuse(forward, RoomError(errors.STORE_FAILED, "Redis is unreachable; retry"))
             return
