@@ -199,6 +199,31 @@ async def test_a_moved_room_is_synced_again_where_it_is_now() -> None:
     assert [(f.kind, c) for c, f in bus.sent] == [("sync", b"ph:room:{r1}:in")]
 
 
+async def test_a_moved_room_taken_here_before_the_word_came_is_synced_here_too() -> None:
+    """Its owner lost the room's lease in a Redis outage, and this process took the room for a
+    retried move before that owner's MOVED came: the connection watching it from here is not
+    in the room's audience here, and this word is all that tells it. Its sync goes on the
+    room's channel, where this process's owner side hears it (test_owner.py). A lost batch
+    still passes such a room over: its connections here see it first hand."""
+    bus = Published()
+    viewer = Viewer(1)
+    node = edge(bus, Connections(viewer))
+    node.received(pack_batch("owner-c", 1, [[FRAME, 1, "r1", b"a"]], node.id))
+    node.holds = lambda room_id: room_id == "r1"
+    node.received(pack_batch("owner-c", 2, [[MOVED, "r1"]], node.id))
+    await settled(bus, 1)
+    assert [(f.kind, f.connection, c) for c, f in bus.sent] == [("sync", 1, b"ph:room:{r1}:in")]
+    assert viewer.stale == {"r1"}  # until the room here sends the snapshot
+
+    other = Viewer(2)
+    node = edge(bus := Published(), Connections(other))
+    node.received(pack_batch("owner-d", 1, [[FRAME, 2, "r1", b"a"]], node.id))
+    node.holds = lambda room_id: room_id == "r1"
+    node.received(pack_batch("owner-d", 3, [], node.id))
+    await asyncio.sleep(0)
+    assert bus.sent == [] and other.stale == set()
+
+
 async def test_frames_for_a_connection_gone_here_tell_the_owner_to_detach_it() -> None:
     bus = Published()
     node = edge(bus, Connections())

@@ -10,7 +10,7 @@ from typing import Any
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from playhall.fleet.messages import FRAME, REPLY, Forward, unpack_batch
-from playhall.fleet.owner import EdgeMail, Owner
+from playhall.fleet.owner import EdgeMail, Owner, RemoteViewer
 from playhall.store.keys import Keys
 
 from .buses import StandInBus
@@ -109,9 +109,11 @@ class Reaching(FailingOnce):
 class HeldRoom:
     def __init__(self) -> None:
         self.submitted: list[str] = []
+        self.viewers: list[Any] = []
 
     def submit(self, kind: str, viewer: Any, args: Any, reply_to: Any = None) -> None:
         self.submitted.append(kind)
+        self.viewers.append(viewer)
 
 
 class Held:
@@ -140,6 +142,26 @@ async def test_a_request_this_release_does_not_know_is_refused_not_handed_to_the
     [(_, (_, _, [[what, corr, result, error]], to))] = bus.sent
     assert (what, corr, result, error[0], to) == (REPLY, 9, None, "bad_message", "host:1#ab")
     assert held.room.submitted == []
+
+
+async def test_a_request_of_a_connection_here_reaches_the_room_as_that_connection() -> None:
+    """A sync (or any request) this process's own edge sent on a room's channel, which this
+    process took meanwhile, reaches the room with the connection itself: a RemoteViewer
+    beside it would get every frame a second time. Another process's connection, or one
+    gone here, is a RemoteViewer as ever."""
+    bus = Reaching()
+    owner = Owner(bus, Keys("ph:"), "host:2")
+    held = Held()
+    owner.rooms = held  # type: ignore[assignment]
+    session = object()
+    owner.home = "host:2#cd"
+    owner.own = lambda connection: session if connection == 4 else None  # type: ignore[assignment]
+    for edge, connection in (("host:2#cd", 4), ("host:1#ab", 4), ("host:2#cd", 5)):
+        owner.received("r1", Forward(edge, connection, 9, 12, "sync", "p", "n", "a", {}).pack())
+    here, there, gone = held.room.viewers
+    assert here is session
+    assert isinstance(there, RemoteViewer) and (there.edge, there.id) == ("host:1#ab", 4)
+    assert isinstance(gone, RemoteViewer) and (gone.edge, gone.id) == ("host:2#cd", 5)
 
 
 async def test_a_request_on_a_room_channel_left_just_now_still_reaches_the_owner_side() -> None:

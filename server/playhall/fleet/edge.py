@@ -394,8 +394,10 @@ class Edge:
                 self.forward(item[2], "detach", _Gone(item[1]), {}, as_edge=to)
 
     def _moved(self, moved: str) -> None:
-        """The owner of ``moved`` let it go: its viewers here find it where it is now."""
-        self._resync(lambda room, owner: room == moved, again=True)
+        """The owner of ``moved`` let it go: its viewers here find it where it is now. That
+        may be here: taken for another request (a move of theirs, retried) before this word
+        came, the room does not know them, and nothing else would tell them."""
+        self._resync(lambda room, owner: room == moved, again=True, here_too=True)
 
     def _lost(self, owner: str) -> None:
         """A batch of ``owner`` was lost: what it said is unknown, so its rooms start over, and
@@ -433,10 +435,14 @@ class Edge:
                     "room; retry (a move retried with its id is applied once)",
                 ))
 
-    def _resync(self, which: Callable[[str, str], bool], again: bool = False) -> None:
+    def _resync(
+        self, which: Callable[[str, str], bool], again: bool = False, here_too: bool = False
+    ) -> None:
         """Sync again every connection's view of the rooms ``which`` picks: its frames are
         dropped until the owner (wherever the room is now) sends a snapshot. ``again``: a sync
-        already waiting for its answer is given up and asked anew."""
+        already waiting for its answer is given up and asked anew. A room this process holds
+        is passed over (its connections here see it first hand) unless ``here_too``: its sync
+        then reaches the owner's side here, which gives the room the connection itself."""
         connections = self.connections
         assert connections is not None
         for connection, rooms in list(self._watching.items()):
@@ -444,7 +450,7 @@ class Edge:
                 self._watching.pop(connection, None)
                 continue
             for room, owner in list(rooms.items()):
-                if which(room, owner) and not self.holds(room):
+                if which(room, owner) and (here_too or not self.holds(room)):
                     self._sync_again(connection, room, again)
 
     def _sync_again(self, connection: int, room: str, again: bool = False) -> None:

@@ -56,6 +56,8 @@ class FleetNode:
     def attach(self, rooms: HeldRooms, take: TakeRoom, connections: Connections) -> None:
         """Wire the node to this process's rooms and connections (made after it)."""
         self.owner.rooms = rooms
+        self.owner.home = self.edge.id
+        self.owner.own = connections.viewer
         self.edge.take = take
         self.edge.holds = lambda room_id: rooms.ready(room_id) is not None
         self.edge.connections = connections

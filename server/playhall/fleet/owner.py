@@ -211,6 +211,13 @@ class Owner:
         self._heard: dict[str, float] = {}
         #: Instance -> the edge (this run of it) it last forwarded from.
         self._runs: dict[str, str] = {}
+        #: This process's own edge (``Edge.id``) and its connections (``FleetNode.attach``).
+        #: A request of one of them reaches a room here over Redis when the room was taken here
+        #: after the request (or the sync its edge asked for) was sent: the room gets the
+        #: connection itself, as from a request made here, never a RemoteViewer of it beside
+        #: it (which would get every frame a second time, through Redis).
+        self.home: str | None = None
+        self.own: Callable[[int], Viewer | None] = lambda connection: None
 
     # -- requests in ---------------------------------------------------------------------------
 
@@ -252,7 +259,12 @@ class Owner:
             self._refuse(forward, RoomError(errors.BAD_MESSAGE,
                                             f"this server has no {forward.kind!r} request"))
             return
-        viewer = self.viewer(forward) if forward.connection else None
+        viewer: Viewer | None = None
+        if forward.connection:
+            if forward.edge == self.home:
+                viewer = self.own(forward.connection)
+            if viewer is None:
+                viewer = self.viewer(forward)
         reply_to = None
         if forward.corr:
             reply_to = ReplyTo(forward.connection, forward.request or 0, forward.edge,
