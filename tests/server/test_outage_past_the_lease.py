@@ -123,3 +123,61 @@ async def test_a_game_across_two_processes_resumes_after_an_outage_longer_than_i
     redis_url: str, proxy: ResetProxy, tmp_path: Path
 ) -> None:
     await _with_servers(redis_url, proxy, 2, tmp_path)
+
+
+async def test_a_viewer_where_the_room_went_before_its_owner_let_it_go_is_synced_there(
+    redis_url: str, proxy: ResetProxy, tmp_path: Path
+) -> None:
+    """The owner (``s0``, on Redis through the proxy) is cut off from Redis past the room's
+    lease; meanwhile the other process (``s1``, on Redis directly) takes the room for its own
+    player's move. Only once Redis is back does ``s0`` find its lease lost and tell ``s1``
+    (``MOVED``) that it let the room go: ``s1`` holds the room by then, and its player, who
+    watched the room through ``s0``, must be synced there (before, that player never saw a
+    frame again, and the game stalled)."""
+    prefix = f"m{uuid.uuid4().hex[:8]}:"
+    settings = ["--lease-ms", str(LEASE_MS), "--forward-timeout", "2"]
+    owner = ServerProcess(free_port(), proxy.url, prefix, f"{prefix}s0", settings,
+                          log_path=tmp_path / "s0.log")
+    other = ServerProcess(free_port(), redis_url, prefix, f"{prefix}s1", settings,
+                          log_path=tmp_path / "s1.log")
+    direct = aioredis.Redis.from_url(redis_url)
+    clients: list[Client] = []
+    try:
+        for server in (owner, other):
+            await server.start()
+        clients = [await Client.connect(s.url, name=f"p{i}") for i, s in enumerate((owner, other))]
+        first = await clients[0].create("mantis", 2)
+        mirrors = [first, await clients[1].join(first.room)]
+        room = first.room
+        for client in clients:
+            await client.ready(room)
+        for mirror in mirrors:
+            await mirror.wait(lambda m: m.view["status"] == "playing")
+        if mirrors[0].my_turn:  # s0's player moves first, with Redis there
+            first_move = await clients[0].move(room, mirrors[0].view["moves"][0])
+            for mirror in mirrors:
+                await mirror.wait(lambda m: m.version >= first_move["version"])
+        assert mirrors[1].my_turn
+        lease = f"{prefix}lease:{{{room}}}"
+        proxy.go_down()
+        await wait_for_redis(lambda: _gone(direct, lease), timeout=10)
+        # s0 listens on the room's channel no more (its subscriber is cut off): s1 takes it.
+        done = await clients[1].move(room, mirrors[1].view["moves"][0])
+        holder = await direct.get(lease)  # "<instance>|<fence>"
+        assert holder is not None and holder.split(b"|")[0] == other.instance.encode()
+        proxy.come_up()
+        await owner.logged("lease_lost", timeout=10)
+        # Both players see the game go on: s0's player moves next, through s1.
+        for mirror in mirrors:
+            await mirror.wait(lambda m: m.version >= done["version"], timeout=10)
+        await mirrors[0].wait(lambda m: m.my_turn, timeout=10)
+        answer = await clients[0].move(room, mirrors[0].view["moves"][0])
+        for mirror in mirrors:
+            await mirror.wait(lambda m: m.version >= answer["version"], timeout=10)
+    finally:
+        for client in clients:
+            await client.close()
+        await direct.aclose()
+        proxy.come_up()
+        for server in (owner, other):  # in a thread: the proxy runs on this loop
+            await asyncio.to_thread(server.terminate)
