@@ -28,6 +28,7 @@ from .helpers import wait_for_redis
 from .process import ServerProcess, free_port
 
 LEASE_MS = 1500
+SETTINGS = ["--lease-ms", str(LEASE_MS), "--forward-timeout", "2"]
 LOADING = b"-LOADING Redis is loading the dataset in memory\r\n"
 
 
@@ -93,10 +94,9 @@ async def _gone(redis: aioredis.Redis, key: str) -> bool:
 
 async def _with_servers(redis_url: str, proxy: ResetProxy, count: int, logs: Path) -> None:
     prefix = f"l{uuid.uuid4().hex[:8]}:"
-    settings = ["--lease-ms", str(LEASE_MS), "--forward-timeout", "2"]
     servers = [
         ServerProcess(
-            free_port(), proxy.url, prefix, f"{prefix}s{i}", settings, log_path=logs / f"s{i}.log"
+            free_port(), proxy.url, prefix, f"{prefix}s{i}", SETTINGS, log_path=logs / f"s{i}.log"
         )
         for i in range(count)
     ]
@@ -135,10 +135,9 @@ async def test_a_viewer_where_the_room_went_before_its_owner_let_it_go_is_synced
     watched the room through ``s0``, must be synced there (before, that player never saw a
     frame again, and the game stalled)."""
     prefix = f"m{uuid.uuid4().hex[:8]}:"
-    settings = ["--lease-ms", str(LEASE_MS), "--forward-timeout", "2"]
-    owner = ServerProcess(free_port(), proxy.url, prefix, f"{prefix}s0", settings,
+    owner = ServerProcess(free_port(), proxy.url, prefix, f"{prefix}s0", SETTINGS,
                           log_path=tmp_path / "s0.log")
-    other = ServerProcess(free_port(), redis_url, prefix, f"{prefix}s1", settings,
+    other = ServerProcess(free_port(), redis_url, prefix, f"{prefix}s1", SETTINGS,
                           log_path=tmp_path / "s1.log")
     direct = aioredis.Redis.from_url(redis_url)
     clients: list[Client] = []

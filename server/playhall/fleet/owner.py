@@ -259,12 +259,7 @@ class Owner:
             self._refuse(forward, RoomError(errors.BAD_MESSAGE,
                                             f"this server has no {forward.kind!r} request"))
             return
-        viewer: Viewer | None = None
-        if forward.connection:
-            if forward.edge == self.home:
-                viewer = self.own(forward.connection)
-            if viewer is None:
-                viewer = self.viewer(forward)
+        viewer = self.viewer(forward) if forward.connection else None
         reply_to = None
         if forward.corr:
             reply_to = ReplyTo(forward.connection, forward.request or 0, forward.edge,
@@ -280,9 +275,14 @@ class Owner:
                 forward.edge, [REPLY, forward.corr, None, [error.code, error.reason, error.extra]]
             )
 
-    def viewer(self, forward: Forward) -> RemoteViewer:
-        """The viewer standing for the forwarding connection (the same object while any room
-        here holds it, so a room knows it again)."""
+    def viewer(self, forward: Forward) -> Viewer:
+        """The viewer standing for the forwarding connection: the connection itself if it is
+        one of this process's (see ``home``), else a RemoteViewer (the same object while any
+        room here holds it, so a room knows it again)."""
+        if forward.edge == self.home:
+            here = self.own(forward.connection)
+            if here is not None:
+                return here
         key = (forward.edge, forward.connection)
         viewer = self._viewers.get(key)
         if viewer is None:
