@@ -59,6 +59,17 @@ measured window, the echo on A's core and the asker on B's, each a process of it
 floor under the load the run's moves see (the echo and the asker are mostly idle processes,
 which the kernel wakes ahead of a busy one: if anything, the probe is favoured).
 
+``--quota F`` caps each server process at F of a core (a CPU cgroup of its own: the cgroup v2
+``cpu.max`` where the cpu controller is enabled, else cgroup v1's ``cpu`` hierarchy; a 5 ms
+period, so F is at least 0.2; needs write access to the cgroup tree, as root in a container
+has). The closed-loop runs otherwise leave each server some of its core idle (the load, Redis
+and HAProxy share the machine's two cores), and a server that is not saturated does more work
+per move than one that is: fewer moves share a loop pass's system calls and writes, so a mode
+that serves fewer moves a second looks dearer per move for that alone. Capped, every server is
+saturated (``throttled``: the share of its periods in the window it used up its quota in), and
+moves per server-CPU-second is what F of a core serves: the capacity the fleet's efficiency is
+about.
+
 Not part of the test command: numbers belong in docs/benchmarks.md, with the machine.
 """
 
@@ -112,6 +123,40 @@ backend fleet
 """
 
 
+class CpuQuota:
+    """A CPU cgroup of its own capping a process at ``cores`` of a core (see ``--quota``)."""
+
+    PERIOD_US = 5000
+
+    def __init__(self, name: str, cores: float) -> None:
+        quota = round(cores * self.PERIOD_US)
+        if quota < 1000:  # the kernel's least quota
+            raise ValueError(f"--quota {cores} is under {1000 / self.PERIOD_US} of a core")
+        v2 = Path("/sys/fs/cgroup")
+        controllers = v2 / "cgroup.subtree_control"
+        if controllers.exists() and "cpu" in controllers.read_text().split():
+            self.path = v2 / name
+            self.path.mkdir()
+            (self.path / "cpu.max").write_text(f"{quota} {self.PERIOD_US}")
+        else:
+            self.path = v2 / "cpu" / name
+            self.path.mkdir()
+            (self.path / "cpu.cfs_period_us").write_text(str(self.PERIOD_US))
+            (self.path / "cpu.cfs_quota_us").write_text(str(quota))
+
+    def add(self, pid: int) -> None:
+        (self.path / "cgroup.procs").write_text(str(pid))
+
+    def periods(self) -> tuple[int, int]:
+        """Periods so far, and those in which the process used up its quota."""
+        stat = dict(line.split() for line in (self.path / "cpu.stat").read_text().splitlines())
+        return int(stat["nr_periods"]), int(stat["nr_throttled"])
+
+    def remove(self) -> None:
+        """(Once its process has exited.)"""
+        self.path.rmdir()
+
+
 def start_server(port: int, redis_url: str, prefix: str, name: str, core: str,
                  log: Path | None = None, metrics_port: int = 0) -> Any:
     """A server as bench/moves.py runs it (caps lifted), one of the fleet: its key prefix
@@ -140,11 +185,12 @@ def forwarded(metrics_port: int) -> float:
 
 def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         server_core: str, rate: float = 0.0, split: bool = False,
-        probe: float = 0.0) -> dict[str, Any]:
+        probe: float = 0.0, quota: float = 0.0) -> dict[str, Any]:
     """One run; ``rate``: moves/s per room (0: closed loop); ``split``: process A on the
     first core and B on the second (else both on ``server_core``); ``probe``: fleet round
     trips a second timed through the run's Redis over the measured window, the echo on A's
-    core and the asker on B's (the floor under the same load)."""
+    core and the asker on B's (the floor under the same load); ``quota``: each server capped at
+    that much of a core (0: not capped)."""
     from playhall.store.embedded import EmbeddedRedis
 
     cores = sorted(os.sched_getaffinity(0))
@@ -160,7 +206,12 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
     servers = [start_server(p, redis.url, prefix, f"{prefix}{n}", core, metrics_port=m)
                for p, n, core, m in zip(ports, "AB", server_cores, metrics_ports, strict=True)]
     balancer = None
+    quotas: list[CpuQuota] = []
     try:
+        if quota:
+            for n, server in zip("AB", servers, strict=True):
+                quotas.append(CpuQuota(f"playhall-bench-{prefix[:-1]}{n}", quota))
+                quotas[-1].add(server.pid)
         for port in ports:
             wait_listening(port, 400)
         target, port_b = ports[0], 0
@@ -198,12 +249,14 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         cpu0 = [cpu_seconds(p) for p in pids]
         redis0 = cpu_seconds(redis_pid)
         lb0 = cpu_seconds(balancer.pid) if balancer else 0.0
+        periods0 = [q.periods() for q in quotas]
         t0 = time.perf_counter()
         time.sleep(seconds)
         t1 = time.perf_counter()
         cpu1 = [cpu_seconds(p) for p in pids]
         redis1 = cpu_seconds(redis_pid)
         lb1 = cpu_seconds(balancer.pid) if balancer else 0.0
+        periods1 = [q.periods() for q in quotas]
         forwarded1 = sum(forwarded(m) for m in metrics_ports)
         results = [queue.get(timeout=120) for worker in workers if worker_puts(worker)]
         for worker in workers:
@@ -216,6 +269,8 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         for proc in (*servers, *([balancer] if balancer else [])):
             proc.terminate()
             proc.wait(30)
+        for cap in quotas:
+            cap.remove()
         redis.stop()
         shutil.rmtree(data, ignore_errors=True)
     wall = t1 - t0
@@ -249,6 +304,11 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         # games): the servers' own count over the measured window.
         "forwarded_per_move": round((forwarded1 - forwarded0) / moves, 3) if moves else None,
         "haproxy_cpu": round((lb1 - lb0) / wall, 2),
+        # Capped: the share of each server's periods in the window in which it used up its
+        # quota (near 1: saturated; the idle B of ``owner`` near 0).
+        "quota": quota or None,
+        "throttled": [round((b[1] - a[1]) / max(1, b[0] - a[0]), 2)
+                      for a, b in zip(periods0, periods1, strict=True)],
         "refused": sum(r["refused"] for r in results),
         "resyncs": sum(r["resyncs"] for r in results),
         "seconds": seconds,
@@ -521,6 +581,9 @@ def main() -> None:
                              "balancer), their latencies apart; placed: each pair on one "
                              "process, the load processes taking turns (no forwarding); direct: "
                              "each client on A or B drawn at random, no balancer")
+    parser.add_argument("--quota", type=float, default=0.0,
+                        help="cap each server at this much of a core (a CPU cgroup each, "
+                             "5 ms period): every server saturated")
     parser.add_argument("--split", action="store_true",
                         help="process A on the first core, B on the second (the load, "
                              "HAProxy and Redis on any)")
@@ -539,7 +602,7 @@ def main() -> None:
             for mode in runs:
                 runs[mode].append(run(mode, rooms, args.seconds, args.warmup, args.procs,
                                       args.server_core, args.rate, args.split,
-                                      args.probe))
+                                      args.probe, args.quota))
         medians = {}
         for mode, done in runs.items():
             done.sort(key=lambda r: r["moves_per_s"])
