@@ -297,7 +297,7 @@ async def test_results_whose_ratings_stay_held_are_left_to_the_sweep_not_taken_f
     players = [s.player or "" for s in record.seats]
     counts = [int(row[3] or 0) for row in await results.db.ratings(record.game, players)]
     people = [(p, "w", n, 25.0, 8.0, 0.0, False) for p, n in zip(players, counts, strict=True)]
-    await results.db._hold_ratings("anotherRoom", record.game, people)
+    await results.db.hold_ratings("anotherRoom", record.game, people)
     log = Recorder()
     monkeypatch.setattr(results_module, "logger", log)
     # The way a game's end goes: noted as due, then written once stored.

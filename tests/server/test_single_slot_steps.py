@@ -96,7 +96,7 @@ async def test_a_write_cut_short_after_any_step_and_run_again_ends_as_one_run(
     for players_done in range(3):  # cut after the game's step, and after each player's (the
         # first run's holds are let go by the run again, as by the same room's write)
         cut = await _results(redis_url)
-        await cut._hold_ratings("room1", GAME, PEOPLE)
+        await cut.hold_ratings("room1", GAME, PEOPLE)
         rows = msgpack.packb([list(person) for person in PEOPLE])
         keys = [cut.game_key("room1"), cut.rows_key("room1")]
         await scripts.call(cut.pipe, DECIDE, keys, [b"\x81\xa1g\x01", rows, "600"])
@@ -119,7 +119,7 @@ async def test_two_games_of_one_player_never_rate_from_the_same_old_rating(
 ) -> None:
     results = await _results(redis_url)
     await results.expect("room2", 60, {"stood_in": []})
-    await results._hold_ratings("room1", GAME, PEOPLE)  # room1's write is under way
+    await results.hold_ratings("room1", GAME, PEOPLE)  # room1's write is under way
     other = [("p1", "w", 0, 30.0, 6.0, 101.0, True), ("p3", "l", 0, 20.0, 6.0, 101.0, False)]
     with pytest.raises(RatingMoved):  # held by room1's write
         await results.write("room2", b"\x80", 600, 60, GAME, True, other)

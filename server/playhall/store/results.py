@@ -241,7 +241,7 @@ class ResultsStore:
         :class:`RatingMoved`: read the ratings again. So no two games of a player make new
         ratings from the same old one."""
         if rated:
-            await self._hold_ratings(room, game, people)
+            await self.hold_ratings(room, game, people)
         rows = msgpack.packb([list(person) for person in people])
         decided, earlier = await scripts.call(
             self.pipe, DECIDE, [self.game_key(room), self.rows_key(room)], [blob, rows, str(ttl)]
@@ -271,9 +271,14 @@ class ResultsStore:
         await self.pipe.call(b"DEL", self.rows_key(room).encode())
         return bool(decided)
 
-    async def _hold_ratings(
+    async def hold_ratings(
         self, room: str, game: str, people: list[tuple[str, str, int, float, float, float, bool]]
     ) -> None:
+        """A rated write's first step alone (``write`` takes it first): hold each player's
+        rating for ``room``'s write, in a player's slot at a time, checking that the
+        rated-game count it was computed from is still the stored one; else let go of those
+        held and raise :class:`RatingMoved`. Public for what stages a write under way (the
+        tests of two games' writes meeting)."""
         held: list[str] = []
         try:
             for player, _, count, *_ in sorted(people):  # (one order: no two writes wait
