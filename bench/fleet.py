@@ -591,6 +591,11 @@ def main() -> None:
     if "placed" in args.modes and args.procs % 2:
         parser.error("placed needs an even --procs: the load processes take turns between "
                      "the two servers")
+    if args.quota:  # (a cgroup made and removed at once: the runs would fail late)
+        try:
+            CpuQuota(f"playhall-bench-check-{os.getpid()}", args.quota).remove()
+        except (OSError, ValueError) as failure:
+            parser.error(f"--quota: {failure}")
     print(json.dumps({"machine": platform.machine(), "cpus": os.cpu_count(),
                       "python": platform.python_version(), "kernel": platform.release()}))
     if args.floor:
