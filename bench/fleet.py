@@ -608,6 +608,9 @@ def main() -> None:
                 runs[mode].append(run(mode, rooms, args.seconds, args.warmup, args.procs,
                                       args.server_core, args.rate, args.split,
                                       args.probe, args.quota))
+        # Each round's efficiency, its runs side by side (they met the same spell of the
+        # machine), before the runs are sorted for their medians.
+        in_turn = {mode: [r["moves_per_server_cpu_s"] for r in done] for mode, done in runs.items()}
         medians = {}
         for mode, done in runs.items():
             done.sort(key=lambda r: r["moves_per_s"])
@@ -631,6 +634,9 @@ def main() -> None:
                     "moves_per_server_cpu_s"]:
                 median["efficiency"] = round(
                     median["moves_per_server_cpu_s"] / owner["moves_per_server_cpu_s"], 2)
+                median["runs_efficiency_by_round"] = [
+                    round(m / o, 2) if m and o else None
+                    for m, o in zip(in_turn[mode], in_turn["owner"], strict=True)]
         for mode in runs:
             print(json.dumps(medians[mode]), flush=True)
 
