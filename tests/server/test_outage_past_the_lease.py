@@ -132,8 +132,8 @@ async def test_a_viewer_where_the_room_went_before_its_owner_let_it_go_is_synced
     lease; meanwhile the other process (``s1``, on Redis directly) takes the room for its own
     player's move. Only once Redis is back does ``s0`` find its lease lost and tell ``s1``
     (``MOVED``) that it let the room go: ``s1`` holds the room by then, and its player, who
-    watched the room through ``s0``, must be synced there (before, that player never saw a
-    frame again, and the game stalled)."""
+    watched the room through ``s0``, must be synced there (else that player never sees a frame
+    again, and the game stalls)."""
     prefix = f"m{uuid.uuid4().hex[:8]}:"
     owner = ServerProcess(free_port(), proxy.url, prefix, f"{prefix}s0", SETTINGS,
                           log_path=tmp_path / "s0.log")
