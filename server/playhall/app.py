@@ -24,6 +24,7 @@ from playhall.config import Config, parse_listen
 from playhall.counters import Counters
 from playhall.fleet.handover import Handover
 from playhall.fleet.node import FleetNode
+from playhall.fleet.ping import Pings
 from playhall.heartbeat import Heartbeat
 from playhall.lobby import Lobby
 from playhall.lobby_feed import LobbyFeed
@@ -62,6 +63,8 @@ class Running:
     heartbeat: Heartbeat
     #: Tells the other processes which rooms to take at a drain (playhall.fleet.handover).
     handover: Handover
+    #: Times round trips to the other processes over Redis (playhall.fleet.ping).
+    pings: Pings
     #: The metrics listener (``metrics_listen``), if there is one.
     metrics_server: asyncio.Server | None = None
     #: The operator's listener (``admin_listen``), if there is one.
@@ -96,6 +99,7 @@ class Running:
         logger.info("draining", rooms=len(self.rooms.rooms), sessions=len(self.endpoint.sessions))
         self.endpoint.draining = True
         await self.heartbeat.drain()  # the registry says so before anything stops
+        await self.pings.stop()  # (others' pings are answered until the bus stops)
         for task in (self.sweeper, self.counter, self.refusals, self.supervisor,
                      self.descriptors):
             if task is not None:
@@ -223,11 +227,15 @@ async def start(config: Config) -> Running:
     handover = Handover(bus, store.keys, config.instance, store.fleet.members, keeper.take_over,
                         store.outage)
     await handover.start()
+    pings = Pings(bus, store.keys, config.instance, store.fleet.members,
+                  every=config.fleet_ping_every, timeout=config.redis_timeout,
+                  refresh=config.lease_ms / 3000, outage=store.outage, counters=counters)
+    await pings.start()
     heartbeat = Heartbeat(store.fleet, store.outage, config.instance, config.lease_ms)
     endpoint.listed = heartbeat.listed
     running = Running(
         config, server, endpoint, rooms, keeper, fleet, feed, client, embedded, metrics,
-        heartbeat, handover,
+        heartbeat, handover, pings,
         metrics_server,
     )
     running.admin_server = admin_server

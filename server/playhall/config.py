@@ -152,6 +152,11 @@ class Config:
         "(past that: store_failed, retryable); longer than redis_timeout, so the owner's own "
         "answer to a slow Redis comes first",
     )
+    fleet_ping_every: float = setting(
+        1.0,
+        "seconds between pings to each other process of the fleet over Redis, timed into "
+        "playhall_fleet_round_trip_seconds; 0: none (this process still answers others')",
+    )
     max_frame: int = setting(64 * 1024, "largest client frame in bytes (larger: close 1009)")
     connections_per_address: int = setting(
         64,

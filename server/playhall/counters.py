@@ -25,6 +25,24 @@ COMMIT_BUCKETS: tuple[float, ...] = (
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
 )
 
+#: Upper bounds (seconds) of the fleet round-trip histogram's buckets (``playhall.fleet.ping``):
+#: every 50 µs from 0.1 to 1 ms, where a round trip through a nearby Redis falls, so that its
+#: median can be read to within a bucket's width; then coarser up to ``redis_timeout``.
+ROUND_TRIP_BUCKETS: tuple[float, ...] = (
+    *(n / 20_000 for n in range(2, 21)),
+    0.0015, 0.002, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+)
+
+
+def _bucket(bounds: list[float], seconds: float) -> int:
+    """The index of the first bucket whose upper bound ``seconds`` is within (``len(bounds)``:
+    the last, +Inf)."""
+    bucket = 0
+    last = len(bounds)
+    while bucket < last and seconds > bounds[bucket]:  # most stop at one of the first
+        bucket += 1
+    return bucket
+
 
 class Counters:
     """One server process's counts since it started (Prometheus counters: they only grow)."""
@@ -72,6 +90,13 @@ class Counters:
         self.batches_lost = 0
         self.resyncs = 0
         self.edges_gone = 0
+        #: Round trips to the other processes over Redis (``playhall.fleet.ping``) per
+        #: histogram bucket (not cumulative; the last is +Inf) and their seconds in all; asks
+        #: a process heard but did not answer in time.
+        self.round_trip_buckets: list[int] = [0] * (len(ROUND_TRIP_BUCKETS) + 1)
+        self._round_trip_bounds: list[float] = list(ROUND_TRIP_BUCKETS)
+        self.round_trip_seconds = 0.0
+        self.pings_lost = 0
 
     def request(self, kind: str, result: str) -> None:
         """A request of type ``kind`` was answered: ``result`` is ``ok`` or the error code."""
@@ -83,12 +108,12 @@ class Counters:
         commits = self.commits
         commits[kind] = commits.get(kind, 0) + 1
         self.commit_seconds += seconds
-        bounds = self._bounds
-        bucket = 0
-        last = len(bounds)
-        while bucket < last and seconds > bounds[bucket]:  # most stop at the first or second
-            bucket += 1
-        self.commit_buckets[bucket] += 1
+        self.commit_buckets[_bucket(self._bounds, seconds)] += 1
+
+    def round_trip(self, seconds: float) -> None:
+        """A round trip to another process of the fleet took ``seconds``."""
+        self.round_trip_seconds += seconds
+        self.round_trip_buckets[_bucket(self._round_trip_bounds, seconds)] += 1
 
     def game_changed(self, game: str, status: str) -> None:
         """A room of ``game`` went to ``status``: a game started or finished."""

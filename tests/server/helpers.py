@@ -117,6 +117,14 @@ async def stored_room(redis_url: str, prefix: str, room: str) -> tuple[Stored, R
     return stored, replay(record, game, stored.since)
 
 
+async def until(condition: Callable[[], bool], timeout: float = 20) -> None:
+    """Wait until ``condition()`` holds: it reads a server's own counts, which nothing
+    announces."""
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
 async def wait_for_redis(condition: Callable[[], Awaitable[bool]], timeout: float = 30) -> None:
     """Wait until ``condition()`` holds, asking Redis again and again (the condition is about
     what Redis holds, which no push announces)."""

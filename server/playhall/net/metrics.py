@@ -38,7 +38,7 @@ from prometheus_client.registry import Collector
 from websockets.http11 import Request, Response
 
 from playhall import __version__, eventloop
-from playhall.counters import COMMIT_BUCKETS, Counters
+from playhall.counters import COMMIT_BUCKETS, ROUND_TRIP_BUCKETS, Counters
 from playhall.net.refusals import RefusalLog
 from playhall.net.session import Session
 from playhall.net.web import http_response, text_response
@@ -188,15 +188,10 @@ class ServerCollector(Collector):
         yield _labelled("playhall_commits_total",
                         "Room changes stored in Redis, by kind (move, bot_move, auto, join…).",
                         ["kind"], {(k,): v for k, v in counts.commits.items()})
-        cumulative, buckets = 0, []
-        for bound, count in zip((*COMMIT_BUCKETS, float("inf")), counts.commit_buckets,
-                                strict=True):
-            cumulative += count
-            buckets.append((_le(bound), cumulative))
-        yield HistogramMetricFamily(
+        yield _histogram(
             "playhall_commit_seconds",
             "Seconds Redis took to store a room change (its commit script, sent to answered).",
-            buckets=buckets, sum_value=counts.commit_seconds,
+            COMMIT_BUCKETS, counts.commit_buckets, counts.commit_seconds,
         )
         yield _counter("playhall_clock_timeouts_total", "Seats whose clock ran out.",
                        counts.clock_timeouts)
@@ -249,6 +244,15 @@ class ServerCollector(Collector):
         yield _counter("playhall_fleet_edges_gone_total",
                        "Other processes found gone while their connections watched rooms "
                        "held here (those connections were detached).", counts.edges_gone)
+        yield _histogram(
+            "playhall_fleet_round_trip_seconds",
+            "Seconds a ping to another process of the fleet took over Redis, there and back "
+            "(fleet_ping_every).", ROUND_TRIP_BUCKETS, counts.round_trip_buckets,
+            counts.round_trip_seconds,
+        )
+        yield _counter("playhall_fleet_pings_lost_total",
+                       "Pings another process heard but did not answer within redis_timeout.",
+                       counts.pings_lost)
 
 
 def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
@@ -266,6 +270,17 @@ def _labelled(
     for key, value in sorted(values.items()):
         family.add_metric(list(key), value)
     return family
+
+
+def _histogram(
+    name: str, documentation: str, bounds: tuple[float, ...], counts: list[int], total: float
+) -> HistogramMetricFamily:
+    """A histogram family from per-bucket counts (not cumulative, the last for +Inf)."""
+    cumulative, buckets = 0, []
+    for bound, count in zip((*bounds, float("inf")), counts, strict=True):
+        cumulative += count
+        buckets.append((_le(bound), cumulative))
+    return HistogramMetricFamily(name, documentation, buckets=buckets, sum_value=total)
 
 
 def _le(bound: float) -> str:

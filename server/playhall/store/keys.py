@@ -141,6 +141,9 @@ class Keys:
     def edge_channel(self, instance: str) -> str:
         return f"{self.p}edge:{{{instance}}}"
 
+    def ping_channel(self, instance: str) -> str:
+        return f"{self.p}ping:{{{instance}}}"
+
     def lease_key(self, room: str) -> str:
         return f"{self.p}lease:{{{room}}}"
 
