@@ -59,6 +59,11 @@ measured window, the echo on A's core and the asker on B's, each a process of it
 floor under the load the run's moves see (the echo and the asker are mostly idle processes,
 which the kernel wakes ahead of a busy one: if anything, the probe is favoured).
 
+``--ping N`` has the servers themselves time N round trips a second to each other over Redis
+(``fleet_ping_every``, ``playhall.fleet.ping``), their median over each run's window read from
+their ``playhall_fleet_round_trip_seconds`` (interpolated within its 50 µs bucket): the floor in
+the processes a forwarded move's hops go through, busy with the run's moves, as those hops are.
+
 ``--quota F`` caps each server process at F of a core (a CPU cgroup of its own: the cgroup v2
 ``cpu.max`` where the cpu controller is enabled, else cgroup v1's ``cpu`` hierarchy; a 5 ms
 period, so F is at least 0.2; needs write access to the cgroup tree, as root in a container
@@ -158,11 +163,13 @@ class CpuQuota:
 
 
 def start_server(port: int, redis_url: str, prefix: str, name: str, core: str,
-                 log: Path | None = None, metrics_port: int = 0) -> Any:
+                 log: Path | None = None, metrics_port: int = 0, ping: float = 0.0) -> Any:
     """A server as bench/moves.py runs it (caps lifted), one of the fleet: its key prefix
     shared, its instance name its own; its log (warnings and worse) in ``log`` if given; its
-    metrics on ``metrics_port`` if given (else on a free port nobody reads)."""
-    env = {**server_env(), "PLAYHALL_KEY_PREFIX": prefix, "PLAYHALL_INSTANCE": name}
+    metrics on ``metrics_port`` if given (else on a free port nobody reads); pinging the other
+    ``ping`` times a second (0: never)."""
+    env = {**server_env(), "PLAYHALL_KEY_PREFIX": prefix, "PLAYHALL_INSTANCE": name,
+           "PLAYHALL_FLEET_PING_EVERY": str(1 / ping if ping else 0)}
     cmd = server_command(port, redis_url)
     if metrics_port:
         cmd[cmd.index("--metrics-listen") + 1] = f"127.0.0.1:{metrics_port}"
@@ -174,23 +181,58 @@ def start_server(port: int, redis_url: str, prefix: str, name: str, core: str,
         return subprocess.Popen(cmd, env=env, stderr=out)
 
 
-def forwarded(metrics_port: int) -> float:
-    """The server's ``playhall_fleet_forwarded_total``, read from its metrics listener."""
+ROUND_TRIP = "playhall_fleet_round_trip_seconds_bucket{le="
+
+
+def counts(metrics_port: int) -> dict[str, float]:
+    """The server's ``playhall_fleet_forwarded_total`` (as ``forwarded``) and its round-trip
+    histogram's cumulative buckets (by upper bound, as ``le`` in the exposition), read from
+    its metrics listener."""
+    found: dict[str, float] = {}
     with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as r:
         for line in r.read().decode().splitlines():
             if line.startswith("playhall_fleet_forwarded_total "):
-                return float(line.split()[1])
-    raise RuntimeError("no playhall_fleet_forwarded_total in the server's metrics")
+                found["forwarded"] = float(line.split()[1])
+            elif line.startswith(ROUND_TRIP):
+                bound, _, value = line[len(ROUND_TRIP):].partition("} ")
+                found[bound.strip('"')] = float(value)
+    if "forwarded" not in found:
+        raise RuntimeError("no playhall_fleet_forwarded_total in the server's metrics")
+    return found
+
+
+def histogram_quantile(q: float, before: list[dict[str, float]],
+                       after: list[dict[str, float]]) -> float | None:
+    """The ``q`` quantile of the round trips the servers timed between two scrapes (each a
+    list with one scrape per server), interpolated within its bucket as Prometheus'
+    ``histogram_quantile`` does; None if none were timed."""
+    bounds = sorted((b for b in after[0] if b != "forwarded"), key=float)
+    cumulative = [sum(a.get(b, 0.0) - s.get(b, 0.0) for s, a in zip(before, after, strict=True))
+                  for b in bounds]
+    if not cumulative or not cumulative[-1]:
+        return None
+    rank = q * cumulative[-1]
+    lower, below = 0.0, 0.0
+    for bound, count in zip(bounds, cumulative, strict=True):
+        upper = float(bound)
+        if count >= rank:
+            if upper == float("inf"):
+                return lower
+            return lower + (upper - lower) * (rank - below) / (count - below)
+        lower, below = upper, count
+    return lower
 
 
 def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         server_core: str, rate: float = 0.0, split: bool = False,
-        probe: float = 0.0, quota: float = 0.0) -> dict[str, Any]:
+        probe: float = 0.0, quota: float = 0.0, ping: float = 0.0) -> dict[str, Any]:
     """One run; ``rate``: moves/s per room (0: closed loop); ``split``: process A on the
     first core and B on the second (else both on ``server_core``); ``probe``: fleet round
     trips a second timed through the run's Redis over the measured window, the echo on A's
     core and the asker on B's (the floor under the same load); ``quota``: each server capped at
-    that much of a core (0: not capped)."""
+    that much of a core (0: not capped); ``ping``: the servers' own round trips to each other
+    a second (``fleet_ping_every``), their median over the window reported (the floor in the
+    servers themselves)."""
     from playhall.store.embedded import EmbeddedRedis
 
     cores = sorted(os.sched_getaffinity(0))
@@ -203,7 +245,8 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
     prefix = f"b{uuid.uuid4().hex[:6]}:"
     ports = [free_port(), free_port()]
     metrics_ports = [free_port(), free_port()]
-    servers = [start_server(p, redis.url, prefix, f"{prefix}{n}", core, metrics_port=m)
+    servers = [start_server(p, redis.url, prefix, f"{prefix}{n}", core, metrics_port=m,
+                            ping=ping)
                for p, n, core, m in zip(ports, "AB", server_cores, metrics_ports, strict=True)]
     balancer = None
     quotas: list[CpuQuota] = []
@@ -245,7 +288,7 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         time.sleep(max(0.0, start_at - time.time()) + warmup)
         pids = [s.pid for s in servers]
         redis_pid = redis.process.pid if redis.process is not None else 0
-        forwarded0 = sum(forwarded(m) for m in metrics_ports)
+        scraped0 = [counts(m) for m in metrics_ports]
         cpu0 = [cpu_seconds(p) for p in pids]
         redis0 = cpu_seconds(redis_pid)
         lb0 = cpu_seconds(balancer.pid) if balancer else 0.0
@@ -257,7 +300,7 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         redis1 = cpu_seconds(redis_pid)
         lb1 = cpu_seconds(balancer.pid) if balancer else 0.0
         periods1 = [q.periods() for q in quotas]
-        forwarded1 = sum(forwarded(m) for m in metrics_ports)
+        scraped1 = [counts(m) for m in metrics_ports]
         results = [queue.get(timeout=120) for worker in workers if worker_puts(worker)]
         for worker in workers:
             if worker_puts(worker):
@@ -285,6 +328,15 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
             apart[f"p99_{name}_ms"] = (round(some[int(len(some) * 0.99) - 1] * 1e3, 2)
                                        if some else None)
     moves = sum(r["moves"] for r in results)
+    forwarded = sum(s["forwarded"] for s in scraped1) - sum(s["forwarded"] for s in scraped0)
+    inside = {}
+    if ping:  # the servers' own round trips to each other over the window
+        timed = sum(s["+Inf"] for s in scraped1) - sum(s["+Inf"] for s in scraped0)
+        p50 = histogram_quantile(0.5, scraped0, scraped1)
+        p99 = histogram_quantile(0.99, scraped0, scraped1)
+        inside = {"inside_count": int(timed),
+                  "inside_p50_ms": round(p50 * 1e3, 3) if p50 is not None else None,
+                  "inside_p99_ms": round(p99 * 1e3, 3) if p99 is not None else None}
     server_cpu = sum(b - a for a, b in zip(cpu0, cpu1, strict=True))
     return {
         "mode": mode + ("-paced" if rate else ""),
@@ -296,13 +348,14 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         "p99_ms": round(lat[int(len(lat) * 0.99) - 1] * 1e3, 2) if lat else None,
         **apart,
         **({f"floor_{k}": v for k, v in quantiles(hops).items()} if hops else {}),
+        **inside,
         "server_cpu": [round((b - a) / wall, 2) for a, b in zip(cpu0, cpu1, strict=True)],
         "server_us_per_move": round(server_cpu / moves * 1e6, 1) if moves else None,
         "moves_per_server_cpu_s": round(moves / server_cpu) if server_cpu else None,
         "redis_us_per_move": round((redis1 - redis0) / moves * 1e6, 1) if moves else None,
         # Requests forwarded per move made (moves, and the rematches, joins and syncs of the
         # games): the servers' own count over the measured window.
-        "forwarded_per_move": round((forwarded1 - forwarded0) / moves, 3) if moves else None,
+        "forwarded_per_move": round(forwarded / moves, 3) if moves else None,
         "haproxy_cpu": round((lb1 - lb0) / wall, 2),
         # Capped: the share of each server's periods in the window in which it used up its
         # quota (near 1: saturated; the idle B of ``owner`` near 0).
@@ -572,6 +625,10 @@ def main() -> None:
     parser.add_argument("--probe", type=float, default=0.0,
                         help="also time fleet round trips (the floor) under each run's load, "
                              "this many a second (0: none)")
+    parser.add_argument("--ping", type=float, default=0.0,
+                        help="the servers time this many round trips to each other a second "
+                             "(fleet_ping_every), their median over each run's window reported "
+                             "(0: none)")
     parser.add_argument("--rate", type=float, default=0.0,
                         help="paced: moves/s per room, well below saturation (0: closed loop)")
     parser.add_argument("--modes", nargs="+",
@@ -607,7 +664,7 @@ def main() -> None:
             for mode in runs:
                 runs[mode].append(run(mode, rooms, args.seconds, args.warmup, args.procs,
                                       args.server_core, args.rate, args.split,
-                                      args.probe, args.quota))
+                                      args.probe, args.quota, args.ping))
         # Each round's efficiency, its runs side by side (they met the same spell of the
         # machine), before the runs are sorted for their medians.
         in_turn = {mode: [r["moves_per_server_cpu_s"] for r in done] for mode, done in runs.items()}
@@ -621,8 +678,9 @@ def main() -> None:
             for key in ("p50_local_ms", "p50_forwarded_ms"):
                 if key in best:
                     best[f"runs_{key}"] = [r[key] for r in done]
-            if "floor_p50_ms" in best:
-                best["runs_floor_p50_ms"] = [r["floor_p50_ms"] for r in done]
+            for key in ("floor_p50_ms", "inside_p50_ms"):
+                if key in best:
+                    best[f"runs_{key}"] = [r[key] for r in done]
             if "p50_forwarded_ms" in best:  # what forwarding adds, run by run (same load)
                 adds = [round(r["p50_forwarded_ms"] - r["p50_local_ms"], 2) for r in done]
                 best["runs_forwarding_adds_ms"] = adds
