@@ -215,9 +215,6 @@ async def start(config: Config) -> Running:
     # move forwarded here is answered through Redis and the edge, a longer path than a local
     # client's socket, and its batch would otherwise wait for every socket written in the pass.
     endpoint.writes.first.append(fleet.owner.mail.flush)
-    # And what another process's batch gave this process's clients is written as soon as the
-    # bus's read is handed on, not a pass later: its path through Redis was the longer one.
-    bus.after_read.append(endpoint.writes.flush)
     metrics = Metrics(endpoint, config.metrics_token)
     if metrics.on_game_port():
         endpoint.metrics = metrics.answer

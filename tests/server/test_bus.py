@@ -8,7 +8,6 @@ once."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
@@ -88,36 +87,6 @@ async def test_messages_reach_their_handlers_in_order_on_one_named_connection(
     await heard.wait(lambda: heard.messages[later] == [b"late"])
     assert len(await bus_connections(admin, subscriber)) == 1
     assert heard.reconnects == 0
-
-
-async def test_after_read_hooks_run_once_a_reads_messages_were_all_handed_on(
-    bus: tuple[Bus, Heard], publisher: RedisPipe,
-) -> None:
-    """The hooks run in the read callback, after every message of that read reached its
-    handler and before the loop does anything else; a read without a message (the answer to
-    the bus's own commands) runs none, and a hook that raises does not stop the bus."""
-    subscriber, heard = bus
-    [channel] = channels(1)
-    events: list[str] = []
-    subscriber.after_read.append(lambda: events.append("read"))
-    subscriber.after_read.append(lambda: 1 / 0)  # type: ignore[func-returns-value]
-
-    def handler(data: bytes) -> None:
-        events.append("message")
-        # Nothing the loop runs after this callback comes before the read's hooks.
-        asyncio.get_running_loop().call_soon(events.append, "next pass")
-
-    await subscriber.subscribe(channel, handler)
-    await subscriber.start()
-    assert events == []  # the subscription's confirmations are not messages
-    counts = [publisher.call(b"PUBLISH", channel, b"%d" % n) for n in range(200)]
-    assert [await count for count in counts] == [1] * 200
-    await heard.wait(lambda: events.count("message") == 200 and events[-1] == "next pass")
-    reads = "".join("m" if e == "message" else "r" if e == "read" else "p" for e in events)
-    # Each read: its messages, then the hooks, then (later) the passes its messages asked for.
-    assert reads.startswith("m") and reads.endswith("p") and "mp" not in reads
-    assert 1 <= reads.count("r") <= 200 and reads.count("r") == reads.count("mr")
-    assert subscriber.links  # still connected: the raising hook was contained
 
 
 async def test_an_unsubscribed_channel_stops(

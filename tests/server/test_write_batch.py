@@ -127,29 +127,6 @@ async def test_the_batch_asks_for_the_loop_once_not_once_a_pass(
     assert len(asked) <= 1
 
 
-async def test_a_flush_ahead_of_the_pass_writes_at_once_and_the_pass_writes_the_rest() -> None:
-    """``flush`` (the fleet's bus calls it once a read of another process's batches is handed
-    on) writes what the pass gave so far, the ``first`` writes before it; what is given after
-    it in the pass is written at the pass's end, once; a pass with nothing given writes
-    nothing, and runs no ``first`` write."""
-    batch = WriteBatch()
-    firsts: list[int] = []
-    batch.first.append(lambda: firsts.append(len(transport.written)))
-    transport = RecordingTransport()
-    ws = opened(batch, transport)
-    ws.send(b"early")
-    batch.flush()
-    assert transport.written[-1].endswith(b"early") and firsts == [0]
-    ws.send(b"late")
-    await next_pass()
-    assert transport.written[-1].endswith(b"late") and firsts == [0, 1]
-    assert sum(w.count(b"early") for w in transport.written) == 1
-    written = len(transport.written)
-    batch.flush()
-    await next_pass()
-    assert len(transport.written) == written and firsts == [0, 1]
-
-
 # -- over real sockets ---------------------------------------------------------------------------
 
 

@@ -110,9 +110,6 @@ class WriteBatch:
 
     def __init__(self, counters: Counters | None = None) -> None:
         self._waiting: list[WebSocket] = []
-        #: A flush is scheduled for this pass (one that :meth:`flush` ran ahead of finds
-        #: nothing, or what was given since).
-        self._scheduled = False
         self.counters = counters if counters is not None else Counters()
         self.first: list[Callable[[], None]] = []
         # The loop, kept from the first pass that wrote: on Python 3.11 every
@@ -121,8 +118,7 @@ class WriteBatch:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def add(self, ws: WebSocket) -> None:
-        if not self._scheduled:
-            self._scheduled = True
+        if not self._waiting:
             loop = self._loop
             if loop is None:
                 loop = self._loop = asyncio.get_running_loop()
@@ -130,14 +126,6 @@ class WriteBatch:
         self._waiting.append(ws)
 
     def _flush(self) -> None:
-        self._scheduled = False
-        self.flush()
-
-    def flush(self) -> None:
-        """Write now what the pass gave so far, rather than at its end (the callback that
-        knows no more is coming in this pass calls it: see ``playhall.app``)."""
-        if not self._waiting:
-            return
         for write in self.first:
             try:
                 write()

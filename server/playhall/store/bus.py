@@ -132,10 +132,6 @@ class Bus:
         #: just now, whose message Redis delivered before it had the UNSUBSCRIBE (so the
         #: publisher counted this process as a listener, and must get an answer).
         self.fallback: Callable[[bytes, bytes], None] | None = None
-        #: Called (with no argument) in the read callback once a read's messages were all
-        #: handed to their handlers: what they gave this process's clients is written then,
-        #: not a loop pass later (``playhall.app``).
-        self.after_read: list[Callable[[], None]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
@@ -373,7 +369,7 @@ class _Link:
             try:
                 connection = await Subscriber.open(
                     self.dial, bus.name, sharded=bus.sharded, deliver=self._deliver,
-                    dropped=self._dropped, delivered=self._delivered,
+                    dropped=self._dropped,
                 )
                 if bus.sharded:
                     await self._check_primary(connection)
@@ -444,14 +440,6 @@ class _Link:
                 bus.fallback(channel, data)
         except Exception:  # one bad message must not stop the others
             logger.exception("bus_message_failed", channel=channel)
-
-    def _delivered(self) -> None:
-        """A read's messages were all handed on: the bus's ``after_read`` hooks run."""
-        for hook in self.bus.after_read:
-            try:
-                hook()
-            except Exception:  # (a bug there must not fail the subscribed connection)
-                logger.exception("bus_after_read_failed")
 
     def _dropped(self, channel: bytes) -> None:
         """The node unsubscribed the connection from ``channel`` by itself: if this process

@@ -61,7 +61,6 @@ class Subscriber(asyncio.Protocol):
     def __init__(
         self, loop: asyncio.AbstractEventLoop, name: str, *, sharded: bool, deliver: Deliver,
         dropped: Callable[[bytes], None], timeout: float,
-        delivered: Callable[[], None] | None = None,
     ) -> None:
         self.loop = loop
         #: Its name in Redis's CLIENT LIST.
@@ -70,9 +69,6 @@ class Subscriber(asyncio.Protocol):
         #: The first word of a message: ``smessage`` for sharded pub/sub.
         self.kind = b"smessage" if sharded else b"message"
         self.deliver = deliver
-        #: Called once a read's messages have all been handed to ``deliver`` (none: not
-        #: called), still in the read callback.
-        self.delivered = delivered
         #: Called with a channel the node unsubscribed this connection from by itself; raising
         #: fails the connection with what it raised.
         self.dropped = dropped
@@ -94,13 +90,12 @@ class Subscriber(asyncio.Protocol):
     @classmethod
     async def open(
         cls, dial: Dial, name: str, *, sharded: bool, deliver: Deliver,
-        dropped: Callable[[bytes], None], delivered: Callable[[], None] | None = None,
+        dropped: Callable[[bytes], None],
     ) -> Subscriber:
         """A connection to the Redis ``dial`` names, logged in and named ``name``."""
         loop = asyncio.get_running_loop()
         connection = await dial.connect(lambda: cls(
             loop, name, sharded=sharded, deliver=deliver, dropped=dropped, timeout=dial.timeout,
-            delivered=delivered,
         ))
         try:
             await asyncio.gather(*(connection.call(*command) for command in [
@@ -174,18 +169,14 @@ class Subscriber(asyncio.Protocol):
         reader.feed(data)
         kind = self.kind
         deliver = self.deliver
-        handed = False
         while (reply := reader.gets()) is not False:
             if type(reply) is list and reply[0] == kind:
                 deliver(reply[1], reply[2])
-                handed = True
                 continue
             self._answer(reply)
             if self.reason is not None:
                 return
         self.heard_at = self.loop.time()
-        if handed and self.delivered is not None:
-            self.delivered()
 
     def _answer(self, reply: Any) -> None:
         """A reply that is not a message: the next answer owed, or the node's own
