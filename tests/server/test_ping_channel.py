@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from typing import Any
 
 import msgpack
 import redis.asyncio as aioredis
@@ -65,6 +66,15 @@ async def test_an_ask_heard_but_not_answered_is_lost_and_one_nobody_hears_is_not
         await running.drain()
 
 
+async def answer(listener: Any) -> Any:
+    """The next message the raw client's subscription gets, decoded."""
+    message = None
+    async with asyncio.timeout(10):
+        while message is None:
+            message = await listener.get_message(ignore_subscribe_messages=True, timeout=1)
+    return msgpack.unpackb(message["data"])
+
+
 async def test_a_stranger_on_the_ping_channel_is_dropped_and_asks_are_still_answered(
     redis_url: str,
 ) -> None:
@@ -82,20 +92,12 @@ async def test_a_stranger_on_the_ping_channel_is_dropped_and_asks_are_still_answ
         for stranger in strangers:
             assert await raw.publish(channel, stranger) == 1
         assert await raw.publish(channel, msgpack.packb([ASK, "probe", 7])) == 1
-        message = None
-        async with asyncio.timeout(10):
-            while message is None:
-                message = await listener.get_message(ignore_subscribe_messages=True, timeout=1)
-        assert msgpack.unpackb(message["data"]) == [ANSWER, running.config.instance, 7]
+        assert await answer(listener) == [ANSWER, running.config.instance, 7]
         assert running.pings.strangers == len(strangers)
         # An answer to an ask it never made changes nothing.
         assert await raw.publish(channel, msgpack.packb([ANSWER, "probe", 99])) == 1
         assert await raw.publish(channel, msgpack.packb([ASK, "probe", 8])) == 1
-        message = None
-        async with asyncio.timeout(10):
-            while message is None:
-                message = await listener.get_message(ignore_subscribe_messages=True, timeout=1)
-        assert msgpack.unpackb(message["data"]) == [ANSWER, running.config.instance, 8]
+        assert await answer(listener) == [ANSWER, running.config.instance, 8]
         assert sum(running.endpoint.counters.round_trip_buckets) == 0
     finally:
         await listener.aclose()
