@@ -229,7 +229,7 @@ async def start(config: Config) -> Running:
     await handover.start()
     pings = Pings(bus, store.keys, config.instance, store.fleet.members,
                   every=config.fleet_ping_every, timeout=config.redis_timeout,
-                  refresh=config.lease_ms / 3000, outage=store.outage, counters=counters)
+                  refresh=config.lease_ms / 3000, counters=counters)
     await pings.start()
     heartbeat = Heartbeat(store.fleet, store.outage, config.instance, config.lease_ms)
     endpoint.listed = heartbeat.listed

@@ -10,7 +10,8 @@ publishes through Redis, each read by a process that is also serving its rooms, 
 request and its answer are (``fleet.edge``, ``fleet.owner``), without the request's own work.
 So it is the floor under what forwarding adds to a move, and an operator's view of the bus.
 
-An ask nobody listened to (the process went) is forgotten; one heard but not answered within
+A round that finds Redis failing is skipped, and not told to the outage log. An ask nobody
+listened to (the process went) is forgotten; one heard but not answered within
 ``timeout`` counts as lost (``playhall_fleet_pings_lost_total``). Messages on the channel that
 are not a ping are dropped, the first logged.
 """
@@ -32,7 +33,7 @@ from playhall.counters import Counters
 from playhall.store.bus import Bus
 from playhall.store.fleet import Member
 from playhall.store.keys import Keys
-from playhall.store.outage import Outage, is_store_error
+from playhall.store.outage import is_store_error
 from playhall_protocol.codec import pack
 
 logger = log.get("playhall.fleet")
@@ -45,7 +46,7 @@ class Pings:
     def __init__(
         self, bus: Bus, keys: Keys, instance: str,
         members: Callable[[], Awaitable[list[Member]]], *, every: float, timeout: float,
-        refresh: float, outage: Outage, counters: Counters,
+        refresh: float, counters: Counters,
     ) -> None:
         self.bus = bus
         self.keys = keys
@@ -56,7 +57,6 @@ class Pings:
         self.every = every
         self.timeout = timeout
         self.refresh = refresh
-        self.outage = outage
         self.counters = counters
         self.channel = keys.ping_channel(instance).encode()
         #: Ask number -> when it was published (``time.perf_counter``), until answered or lost.
@@ -133,9 +133,10 @@ class Pings:
                              if member.instance != self.instance]
                 self.ask(peers)
             except Exception as exc:
-                if is_store_error(exc):
-                    self.outage.failed(exc, during="fleet ping")
-                else:  # a bug: logged, and the next round asks again
+                # Redis failing: the round is skipped, and the outage is told by the parts
+                # that serve players (a ping only measures; were it told first, the outage's
+                # one log line would name the ping, not what players met).
+                if not is_store_error(exc):  # a bug: logged, and the next round asks again
                     logger.exception("fleet_ping_failed")
 
 
