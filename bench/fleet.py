@@ -95,7 +95,9 @@ import time
 import urllib.request
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+from prometheus_client.parser import text_string_to_metric_families
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "protocol"), str(ROOT / "server"), str(ROOT / "clients")]
@@ -181,40 +183,45 @@ def start_server(port: int, redis_url: str, prefix: str, name: str, core: str,
         return subprocess.Popen(cmd, env=env, stderr=out)
 
 
-ROUND_TRIP = "playhall_fleet_round_trip_seconds_bucket{le="
+class Scraped(NamedTuple):
+    """What a run reads of a server's metrics."""
+
+    #: ``playhall_fleet_forwarded_total``.
+    forwarded: float
+    #: ``playhall_fleet_round_trip_seconds``' cumulative buckets, by upper bound.
+    round_trips: dict[float, float]
 
 
-def counts(metrics_port: int) -> dict[str, float]:
-    """The server's ``playhall_fleet_forwarded_total`` (as ``forwarded``) and its round-trip
-    histogram's cumulative buckets (by upper bound, as ``le`` in the exposition), read from
-    its metrics listener."""
-    found: dict[str, float] = {}
+def counts(metrics_port: int) -> Scraped:
+    """The server's forwarded requests and round-trip buckets, read from its metrics
+    listener with prometheus_client's own parser."""
     with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith("playhall_fleet_forwarded_total "):
-                found["forwarded"] = float(line.split()[1])
-            elif line.startswith(ROUND_TRIP):
-                bound, _, value = line[len(ROUND_TRIP):].partition("} ")
-                found[bound.strip('"')] = float(value)
-    if "forwarded" not in found:
+        text = r.read().decode()
+    forwarded, buckets = None, {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "playhall_fleet_forwarded_total":
+                forwarded = sample.value
+            elif sample.name == "playhall_fleet_round_trip_seconds_bucket":
+                buckets[float(sample.labels["le"])] = sample.value
+    if forwarded is None:
         raise RuntimeError("no playhall_fleet_forwarded_total in the server's metrics")
-    return found
+    return Scraped(forwarded, buckets)
 
 
-def histogram_quantile(q: float, before: list[dict[str, float]],
-                       after: list[dict[str, float]]) -> float | None:
+def histogram_quantile(q: float, before: list[Scraped], after: list[Scraped]) -> float | None:
     """The ``q`` quantile of the round trips the servers timed between two scrapes (each a
     list with one scrape per server), interpolated within its bucket as Prometheus'
     ``histogram_quantile`` does; None if none were timed."""
-    bounds = sorted((b for b in after[0] if b != "forwarded"), key=float)
-    cumulative = [sum(a.get(b, 0.0) - s.get(b, 0.0) for s, a in zip(before, after, strict=True))
+    bounds = sorted(after[0].round_trips)
+    cumulative = [sum(a.round_trips.get(b, 0.0) - s.round_trips.get(b, 0.0)
+                      for s, a in zip(before, after, strict=True))
                   for b in bounds]
     if not cumulative or not cumulative[-1]:
         return None
     rank = q * cumulative[-1]
     lower, below = 0.0, 0.0
-    for bound, count in zip(bounds, cumulative, strict=True):
-        upper = float(bound)
+    for upper, count in zip(bounds, cumulative, strict=True):
         if count >= rank:
             if upper == float("inf"):
                 return lower
@@ -328,10 +335,12 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
             apart[f"p99_{name}_ms"] = (round(some[int(len(some) * 0.99) - 1] * 1e3, 2)
                                        if some else None)
     moves = sum(r["moves"] for r in results)
-    forwarded = sum(s["forwarded"] for s in scraped1) - sum(s["forwarded"] for s in scraped0)
+    forwarded = sum(s.forwarded for s in scraped1) - sum(s.forwarded for s in scraped0)
     inside = {}
     if ping:  # the servers' own round trips to each other over the window
-        timed = sum(s["+Inf"] for s in scraped1) - sum(s["+Inf"] for s in scraped0)
+        inf = float("inf")
+        timed = (sum(s.round_trips[inf] for s in scraped1)
+                 - sum(s.round_trips[inf] for s in scraped0))
         p50 = histogram_quantile(0.5, scraped0, scraped1)
         p99 = histogram_quantile(0.99, scraped0, scraped1)
         inside = {"inside_count": int(timed),
