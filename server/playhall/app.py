@@ -41,6 +41,7 @@ from playhall.store.connect import open_client, open_pipe, parse_target
 from playhall.store.embedded import EmbeddedRedis
 from playhall.store.keys import Keys
 from playhall.store.redis_store import Store
+from playhall.tasks import pause
 from playhall_protocol import codec, errors
 
 logger = log.get("playhall.app")
@@ -100,14 +101,15 @@ class Running:
         self.endpoint.draining = True
         await self.heartbeat.drain()  # the registry says so before anything stops
         await self.pings.stop()  # (others' pings are answered until the bus stops)
-        for task in (self.sweeper, self.counter, self.refusals, self.supervisor,
-                     self.descriptors):
-            if task is not None:
-                task.cancel()
+        background = [task for task in (self.sweeper, self.counter, self.refusals,
+                                        self.supervisor, self.descriptors) if task is not None]
+        for task in background:
+            task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
         self.keeper.stop()
         await self.feed.stop()  # (what the rooms unlist as they close is still published)
         await self.endpoint.results.stop()
-        self.endpoint.matchmaker.stop()
+        await self.endpoint.matchmaker.stop()
         try:
             await asyncio.wait_for(self.rooms.close(), self.config.drain_timeout)
         except TimeoutError:
@@ -152,7 +154,7 @@ async def supervise(embedded: EmbeddedRedis, endpoint: Endpoint) -> None:
     it dies; ``/healthz`` says so meanwhile. Commands refused while it is away are answered
     ``store_failed``; the connections reconnect by themselves."""
     while True:
-        await asyncio.sleep(SUPERVISE_EVERY)
+        await pause(SUPERVISE_EVERY)
         if await asyncio.to_thread(embedded.alive):
             continue
         exit_code = embedded.process.poll() if embedded.process is not None else None
@@ -165,7 +167,7 @@ async def supervise(embedded: EmbeddedRedis, endpoint: Endpoint) -> None:
                     break
                 except RuntimeError as exc:  # it would not start: say why, try again
                     logger.error("embedded_redis_restart_failed", error=str(exc)[-500:])
-                    await asyncio.sleep(1.0)
+                    await pause(1.0)
         finally:
             endpoint.redis_restarting = False
         logger.warning("embedded_redis_restarted", pid=embedded.pid, dir=str(embedded.data_dir))

@@ -16,6 +16,7 @@ import time
 from playhall import __version__, log
 from playhall.store.fleet import FleetStore, Member
 from playhall.store.outage import Outage, is_store_error
+from playhall.tasks import pause
 
 logger = log.get("playhall.fleet")
 
@@ -60,7 +61,7 @@ class Heartbeat:
 
     async def _beat_forever(self) -> None:
         while True:
-            await asyncio.sleep(self.lease_ms / 3000)
+            await pause(self.lease_ms / 3000)
             try:
                 await self.beat()
             except Exception:  # a bug: logged, and the next beat tries again

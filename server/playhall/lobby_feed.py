@@ -28,7 +28,7 @@ from playhall.lobby import Lobby
 from playhall.store.bus import RETRY_FIRST, RETRY_LAST, Bus
 from playhall.store.outage import failure_of, is_store_error
 from playhall.store.redis_store import Store
-from playhall.tasks import Tasks
+from playhall.tasks import Tasks, pause
 
 logger = log.get("playhall.lobby")
 
@@ -95,7 +95,7 @@ class LobbyFeed:
                     logger.exception("lobby_refresh_failed")
                     return
                 self.store.outage.failed(exc, during="lobby refresh")
-            await asyncio.sleep(wait)
+            await pause(wait)
             wait = min(wait * 2, RETRY_LAST)
 
     def on_message(self, data: Any) -> None:

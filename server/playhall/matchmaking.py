@@ -34,6 +34,7 @@ from playhall.store.outage import is_store_error, sweep_forever
 from playhall.store.redis_store import Store
 from playhall.store.results import ResultsStore
 from playhall.store.seeks import Claim, SeekStore
+from playhall.tasks import pause
 from playhall_protocol import ProtocolError, errors
 from playhall_protocol.codec import pack
 
@@ -116,7 +117,7 @@ class Matchmaker:
                     raise
                 if time.monotonic() > deadline or not await self.db.exists(claim):
                     return None
-                await asyncio.sleep(0.02)
+                await pause(0.02)
         try:
             if joined["seat"] is None:
                 await ask("leave", {"room": room})
@@ -208,9 +209,10 @@ class Matchmaker:
             sweep_forever(self.sweep, SWEEP_EVERY, self.store.outage, "quick play sweep", logger)
         )
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
         if self._sweeper is not None:
             self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
 
     async def sweep(self) -> int:
         """Fill and start the tables whose wait is over; how many were due."""

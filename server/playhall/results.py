@@ -25,7 +25,7 @@ from playhall.rooms.record import FINISHED, RoomRecord
 from playhall.store.outage import is_store_error, sweep_forever
 from playhall.store.redis_store import Store
 from playhall.store.results import RatingMoved, ResultsStore
-from playhall.tasks import Tasks
+from playhall.tasks import Tasks, pause
 from playhall_protocol import ProtocolError, errors
 from playhall_protocol.codec import pack
 
@@ -74,7 +74,7 @@ class Results:
     async def _write_later(self, record: RoomRecord) -> None:
         room = record.id
         if self.config.results_delay:
-            await asyncio.sleep(self.config.results_delay)
+            await pause(self.config.results_delay)
         try:
             await self.settle_due(room, record)
         except RatingsBusy as exc:  # (the sweep writes them)
@@ -143,7 +143,7 @@ class Results:
                     record.id, blob, self.config.history_ttl, at, record.game, rated, rows
                 )
             except RatingMoved:  # (another game of a player's is being written: its turn)
-                await asyncio.sleep(0.005 * 2**attempt)
+                await pause(0.005 * 2**attempt)
         raise RatingsBusy(f"the ratings of room {record.id} kept moving; left to the sweep")
 
     # -- the sweep -------------------------------------------------------------------------------
@@ -156,6 +156,7 @@ class Results:
     async def stop(self) -> None:
         if self._sweeper is not None:
             self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
         self._tasks.cancel()
         await self._tasks.wait()
 

@@ -40,3 +40,19 @@ class Tasks:
         self._running.discard(task)
         if not task.cancelled() and task.exception() is not None:
             self._log.error(self._failed, error=repr(task.exception()), exc_info=task.exception())
+
+
+async def pause(seconds: float) -> None:
+    """``asyncio.sleep(seconds)`` for the server's loops, which run until their task is
+    cancelled: a cancel that was asked of this task and lost on the way is raised here first.
+
+    Python 3.11's ``asyncio.wait_for``, which redis-py puts around every command's write (its
+    socket timeout), loses one: when the write is done in the same pass of the event loop as
+    the cancel lands, it returns the write's result and drops the cancel (3.12's ``wait_for``,
+    rewritten on ``asyncio.timeout``, does not). The task's ``cancelling()`` count still says it
+    was asked. A loop that slept on would go on for ever, and so would the stop that waits for
+    it (a drain, or ``asyncio.run`` cancelling every task at the process's end)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+    await asyncio.sleep(seconds)

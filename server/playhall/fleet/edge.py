@@ -37,7 +37,7 @@ from playhall.rooms.table import RoomError
 from playhall.store.bus import Publisher
 from playhall.store.keys import Keys
 from playhall.store.outage import Outage, is_store_error
-from playhall.tasks import Tasks
+from playhall.tasks import Tasks, pause
 from playhall_protocol import errors
 
 logger = log.get("playhall.fleet")
@@ -258,7 +258,7 @@ class Edge:
                 # Held elsewhere by a process that does not listen (yet): dead, its lease
                 # running out, or loading it now. Ask again shortly (unless it was answered
                 # meanwhile: its time ran out).
-                await asyncio.sleep(_RETRY_WAITS[min(attempt, len(_RETRY_WAITS) - 1)])
+                await pause(_RETRY_WAITS[min(attempt, len(_RETRY_WAITS) - 1)])
                 if message.corr and message.corr not in self._pending:
                     return
                 sent = self.bus.publish(channel, data)

@@ -28,7 +28,7 @@ from playhall.rooms.handle import RoomHandle
 from playhall.store.bus import Bus
 from playhall.store.keys import Keys
 from playhall.store.outage import Outage, is_store_error
-from playhall.tasks import Tasks
+from playhall.tasks import Tasks, pause
 
 logger = log.get("playhall.fleet")
 
@@ -117,7 +117,7 @@ class FleetNode:
 
     async def _check_forever(self) -> None:
         while True:
-            await asyncio.sleep(self._check_every)
+            await pause(self._check_every)
             try:
                 await self.edge.check_owners()
                 await self._check_edges()

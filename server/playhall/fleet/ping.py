@@ -34,6 +34,7 @@ from playhall.store.bus import Bus
 from playhall.store.fleet import Member
 from playhall.store.keys import Keys
 from playhall.store.outage import is_store_error
+from playhall.tasks import pause
 from playhall_protocol.codec import pack
 
 logger = log.get("playhall.fleet")
@@ -123,7 +124,7 @@ class Pings:
         peers: list[str] = []
         read = -self.refresh
         while True:
-            await asyncio.sleep(self.every)
+            await pause(self.every)
             now = time.perf_counter()
             self.expire(now)
             try:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from playhall import log
+from playhall.tasks import pause
 
 logger = log.get("playhall.net")
 
@@ -73,7 +74,7 @@ class DescriptorWatch:
 
     async def watch(self, every: float = 1.0) -> None:
         while True:
-            await asyncio.sleep(every)
+            await pause(every)
             self.check()
 
     def install(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:

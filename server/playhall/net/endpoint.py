@@ -66,7 +66,7 @@ from playhall.store.code_tries import CodeTries, Try
 from playhall.store.codes import normalise_code
 from playhall.store.outage import failure_of, is_store_error, report
 from playhall.store.redis_store import Store
-from playhall.tasks import Tasks
+from playhall.tasks import Tasks, pause
 from playhall_protocol import SUPPORTED_VERSIONS, ProtocolError, errors
 from playhall_protocol.messages import CLIENT_MESSAGES
 
@@ -702,7 +702,7 @@ class Endpoint:
         not renewed for ``lease_ms`` lapses (that of a process that died)."""
         ttl = self.config.lease_ms
         while True:
-            await asyncio.sleep(ttl / 3000)
+            await pause(ttl / 3000)
             held: dict[str, list[str]] = {}
             for session in self.sessions:
                 if session.counted:
@@ -722,7 +722,7 @@ class Endpoint:
         read of Redis a pass unless a refusal was made or lifted (then one more)."""
         seen: int | None = None
         while True:
-            await asyncio.sleep(self.config.lease_ms / 3000)
+            await pause(self.config.lease_ms / 3000)
             try:
                 stamp = await self.store.refused.stamp()
                 if stamp == seen:
@@ -748,7 +748,7 @@ class Endpoint:
         """Close connections that have not taken a frame for ``slow_timeout`` seconds (4000);
         the client reconnects and resumes from a snapshot."""
         while True:
-            await asyncio.sleep(every)
+            await pause(every)
             now = time.monotonic()
             for session in [s for s in self.sessions if s.too_slow(now)]:
                 logger.warning("slow_connection_closed", player=session.player)

@@ -23,6 +23,7 @@ from playhall.rooms import views
 from playhall.rooms.manager import LeaseHeld, RoomManager
 from playhall.rooms.table import RoomError
 from playhall.store.outage import is_store_error
+from playhall.tasks import pause
 from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
@@ -70,7 +71,7 @@ class Keeper:
         interval = self.config.lease_ms / 3000
         wait = interval
         while True:
-            await asyncio.sleep(wait)
+            await pause(wait)
             held = self.rooms.rooms
             # After a failed renewal, the next comes soon, not a third of the lease later: a
             # Cluster's primary replaced while its rooms' leases ran on would otherwise leave
@@ -153,7 +154,7 @@ class Keeper:
             except Exception:  # a bug: logged, and the next pass tries again
                 logger.exception("restore_pass_failed")
                 wait = self.config.lease_ms / 3000
-            await asyncio.sleep(wait)
+            await pause(wait)
 
     async def _restore_pass(self) -> tuple[int, float]:
         """Try once every room of the active set this process does not hold; the number
@@ -251,7 +252,7 @@ class Keeper:
             return
         interval = min(30.0, max(0.05, min(ttls) / 2))
         while True:
-            await asyncio.sleep(interval)
+            await pause(interval)
             try:
                 await self._sweep()
             except Exception as exc:

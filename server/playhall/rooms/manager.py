@@ -33,7 +33,7 @@ from playhall.rooms.table import RoomError, needs_server, no_such_room
 from playhall.store.outage import is_store_error, outcome_unknown
 from playhall.store.redis_store import Store
 from playhall.store.rooms import Commit, LogGap, NoRoom
-from playhall.tasks import Tasks
+from playhall.tasks import Tasks, pause
 from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
@@ -369,7 +369,7 @@ class RoomManager:
                     logger.warning("room_reattach_failed", room=room_id, code=errors.STORE_FAILED)
                 if not (old.audience.viewers or needs_server(old.record, old.game)):
                     return  # nobody waits on it: it is loaded when next asked for
-                await asyncio.sleep(self.config.lease_ms / 3000)
+                await pause(self.config.lease_ms / 3000)
                 continue
             if told:  # at the level of the failure it ends, as redis_available is
                 logger.warning("room_reattached", room=room_id)

@@ -47,6 +47,7 @@ from playhall.store.dial import Dial
 from playhall.store.outage import Outage, is_store_error
 from playhall.store.pipe import Callback, CommandPipe, RedisPipe, then_of
 from playhall.store.subscriber import Subscriber
+from playhall.tasks import pause
 
 logger = log.get("playhall.bus")
 
@@ -407,7 +408,7 @@ class _Link:
                 bus._follow_map()  # channels served elsewhere now go to their node's link
                 if bus.links.get(self.address) is not self:
                     return  # no channel left here: stopped by the bus
-            await asyncio.sleep(wait)
+            await pause(wait)
             wait = min(wait * 2, RETRY_LAST)
 
     async def _check_primary(self, connection: Subscriber) -> None:

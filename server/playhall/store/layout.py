@@ -29,7 +29,6 @@ lapse by themselves).
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -41,6 +40,7 @@ from redis.exceptions import ResponseError
 from playhall import log
 from playhall.store.code_tries import tries_key
 from playhall.store.keys import LAYOUT, Keys, as_text, scan_pattern
+from playhall.tasks import pause
 
 logger = log.get("playhall.store")
 
@@ -191,7 +191,7 @@ async def move_to_current(
         return 0
     lock = f"{keys.layout}:lock"
     while not await client.set(lock, instance, nx=True, px=LOCK_MS):
-        await asyncio.sleep(WAIT_STEP)
+        await pause(WAIT_STEP)
         if await client.get(keys.layout) == current:
             return 0
     try:

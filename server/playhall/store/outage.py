@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from playhall import log
+from playhall.tasks import pause
 
 logger = log.get("playhall.store")
 
@@ -189,4 +190,4 @@ async def sweep_forever(
                 outage.failed(exc, during=what)
             else:
                 log.exception(what.replace(" ", "_") + "_failed")
-        await asyncio.sleep(every)
+        await pause(every)
