@@ -1,14 +1,17 @@
-"""Round trips between this process and each other process of the fleet, timed over the bus:
+"""Round trips between this process and the other processes of the fleet, timed over the bus:
 what a hop through Redis costs the fleet as it runs, measured by its own busy processes.
 
-Every ``fleet_ping_every`` seconds this process publishes an ask to the ping channel of each
-other live process of the registry (``<prefix>ping:{<instance>}``), as msgpack
-``[0, asker, number]``; a process that hears an ask publishes ``[1, itself, number]`` on the
-asker's ping channel at once, from the bus's read callback. The asker times each answer, from
-just before its publish to the answer read, into ``playhall_fleet_round_trip_seconds``: two
-publishes through Redis, each read by a process that is also serving its rooms, as a forwarded
-request and its answer are (``fleet.edge``, ``fleet.owner``), without the request's own work.
-So it is the floor under what forwarding adds to a move, and an operator's view of the bus.
+Every ``fleet_ping_every`` seconds this process publishes an ask to the ping channel of other
+live processes of the registry (``<prefix>ping:{<instance>}``), as msgpack
+``[0, asker, number]``: to each of them in a fleet of up to :data:`PEERS_PER_ROUND` others, and
+to the next :data:`PEERS_PER_ROUND` of them in turn in a bigger one (so what a fleet publishes
+for its pings grows with its size, not with its square). A process that hears an ask
+publishes ``[1, itself, number]`` on the asker's ping channel at once, from the bus's read
+callback. The asker times each answer, from just before its publish to the answer read, into
+``playhall_fleet_round_trip_seconds``: two publishes through Redis, each read by a process that
+is also serving its rooms, as a forwarded request and its answer are (``fleet.edge``,
+``fleet.owner``), without the request's own work. So it is the floor under what forwarding
+adds to a move, and an operator's view of the bus.
 
 A round that finds Redis failing is skipped, and not told to the outage log. An ask nobody
 listened to (the process went) is forgotten; one heard but not answered within
@@ -42,6 +45,10 @@ logger = log.get("playhall.fleet")
 ASK: Final = 0
 ANSWER: Final = 1
 
+#: The most other processes one round asks. In a fleet of more, each pair is timed every
+#: ⌈(N − 1) / PEERS_PER_ROUND⌉ rounds.
+PEERS_PER_ROUND: Final = 8
+
 
 class Pings:
     def __init__(
@@ -65,6 +72,9 @@ class Pings:
         #: Messages on the channel that were not a ping (dropped; the first is logged).
         self.strangers = 0
         self._numbers = itertools.count(1)
+        #: Where the next round starts in the list of peers (a fleet of more than
+        #: PEERS_PER_ROUND others).
+        self._turn = 0
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -78,6 +88,16 @@ class Pings:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+
+    def ask_round(self, peers: list[str]) -> None:
+        """One round: ask each of ``peers`` (instance names, in an order that stays put from
+        round to round), or the next :data:`PEERS_PER_ROUND` of them in turn."""
+        if len(peers) <= PEERS_PER_ROUND:
+            self.ask(peers)
+            return
+        start = self._turn % len(peers)
+        self._turn = (start + PEERS_PER_ROUND) % len(peers)
+        self.ask([peers[(start + i) % len(peers)] for i in range(PEERS_PER_ROUND)])
 
     def ask(self, peers: list[str]) -> None:
         """Publish one ask to each of ``peers`` (instance names), written at once."""
@@ -130,9 +150,9 @@ class Pings:
             try:
                 if now - read >= self.refresh:
                     read = now
-                    peers = [member.instance for member in await self.members()
-                             if member.instance != self.instance]
-                self.ask(peers)
+                    peers = sorted(member.instance for member in await self.members()
+                                   if member.instance != self.instance)
+                self.ask_round(peers)
             except Exception as exc:
                 # Redis failing: the round is skipped, and the outage is told by the parts
                 # that serve players (a ping only measures; were it told first, the outage's
