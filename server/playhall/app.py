@@ -41,7 +41,7 @@ from playhall.store.connect import open_client, open_pipe, parse_target
 from playhall.store.embedded import EmbeddedRedis
 from playhall.store.keys import Keys
 from playhall.store.redis_store import Store
-from playhall.tasks import pause
+from playhall.tasks import cancel_and_wait, pause
 from playhall_protocol import codec, errors
 
 logger = log.get("playhall.app")
@@ -101,11 +101,8 @@ class Running:
         self.endpoint.draining = True
         await self.heartbeat.drain()  # the registry says so before anything stops
         await self.pings.stop()  # (others' pings are answered until the bus stops)
-        background = [task for task in (self.sweeper, self.counter, self.refusals,
-                                        self.supervisor, self.descriptors) if task is not None]
-        for task in background:
-            task.cancel()
-        await asyncio.gather(*background, return_exceptions=True)
+        await cancel_and_wait(self.sweeper, self.counter, self.refusals, self.supervisor,
+                              self.descriptors)
         self.keeper.stop()
         await self.feed.stop()  # (what the rooms unlist as they close is still published)
         await self.endpoint.results.stop()

@@ -34,7 +34,7 @@ from playhall.store.outage import is_store_error, sweep_forever
 from playhall.store.redis_store import Store
 from playhall.store.results import ResultsStore
 from playhall.store.seeks import Claim, SeekStore
-from playhall.tasks import pause
+from playhall.tasks import cancel_and_wait, pause
 from playhall_protocol import ProtocolError, errors
 from playhall_protocol.codec import pack
 
@@ -210,9 +210,7 @@ class Matchmaker:
         )
 
     async def stop(self) -> None:
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            await asyncio.gather(self._sweeper, return_exceptions=True)
+        await cancel_and_wait(self._sweeper)
 
     async def sweep(self) -> int:
         """Fill and start the tables whose wait is over; how many were due."""

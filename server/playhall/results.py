@@ -25,7 +25,7 @@ from playhall.rooms.record import FINISHED, RoomRecord
 from playhall.store.outage import is_store_error, sweep_forever
 from playhall.store.redis_store import Store
 from playhall.store.results import RatingMoved, ResultsStore
-from playhall.tasks import Tasks, pause
+from playhall.tasks import Tasks, cancel_and_wait, pause
 from playhall_protocol import ProtocolError, errors
 from playhall_protocol.codec import pack
 
@@ -154,9 +154,7 @@ class Results:
         )
 
     async def stop(self) -> None:
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            await asyncio.gather(self._sweeper, return_exceptions=True)
+        await cancel_and_wait(self._sweeper)
         self._tasks.cancel()
         await self._tasks.wait()
 

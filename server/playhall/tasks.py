@@ -42,6 +42,15 @@ class Tasks:
             self._log.error(self._failed, error=repr(task.exception()), exc_info=task.exception())
 
 
+async def cancel_and_wait(*tasks: asyncio.Task[Any] | None) -> None:
+    """Cancel ``tasks`` (None stands for one never started) and wait until each has ended;
+    how each ended is not raised."""
+    running = [task for task in tasks if task is not None]
+    for task in running:
+        task.cancel()
+    await asyncio.gather(*running, return_exceptions=True)
+
+
 async def pause(seconds: float) -> None:
     """``asyncio.sleep(seconds)`` for the server's loops, which run until their task is
     cancelled: a cancel that was asked of this task and lost on the way is raised here first.

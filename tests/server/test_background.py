@@ -91,6 +91,12 @@ async def _lose_the_cancel() -> None:
         return
 
 
+async def ended(task: asyncio.Task[Any]) -> bool:
+    """Whether ``task`` ends within 5 s (the bound of a failure, not a wait)."""
+    done, _ = await asyncio.wait([task], timeout=5)
+    return task in done
+
+
 async def test_a_cancel_lost_on_its_way_is_raised_at_the_loops_next_pause() -> None:
     turns = 0
     waiting = asyncio.Event()
@@ -106,8 +112,7 @@ async def test_a_cancel_lost_on_its_way_is_raised_at_the_loops_next_pause() -> N
     task = asyncio.create_task(loop_forever())
     await waiting.wait()
     task.cancel()
-    done, _ = await asyncio.wait([task], timeout=5)  # (the bound of a failure, not a wait)
-    assert task in done and task.cancelled()
+    assert await ended(task) and task.cancelled()
     assert turns == 1
 
 
@@ -125,15 +130,14 @@ async def test_a_sweep_that_lost_its_cancel_ends_its_sweeps() -> None:
     task = asyncio.create_task(sweep_forever(sweep, 0, outage, "test sweep", log))
     await swept.wait()
     task.cancel()
-    done, _ = await asyncio.wait([task], timeout=5)
-    assert task in done and task.cancelled()
+    assert await ended(task) and task.cancelled()
     assert sweeps == 1 and not log.errors and not outage.ongoing
 
 
 async def test_loops_of_redis_py_commands_end_whenever_they_are_cancelled(redis_url: str) -> None:
     """The real case: a loop over redis-py's commands (a socket timeout set, as the server's
     client has), cancelled at forty points of its commands. Without ``pause`` some of them
-    (about one in four on the machine this was found on) lose the cancel and loop on."""
+    lose the cancel and loop on."""
     client = redis.asyncio.Redis.from_url(redis_url, socket_timeout=5)
     went_on = []
     try:
@@ -148,8 +152,7 @@ async def test_loops_of_redis_py_commands_end_whenever_they_are_cancelled(redis_
             for _ in range(shift % 7):  # (passes of the loop: a different point of the command)
                 await asyncio.sleep(0)
             task.cancel()
-            done, _ = await asyncio.wait([task], timeout=5)
-            if task not in done:
+            if not await ended(task):
                 went_on.append(shift)
                 task.cancel()
     finally:
