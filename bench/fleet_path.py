@@ -370,8 +370,8 @@ async def run(redis_url: str, mode: str, moves: int, part: str | None,
     prefix = f"fp{uuid.uuid4().hex[:6]}:"
     nodes = {name: await app.start(config(redis_url, prefix, name)) for name in "AE"}
     for node in nodes.values():  # nothing periodic (see config)
-        node.keeper.stop()
-        node.endpoint.matchmaker.stop()  # (quick play's sweep, twice a second)
+        await node.keeper.stop()
+        await node.endpoint.matchmaker.stop()  # (quick play's sweep, twice a second)
         await node.endpoint.results.stop()
         for task in (node.sweeper, node.counter, node.refusals, node.descriptors):
             if task is not None:

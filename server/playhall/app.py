@@ -103,7 +103,7 @@ class Running:
         await self.pings.stop()  # (others' pings are answered until the bus stops)
         await cancel_and_wait(self.sweeper, self.counter, self.refusals, self.supervisor,
                               self.descriptors)
-        self.keeper.stop()
+        await self.keeper.stop()
         await self.feed.stop()  # (what the rooms unlist as they close is still published)
         await self.endpoint.results.stop()
         await self.endpoint.matchmaker.stop()

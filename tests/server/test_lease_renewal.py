@@ -73,10 +73,29 @@ async def test_a_renewal_redis_failed_is_tried_again_soon_and_the_room_kept(
             while len(pipe.renewals) < 3:
                 await asyncio.sleep(0.05)
     finally:
-        keeper.stop()
+        await keeper.stop()
     usual = LEASE_MS / 3000
     failed, again, next_one = pipe.renewals[:3]
     assert again - failed < usual / 2  # tried again after RENEW_AGAIN_AFTER, not `usual`
     assert again - failed >= RENEW_AGAIN_AFTER
     assert next_one - again >= usual  # renewed: back to the usual pace
     assert ROOM in rooms.rooms  # its lease never lost
+
+
+async def test_stop_returns_once_the_keepers_loops_have_ended(
+    manager: tuple[RoomManager, FirstRenewalFails],
+) -> None:
+    """A drain goes on to close the rooms only when no renewal, restore or sweep of the keeper
+    is still running beside it."""
+    rooms, pipe = manager
+    await started_room(rooms, ROOM)
+    before = asyncio.all_tasks()
+    keeper = Keeper(rooms)
+    keeper.start()
+    loops = asyncio.all_tasks() - before
+    assert len(loops) == 3
+    async with asyncio.timeout(20):
+        while not pipe.renewals:  # the loops under way
+            await asyncio.sleep(0.01)
+    await keeper.stop()
+    assert all(task.done() for task in loops)

@@ -23,7 +23,7 @@ from playhall.rooms import views
 from playhall.rooms.manager import LeaseHeld, RoomManager
 from playhall.rooms.table import RoomError
 from playhall.store.outage import is_store_error
-from playhall.tasks import pause
+from playhall.tasks import cancel_and_wait, pause
 from playhall_protocol import errors
 
 logger = log.get("playhall.rooms")
@@ -52,9 +52,10 @@ class Keeper:
             asyncio.create_task(self._sweep_forever()),
         ]
 
-    def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
+    async def stop(self) -> None:
+        """Cancel the three loops and wait until each has ended (a lease renewal under way
+        finishes or fails first, bounded by the Redis timeout)."""
+        await cancel_and_wait(*self._tasks)
 
     def _failed(self, exc: Exception, during: str, bug: str) -> None:
         """A background pass raised (called in its ``except``): Redis failing counts in the
