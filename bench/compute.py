@@ -56,7 +56,7 @@ def game_records(seed: int, target: int) -> list[RoomRecord]:
         created=1.7e9,
     )
     state = GAME.setup(2, options, seed)
-    record = record.evolve(**game_fields(GAME, state))
+    record = record.evolve(**game_fields(GAME, state, options, len(seats), record.created))
     records = [record]
     rng = Rng(seed ^ 0x5EED)
     mid = 0

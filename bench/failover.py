@@ -269,10 +269,10 @@ def compare(tally: Tally, logs: dict[str, list[tuple[str, str]]],
         times[room].append(at)
     for failover in failovers:
         waits = []
-        for at in times.values():
-            after = [t for t in at if t >= failover["at"]]
-            if after and min(at) < failover["at"]:
-                waits.append(min(after) - failover["at"])
+        for oks in times.values():
+            later = [t for t in oks if t >= failover["at"]]
+            if later and min(oks) < failover["at"]:
+                waits.append(min(later) - failover["at"])
         failover["pause_s"] = round(max(waits), 2) if waits else None
     return {"acked": len(tally.acked), "lost": len(lost), "twice": twice,
             "lost_moves": lost[:20]}

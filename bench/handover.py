@@ -75,7 +75,7 @@ async def holders(redis_url: str, prefix: str, rooms: list[str], others: set[str
     keys = [f"{prefix}lease:{{{room}}}" for room in rooms]
     try:
         while True:
-            held = [raw.decode().rpartition("|")[0] if raw else ""
+            held = [(raw.decode() if isinstance(raw, bytes) else raw or "").rpartition("|")[0]
                     for raw in await client.mget(keys)]
             if all(holder in others for holder in held):
                 return time.monotonic() - started, Counter(held)
@@ -103,9 +103,12 @@ def run(rooms: int, servers: int, lease_ms: int) -> dict[str, Any]:
         made = asyncio.run(make_rooms(f"ws://127.0.0.1:{ports[0]}/", rooms))
         others = {f"{prefix}s{i}" for i in range(1, servers)}
         exits: list[float] = []
-        waiter = threading.Thread(
-            target=lambda: (processes[0].wait(60), exits.append(time.monotonic()))
-        )
+
+        def wait_for_exit() -> None:
+            processes[0].wait(60)
+            exits.append(time.monotonic())
+
+        waiter = threading.Thread(target=wait_for_exit)
         started = time.monotonic()
         processes[0].send_signal(signal.SIGTERM)
         waiter.start()

@@ -65,15 +65,17 @@ class FakePipe:
         # Answered from a later callback, as the real connection's reader does.
         future = asyncio.get_running_loop().create_future()
         asyncio.get_running_loop().call_soon(future.set_result, 1)
-        return await future  # type: ignore[no-any-return]
+        return await future
 
     def close(self) -> None:
         pass
 
 
 class FakeViewer:
-    def __init__(self, player: str) -> None:
+    def __init__(self, id: int, player: str) -> None:
+        self.id = id
         self.player = self.name = player
+        self.address = "127.0.0.1"
         self.frames = 0
 
     def push(self, frame: bytes, room: str | None = None) -> None:
@@ -114,7 +116,7 @@ async def run(moves: int, profiler: cProfile.Profile | None, seats: int = 2,
             creator=players[0],
         )
 
-        async def create(r: RoomRecord) -> None:
+        async def create(r: RoomRecord, player: str, address: str) -> None:
             pass
 
         room = Room(
@@ -129,11 +131,11 @@ async def run(moves: int, profiler: cProfile.Profile | None, seats: int = 2,
             on_idle=lambda r: None,
         )
         room.start()
-        viewers = [FakeViewer(p) for p in players]
+        viewers = [FakeViewer(seat, p) for seat, p in enumerate(players)]
         for seat, viewer in enumerate(viewers):
             room.audience.attach(room.record, viewer, seat)
         for n in range(spectators):
-            room.audience.attach(room.record, FakeViewer(f"w{n}"), None)
+            room.audience.attach(room.record, FakeViewer(len(players) + n, f"w{n}"), None)
         await room.ask("start", viewers[0], {})
         mid = 0
         while room.record.status == "playing" and made < moves:

@@ -35,7 +35,7 @@ def gc_env(env: dict[str, str], out: Path) -> dict[str, str]:
 def read_pauses(out: Path) -> list[tuple[float, float, int]]:
     """The collections the server timed: (start, seconds, generation), ``perf_counter`` time."""
     try:
-        return [tuple(p) for p in json.loads(out.read_text())]  # type: ignore[misc]
+        return [tuple(p) for p in json.loads(out.read_text())]
     except (OSError, ValueError):
         return []
 
