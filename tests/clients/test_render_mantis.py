@@ -69,7 +69,7 @@ def test_move_labels_are_distinct_and_readable() -> None:
 
 def test_renderer_imports_only_the_standard_library() -> None:
     source = Path(mantis.__file__).read_text()
-    names = set()
+    names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             names.update(a.name.split(".")[0] for a in node.names)

@@ -43,6 +43,16 @@ class Viewer:
         self.frames: list[tuple[bytes, str | None]] = []
         self.stale: set[str] = set()
 
+    # A room's viewer (playhall.rooms.audience.Viewer); the edge reaches it through Connections.
+    def push(self, frame: bytes, room: str | None = None) -> None:
+        self.frames.append((frame, room))
+
+    def is_stale(self, room: str) -> bool:
+        return room in self.stale
+
+    def clear_stale(self, room: str) -> None:
+        self.stale.discard(room)
+
 
 class Connections:
     """This process's connections, as the reply router keeps them."""
@@ -74,7 +84,7 @@ class Connections:
 
 def edge(bus: Published, connections: Connections, timeout: float = 5.0) -> Edge:
     made = Edge(bus, Keys("ph:"), "edge-1", timeout, Outage())
-    made.connections = connections  # type: ignore[assignment]
+    made.connections = connections
     return made
 
 
@@ -143,7 +153,7 @@ async def test_a_joined_rooms_first_frames_overtaken_by_a_later_batch_are_synced
     connections = Connections(Viewer(6))
     viewer = connections.viewers[6]
     node = edge(bus, connections)
-    RemoteRoom("r5", node).submit("join", viewer, {}, ReplyTo(6, 11))  # type: ignore[arg-type]
+    RemoteRoom("r5", node).submit("join", viewer, {}, ReplyTo(6, 11))
     await settled(bus, 1)
     join = bus.sent[0][1]
     node.received(pack_batch("owner-j", 2, [[REPLY, join.corr, {"version": 3}, None]], node.id))
@@ -270,7 +280,7 @@ async def test_an_answer_reaches_its_request_and_a_late_one_is_dropped() -> None
 async def test_a_refusal_crosses_with_its_code_reason_and_fields() -> None:
     bus = Published()
     node = edge(bus, Connections(Viewer(4)))
-    asked = asyncio.ensure_future(RemoteRoom("r1", node).ask("join", Viewer(4), {}))  # type: ignore[arg-type]
+    asked = asyncio.ensure_future(RemoteRoom("r1", node).ask("join", Viewer(4), {}))
     await settled(bus, 1)
     corr = bus.sent[0][1].corr
     error = ["too_many_tries", "wait", {"retry_after": 1.5}]

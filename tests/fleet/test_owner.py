@@ -5,12 +5,13 @@ nothing else is due). The bus is a stand-in that records what is published."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from playhall.fleet.messages import FRAME, REPLY, Forward, unpack_batch
 from playhall.fleet.owner import EdgeMail, Owner, RemoteViewer
+from playhall.rooms.audience import Viewer
 from playhall.store.keys import Keys
 
 from .buses import StandInBus
@@ -153,9 +154,9 @@ async def test_a_request_of_a_connection_here_reaches_the_room_as_that_connectio
     owner = Owner(bus, Keys("ph:"), "host:2")
     held = Held()
     owner.rooms = held  # type: ignore[assignment]
-    session = object()
+    session = cast(Viewer, object())  # this process's connection: only its identity counts
     owner.home = "host:2#cd"
-    owner.own = lambda connection: session if connection == 4 else None  # type: ignore[assignment]
+    owner.own = lambda connection: session if connection == 4 else None
     for edge, connection in (("host:2#cd", 4), ("host:1#ab", 4), ("host:2#cd", 5)):
         owner.received("r1", Forward(edge, connection, 9, 12, "sync", "p", "n", "a", {}).pack())
     here, there, gone = held.room.viewers

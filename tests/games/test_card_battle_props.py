@@ -110,10 +110,10 @@ def test_random_games_keep_the_contract_and_hide_the_decks(seed: int) -> None:
     assert steps >= 3  # two deck moves and at least one battle turn
 
 
-def _record(seed: int) -> tuple[list[tuple[int | None, Move]], State]:
+def _record(seed: int) -> tuple[list[tuple[int | None, Move | str]], State]:
     state = GAME.setup(2, GAME.normalize_options({}), seed)
     rng = Rng(seed)
-    moves: list[tuple[int | None, Move]] = []
+    moves: list[tuple[int | None, Move | str]] = []
     while GAME.outcome(state) is None:
         if GAME.auto_delay(state) is not None:
             result, seat = step(GAME, state, rng, fill)

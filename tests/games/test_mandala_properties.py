@@ -60,12 +60,13 @@ def test_random_games_conserve_cards_keep_colour_rule_hide_cards_and_end(
     assert steps > 0
 
 
-def record_game(options: dict[str, Any], seats: int, seed: int,
-                bot_seats: tuple[int, ...] = ()) -> tuple[State, list[tuple[int | None, Move]]]:
+def record_game(
+    options: dict[str, Any], seats: int, seed: int, bot_seats: tuple[int, ...] = ()
+) -> tuple[State, list[tuple[int | None, Move | str]]]:
     """Play a game (random moves, or the bot for ``bot_seats``) and keep its move list."""
     state = GAME.setup(seats, GAME.normalize_options(options), seed)
     rng = Rng(seed)
-    log: list[tuple[int | None, Move]] = []
+    log: list[tuple[int | None, Move | str]] = []
     while GAME.outcome(state) is None:
         if GAME.auto_delay(state) is not None:
             state = GAME.apply_auto(state).state

@@ -71,7 +71,7 @@ def test_replay_is_byte_identical_and_turns_follow_the_last_landing(
         seed: int, opts: dict[str, Any]) -> None:
     state = GAME.setup(2, GAME.normalize_options(opts), seed)
     rng = Rng(seed ^ 0xD1CE)
-    log: list[tuple[int | None, Move]] = []
+    log: list[tuple[int | None, Move | str]] = []
     snapshots = []
     while GAME.outcome(state) is None:
         seat = GAME.to_act(state)[0]

@@ -477,7 +477,7 @@ def test_out_of_turn_and_self_steal_are_refused() -> None:
     other = (seat + 1) % 3
     for who in [other, -1, 3, None]:
         with pytest.raises(Rejected) as err:
-            GAME.apply(state, who, SCORE)  # type: ignore[arg-type]
+            GAME.apply(state, who, SCORE)
         assert err.value.code == "not_your_turn"
     assert GAME.legal_moves(state, other) == []
     with pytest.raises(Rejected) as err:

@@ -79,7 +79,7 @@ def test_replay_is_byte_identical(seats: int, seed: int) -> None:
     options: dict[str, Any] = {}
     state = GAME.setup(seats, GAME.normalize_options(options), seed)
     rng = Rng(seed ^ 0xD17E)
-    log: list[tuple[int | None, Move]] = []
+    log: list[tuple[int | None, Move | str]] = []
     while GAME.outcome(state) is None:
         seat = GAME.to_act(state)[0]
         move = rng.choice(GAME.legal_moves(state, seat))

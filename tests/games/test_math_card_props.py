@@ -107,10 +107,10 @@ def test_random_games_with_resignation_allowed(seed: int) -> None:
         assert len(outcome.winners) == 1
 
 
-def _record(seed: int) -> tuple[list[tuple[int | None, Move]], State, list[dict[str, Any]]]:
+def _record(seed: int) -> tuple[list[tuple[int | None, Move | str]], State, list[dict[str, Any]]]:
     state = PLAYER.setup(2, {}, seed)
     rng = Rng(seed)
-    log: list[tuple[int | None, Move]] = []
+    log: list[tuple[int | None, Move | str]] = []
     events: list[dict[str, Any]] = []
     while PLAYER.outcome(state) is None:
         seat = rng.choice(PLAYER.to_act(state))

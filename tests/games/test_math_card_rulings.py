@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from playhall.games.contract import Rejected
+from playhall.games.contract import Outcome, Rejected, State
 from playhall.games.math_card import GAME
 from playhall.games.math_card.scoring import score_board
 from tests.games.test_math_card_support import (
@@ -24,6 +24,13 @@ from tests.games.test_math_card_support import (
 )
 
 END = {"type": "end_turn"}
+
+
+def ended_with(state: State) -> Outcome:
+    """The outcome of ``state``, a game that is over."""
+    outcome = GAME.outcome(state)
+    assert outcome is not None
+    return outcome
 
 
 def test_ruling_1_five_lanes_of_five_slots_and_the_areas() -> None:
@@ -353,10 +360,10 @@ def test_ruling_16_end_conditions_and_winner() -> None:
     s = action_state()
     fill_lane(s, 2, [FILLER, "000014", FILLER, "000014", FILLER], 0)
     over = play(s, 0, END)
-    assert GAME.outcome(over) is not None and GAME.outcome(over).reason == "public_lane_full"
+    assert GAME.outcome(over) is not None and ended_with(over).reason == "public_lane_full"
     # Either player's deck empty at an end phase.
     s = action_state(decks=([FILLER] * 5, []))
-    assert GAME.outcome(play(s, 0, END)).reason == "deck_empty"
+    assert ended_with(play(s, 0, END)).reason == "deck_empty"
     # 10 PVP ends at once (mid-turn), more VP wins.
     s = action_state(hands=(["100001"], []))
     s["players"][0]["pvp"] = 8
@@ -373,9 +380,9 @@ def test_ruling_16_end_conditions_and_winner() -> None:
     # VP tied: more PVP wins; both tied: a draw.
     tied = action_state(decks=([FILLER] * 5, []))
     tied["players"][1]["pvp"] = 3
-    assert GAME.outcome(play(tied, 0, END)).winners == [1]
+    assert ended_with(play(tied, 0, END)).winners == [1]
     tied["players"][0]["pvp"] = 3
-    assert GAME.outcome(play(tied, 0, END)).winners == []
+    assert ended_with(play(tied, 0, END)).winners == []
     # Resignation at any time, by either seat, even when it is not their turn.
     s = action_state()
     assert {"type": "resign"} in GAME.legal_moves(s, 1)

@@ -120,7 +120,7 @@ def test_check_game_says_why_a_plugin_did_not_load(
 def test_the_checks_hold_without_assert_statements(installed: Path) -> None:
     """A broken rule raises the checks' own Violation, not a bare ``assert`` (which
     ``python -O`` strips)."""
-    from plug_mutating import GAME  # type: ignore[import-not-found]
+    from plug_mutating import GAME
 
     with pytest.raises(Violation, match="apply changed the state it was given"):
         check_random_game(GAME, 2, {"fuse_ms": 0}, 1)

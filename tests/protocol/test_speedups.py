@@ -255,7 +255,7 @@ def test_views_nested_too_deeply_are_refused_as_the_reference_refuses_them() -> 
 
 
 def test_packed_diff_uses_the_speedups_or_the_reference_alike() -> None:
-    old = {"a": [1, 2, 3, 4, 5, 6], "b": {"c": 1}}
+    old: dict[str, Any] = {"a": [1, 2, 3, 4, 5, 6], "b": {"c": 1}}
     new = copy.deepcopy(old)
     new["a"][2] = 9
     new["b"]["d"] = [True]

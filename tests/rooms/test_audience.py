@@ -4,6 +4,7 @@ version is broadcast, presence, catching up from the frame history, and the away
 from __future__ import annotations
 
 import copy
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ class FakeViewer:
     frames: list[bytes] = field(default_factory=list)
     stale: bool = False
     address: str = ""
+    id: int = field(default_factory=itertools.count(1).__next__)
 
     def push(self, frame: bytes, room: str | None = None) -> None:
         self.frames.append(frame)

@@ -9,7 +9,7 @@ import msgpack
 
 from playhall.catalog import get_game
 from playhall.games.contract import Game
-from playhall.games.rng import Rng, bot_state, int_key, seed_state
+from playhall.games.rng import Rng, RngState, bot_state, int_key, seed_state
 from playhall.rooms import table, views
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
 from playhall_protocol import fairness
@@ -114,7 +114,7 @@ def test_bots_draw_from_their_own_stream_of_the_room_key() -> None:
     # (the compiled build compiles Mantis, and no interpreted class may subclass a compiled one).
     game = get_game("mandragora")
     assert game is not None
-    seen: list[object] = []
+    seen: list[RngState | int] = []  # the seeds the bot was given
 
     class Watching(type(game)):  # type: ignore[misc]
         def bot_move(self, view, seat, moves, seed):  # type: ignore[no-untyped-def]

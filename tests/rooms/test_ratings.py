@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ def test_only_games_between_different_people_played_to_an_end_are_rated() -> Non
     assert not ratings.rated_players(True, PEOPLE[:1], won)  # solo
     assert not ratings.rated_players(True, [PEOPLE[0], PEOPLE[0]], won)  # one person twice
     for reason in ("abandoned", "closed_by_operator"):  # the server ended it: no result
-        ended = {"winners": [], "scores": [], "reason": reason}
+        ended: dict[str, Any] = {"winners": [], "scores": [], "reason": reason}
         assert not ratings.rated_players(True, PEOPLE, ended)
 
 

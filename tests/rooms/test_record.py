@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import msgpack
 import pytest
@@ -89,14 +90,18 @@ def test_stepped_is_evolve_with_the_fields_a_game_step_changes() -> None:
 
 
 def test_the_written_out_init_takes_the_fields_and_defaults_of_the_dataclass() -> None:
-    required = {
+    required: dict[str, Any] = {
         "id": "r", "game": "g", "options": {}, "seats": (), "secret": int_key(1), "creator": "c"
     }
     plain = RoomRecord(**required)
     for f in dataclasses.fields(RoomRecord):
         if f.name in required:
             continue
-        expected = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+        if f.default is dataclasses.MISSING:
+            assert f.default_factory is not dataclasses.MISSING, f.name  # no default: a factory
+            expected = f.default_factory()
+        else:
+            expected = f.default
         assert getattr(plain, f.name) == expected, f.name
     everything = record().evolve(state={"x": 1}, seen={"a": {1: 2}}, deadline=3.0, code="C")
     values = everything.fields()

@@ -68,7 +68,7 @@ def test_spectators_see_the_game_n_versions_behind_and_players_live() -> None:
     crowd.attach(record, alice, 0)
     crowd.attach(record, watcher, None)
     crowd.broadcast(record, [])
-    past = {record.version: (record, [])}
+    past: dict[int, tuple[RoomRecord, list[dict[str, Any]]]] = {record.version: (record, [])}
     while record.status == PLAYING:
         record, events = _scored(record)
         past[record.version] = (record, events)

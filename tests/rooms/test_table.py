@@ -27,7 +27,7 @@ def room(seats: int = 2, *, private: bool = False, game: str = "mantis") -> Room
     return record.evolve()  # stored: version 1
 
 
-def refused(code: str) -> pytest.RaisesContext[RoomError]:
+def refused(code: str) -> pytest.RaisesExc[RoomError]:
     return pytest.raises(RoomError, match=f"^{code}:")
 
 
@@ -196,6 +196,7 @@ def alices_turn() -> RoomRecord:
         record, events, move = table.bot_move(record, mantis(), 1)
         assert events and move in ({"type": "score"}, {"type": "steal", "target": 0})
         assert record.state is not None
+    assert record.state is not None  # again: mypy drops the loop's narrowing on leaving it
     assert mantis().to_act(record.state) == [0]
     return record
 
@@ -284,6 +285,7 @@ def test_only_seats_the_game_waits_for_can_be_away() -> None:
         the_move = game.legal_moves(record.state, 0)[0]
         record, _ = table.move(record, game, 0, "alice", record.version, None, the_move)
         assert record.state is not None
+    assert record.state is not None  # again: mypy drops the loop's narrowing on leaving it
     # The bot's seat (1) plays itself; Alice is not to act: no stand-in is due for anyone.
     assert game.to_act(record.state) == [1]
     assert table.away_due(record, game, 30.0, set(), {}, since=100.0) == {}
@@ -343,7 +345,7 @@ def clocked_turn_of_alice(clock: str = "turn") -> RoomRecord:
     record, _ = table.ready(record, game, "alice", True)
     assert record.state is not None
     while game.to_act(record.state) == [1]:
-        record, _, _ = table.bot_move(record, game, 1)
+        record = table.bot_move(record, game, 1)[0]
         assert record.state is not None
     assert record.clocks is not None and record.clocks["deadlines"][0] is not None
     return record

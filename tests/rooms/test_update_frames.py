@@ -42,7 +42,7 @@ def test_viewers_share_the_events_list_when_nothing_is_hidden() -> None:
     public = [{"type": "flip", "seat": 0}, {"type": "scored", "seat": 0}]
     assert views.visible_events(public, 0) is public
     assert views.visible_events(public, None) is public
-    marked = [{"type": "deal", "visible_to": [1]}, {"type": "flip"}]
+    marked: list[dict[str, Any]] = [{"type": "deal", "visible_to": [1]}, {"type": "flip"}]
     assert views.visible_events(marked, 1) == [{"type": "deal"}, {"type": "flip"}]
     assert views.visible_events(marked, 0) == [{"type": "flip"}]
     assert views.visible_events(marked, None) == [{"type": "flip"}]

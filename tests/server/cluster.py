@@ -23,6 +23,7 @@ from pathlib import Path
 
 import redis
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 
 from .process import free_port
 from .shipped import missing
@@ -300,6 +301,13 @@ def _parse_topology(info: str, nodes: str) -> Topology:
     for replica_list in view.primaries.values():
         replica_list.sort()
     return view
+
+
+def primary_port(client: RedisCluster, key: str) -> int:
+    """The port of the node ``client`` sends ``key``'s commands to (its slot's primary)."""
+    node = client.get_node_from_key(key)
+    assert node is not None and isinstance(node.port, int), node
+    return node.port
 
 
 async def on_node(port: int, *command: object) -> object:

@@ -91,6 +91,17 @@ async def next_push(client: Client, kind: str, timeout: float = 10) -> dict[str,
             return message
 
 
+def newer_than(version: int) -> Callable[[RoomMirror], bool]:
+    """A :meth:`RoomMirror.wait` condition: the mirror is past ``version`` (the value given
+    now, not the one it names when the condition is checked)."""
+    return lambda mirror: mirror.version > version
+
+
+def at_least(version: int) -> Callable[[RoomMirror], bool]:
+    """A :meth:`RoomMirror.wait` condition: the mirror is at ``version`` or past it."""
+    return lambda mirror: mirror.version >= version
+
+
 def redis_client(url: str) -> aioredis.Redis:
     """A redis-py client for ``url``: a ``RedisCluster`` for a ``redis+cluster://`` URL (its
     first seed is enough to find the rest), else one Redis's."""

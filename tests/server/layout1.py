@@ -26,14 +26,16 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from . import redis_replies as replies
+
 DATA = Path(__file__).parent / "data" / "layout1.json"
 
 #: The prefix the keys were written under (replaced by each test's own).
 PREFIX = "old:"
 
 
-def _b(value: bytes) -> str:
-    return base64.b64encode(value).decode()
+def _b(value: object) -> str:
+    return base64.b64encode(replies.raw(value)).decode()
 
 
 def _u(text: str) -> bytes:
@@ -44,10 +46,10 @@ async def snapshot(client: aioredis.Redis, prefix: str, leave_out: str) -> dict[
     """Every key under ``prefix`` whose name (after it) does not match ``leave_out``."""
     found: dict[str, Any] = {}
     async for raw in client.scan_iter(match=prefix + "*", count=1000):
-        name = raw.decode()[len(prefix) :]
+        name = replies.raw(raw).decode()[len(prefix) :]
         if re.match(leave_out, name):
             continue
-        kind = (await client.type(raw)).decode()
+        kind = replies.raw(await client.type(raw)).decode()
         value: Any
         if kind == "string":
             value = _b(await client.get(raw))
@@ -58,11 +60,12 @@ async def snapshot(client: aioredis.Redis, prefix: str, leave_out: str) -> dict[
         elif kind == "set":
             value = sorted(_b(v) for v in await client.smembers(raw))
         elif kind == "zset":
-            value = [[_b(m), s] for m, s in await client.zrange(raw, 0, -1, withscores=True)]
+            scored: list[Any] = await client.zrange(raw, 0, -1, withscores=True)
+            value = [[_b(m), s] for m, s in scored]
         elif kind == "stream":
             value = [
                 [i.decode(), {_b(k): _b(v) for k, v in fields.items()}]
-                for i, fields in await client.xrange(raw)
+                for i, fields in replies.stream_entries(await client.xrange(raw))
             ]
         else:
             raise ValueError(f"{name}: a {kind} (the last release writes none)")
@@ -97,7 +100,7 @@ async def make(old_checkout: Path) -> None:
     from playhall.store.embedded import EmbeddedRedis
     from playhall_client import Client
 
-    from .helpers import at_a_bots_turn
+    from .helpers import at_a_bots_turn, newer_than
     from .process import ServerProcess, free_port
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,8 +136,8 @@ async def make(old_checkout: Path) -> None:
                 mover, mirror = (alice, playing) if playing.my_turn else (bob, bobs)
                 version = mirror.version
                 await mover.move(playing.room, mirror.view["moves"][0])
-                await playing.wait(lambda m, v=version: m.version > v)
-                await bobs.wait(lambda m, v=version: m.version > v)
+                await playing.wait(newer_than(version))
+                await bobs.wait(newer_than(version))
             await bob.chat(playing.room, "good luck")
             rooms["playing"] = playing.room
             rooms["bot"] = (await at_a_bots_turn(carol)).room

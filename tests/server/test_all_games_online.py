@@ -20,8 +20,9 @@ from playhall_client import Client, ServerError
 from tests.games.conformance import quick_cases
 
 from .conftest import free_port
-from .helpers import stored_room
+from .helpers import at_least, newer_than, stored_room
 from .process import ServerProcess
+from .redis_replies import stream_entries
 
 #: Each game at each of its quick tables (Game.quick_tables: unpaced automatic steps).
 CASES = quick_cases()
@@ -92,7 +93,7 @@ async def test_every_game_resumes_after_sigkill(
         try:
             entries = [
                 {k.decode(): v for k, v in f.items()}
-                for _, f in await r.xrange(f"{prefix}room:{{{room}}}:log")
+                for _, f in stream_entries(await r.xrange(f"{prefix}room:{{{room}}}:log"))
             ]
         finally:
             await r.aclose()
@@ -140,9 +141,9 @@ async def test_a_person_plays_every_game_against_bots_and_rematches(
                 await person.move(room.room, rng.choice(moves), version=before)
             except ServerError as exc:  # a bot moved at the same moment (simultaneous steps)
                 assert exc.code == "stale", exc
-                await room.wait(lambda m, v=exc.reply["version"]: m.version >= v, 60)
+                await room.wait(at_least(exc.reply["version"]), 60)
                 continue
-            await room.wait(lambda m, v=before: m.version > v, 60)
+            await room.wait(newer_than(before), 60)
         assert room.view["outcome"]["reason"]
         again = await person.join(await person.rematch(room.room))
         assert again.seat == 0 and again.view["rematch_of"] == room.room

@@ -4,6 +4,7 @@ changed room; and the server keeps serving everyone else meanwhile."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import msgpack
 import pytest
@@ -107,7 +108,7 @@ async def test_moves_with_wrong_field_types(table: Table) -> None:
     seat = table.mover()
     client = table.clients[seat]
     for bad in ({"version": "7"}, {"move": "score"}, {"mid": 1.5}):
-        fields = {
+        fields: dict[str, Any] = {
             "room": table.room,
             "version": table.mirrors[0].version,
             "mid": "m1",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from redis.asyncio.cluster import RedisCluster
 
-from .cluster import LocalCluster
+from .cluster import LocalCluster, primary_port
 
 
 async def test_three_primaries_share_every_slot_each_with_a_replica(
@@ -33,14 +33,14 @@ async def test_a_primary_failed_over_and_one_killed_hand_their_slots_to_their_re
         await client.set("fixture:{a}", "1")
         await client.set("fixture:{b}", "2")
         (first,) = [n for n in await redis_cluster.primaries()
-                    if n == client.get_node_from_key("fixture:{a}").port]
+                    if n == primary_port(client, "fixture:{a}")]
         successor = await redis_cluster.fail_over(first)
         assert successor != first
         assert successor in await redis_cluster.primaries()
         assert await redis_cluster.replica_of(successor) == first
         assert await client.get("fixture:{a}") == b"1"
 
-        second = client.get_node_from_key("fixture:{b}").port
+        second = primary_port(client, "fixture:{b}")
         promoted = await redis_cluster.kill(second)
         assert promoted in await redis_cluster.primaries()
         assert second not in await redis_cluster.primaries()

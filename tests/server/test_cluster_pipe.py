@@ -10,9 +10,11 @@ import hashlib
 import threading
 import uuid
 from collections.abc import AsyncIterator
+from typing import cast
 
 import pytest
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
@@ -22,7 +24,7 @@ from playhall.store.connect import drop_idle_connections, open_client, open_pipe
 from playhall.store.outage import is_store_error
 from playhall.store.pipe import encode_bulk, encode_command
 
-from .cluster import LocalCluster, on_node
+from .cluster import LocalCluster, on_node, primary_port
 
 #: A script of one key (the pipe's routing sees its first key after the key count).
 BUMP = scripts.Script.of("return redis.call('INCRBY', KEYS[1], ARGV[1])")
@@ -300,7 +302,7 @@ async def test_a_transaction_runs_on_its_slots_primary_and_after_a_failover_on_i
 
     try:
         assert await transaction("1") == [True, b"1"]
-        primary = client.get_node_from_key(key).port
+        primary = primary_port(cast(RedisCluster, client), key)  # open_client's, typed Redis
         successor = await redis_cluster.fail_over(primary)
         assert await transaction("2") == [True, b"2"]  # MOVED: the map read again, sent again
         assert await on_node(successor, "GET", key) == b"2"

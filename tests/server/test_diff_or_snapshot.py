@@ -32,7 +32,7 @@ class Bulk(Game):
     min_seats = 1
     max_seats = 1
 
-    def setup(self, seats: int, options: dict[str, Any], seed: int) -> State:
+    def setup(self, seats: int, options: dict[str, Any], seed: bytes | int) -> State:
         return {"xs": list(range(SIZE)), "done": False}
 
     def to_act(self, state: State) -> list[int]:

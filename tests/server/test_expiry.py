@@ -14,6 +14,7 @@ from playhall_client import Client
 
 from .conftest import server_config
 from .helpers import play_to_the_end, stored_room, wait_for_redis
+from .redis_replies import raw
 
 
 async def test_a_finished_private_room_takes_its_code_and_fence_with_it(redis_url: str) -> None:
@@ -75,7 +76,7 @@ async def test_hello_forgets_rooms_that_expired(redis_url: str) -> None:
     try:
         assert again.welcome["rooms"] == [kept.room]
         members = await redis.smembers(f"{p}player:{{{alice.player}}}:rooms")
-        assert {m.decode() for m in members} == {kept.room}
+        assert {raw(m).decode() for m in members} == {kept.room}
     finally:
         await again.close()
         await running.drain()

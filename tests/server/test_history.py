@@ -9,7 +9,7 @@ import pytest
 
 from playhall_client import Client, ServerError
 
-from .helpers import started_table
+from .helpers import at_least, started_table
 
 
 async def test_history_repeats_what_was_sent_live_and_survives_a_new_connection(
@@ -22,7 +22,7 @@ async def test_history_repeats_what_was_sent_live_and_survives_a_new_connection(
             mirror = table.mirrors[seat]
             await mirror.wait(lambda m: m.version >= table.mirrors[0].version)
             reply = await table.clients[seat].move(table.room, mirror.view["moves"][0])
-            await table.mirrors[0].wait(lambda m, v=reply["version"]: m.version >= v)
+            await table.mirrors[0].wait(at_least(reply["version"]))
         seen_live = [e for e in table.mirrors[0].events]
         # A new connection (a reloaded page) has no memory of them: the server gives them back.
         fresh = await Client.connect(url, token=table.clients[0].token)

@@ -22,6 +22,7 @@ from playhall_client import Client
 from .faults import ResetProxy
 from .helpers import at_a_bots_turn, wait_for_redis
 from .process import ServerProcess, free_port
+from .redis_replies import raw
 
 LEASE_MS = 1500  # renewed every half second
 
@@ -47,7 +48,10 @@ async def test_index_entries_lost_after_a_commit_come_back_within_a_lease_renewa
         async def entries() -> tuple[object, ...]:
             return (
                 await admin.hget(keys.lobby, room),
-                sorted(m for m in await admin.zrange(index, 0, -1) if m.endswith(room.encode())),
+                sorted(
+                    m for m in map(raw, await admin.zrange(index, 0, -1))
+                    if m.endswith(room.encode())
+                ),
                 await admin.sismember(keys.active, room),
                 await admin.zscore(keys.expiry, room) is not None,
                 await admin.sismember(keys.active, waiting.room),
@@ -118,7 +122,7 @@ async def test_a_process_dying_between_a_commit_and_its_index_write_leaves_the_r
         await alice.close()
         # As the owner left it: the bot's move stored (its player's turn), the room still in
         # the active set.
-        version = int(await admin.hget(keys.room_key(game.room), "v"))
+        version = int(raw(await admin.hget(keys.room_key(game.room), "v")))
         assert version >= before + 2  # her move, and the bot's
         assert await admin.sismember(keys.active, game.room)
 
@@ -128,7 +132,7 @@ async def test_a_process_dying_between_a_commit_and_its_index_write_leaves_the_r
             return not await admin.sismember(keys.active, game.room)
 
         await wait_for_redis(found, timeout=15)
-        assert int(await admin.hget(keys.room_key(game.room), "v")) == version  # unchanged
+        assert int(raw(await admin.hget(keys.room_key(game.room), "v"))) == version  # unchanged
         bob = await Client.connect(other.url, token=alice.token)
         try:
             mirror = await bob.sync(game.room)

@@ -52,7 +52,7 @@ async def manager(redis_url: str) -> AsyncIterator[tuple[RoomManager, FirstRenew
     config = server_config(redis_url, lease_ms=LEASE_MS)
     client = aioredis.Redis.from_url(redis_url)
     pipe = FirstRenewalFails(RedisPipe(redis_url), f"{config.key_prefix}lease:{{{ROOM}}}".encode())
-    store = Store(client, pipe, config.key_prefix)  # type: ignore[arg-type]
+    store = Store(client, pipe, config.key_prefix)
     pipe.pipe.preamble = pipe.preamble  # the scripts loaded first, as the store's own pipe has
     rooms = RoomManager(store, config, Lobby(store), ReplyRouter(Counters()))
     yield rooms, pipe

@@ -197,7 +197,7 @@ async def test_a_killed_subscription_is_made_again_and_its_watchers_brought_up_t
 
         killed = await _feed_connection(admin, a)
         assert killed is not None
-        await admin.client_kill_filter(_id=killed)
+        await admin.client_kill_filter(_id=str(killed))
         # Brought up to date: the first page as it is now, saying more may have changed.
         page = await admin.hget(f"{a.env['PLAYHALL_KEY_PREFIX']}{{lobby}}", first.room)
         assert page is not None

@@ -10,7 +10,13 @@ import pytest
 from playhall.catalog import all_games
 from playhall_client import Client, ServerError
 
-from .helpers import finished_against_a_bot, next_push, play_to_the_end, started_table
+from .helpers import (
+    finished_against_a_bot,
+    newer_than,
+    next_push,
+    play_to_the_end,
+    started_table,
+)
 
 
 async def test_games_lists_every_game_with_seats_and_options(url: str) -> None:
@@ -241,7 +247,7 @@ async def test_moves_do_not_touch_the_lobby(url: str) -> None:
             seat = table.mover()
             before = table.mirrors[seat].version
             await table.clients[seat].move(table.room, table.mirrors[seat].view["moves"][0])
-            await table.mirrors[0].wait(lambda m, v=before: m.version > v)
+            await table.mirrors[0].wait(newer_than(before))
         marker = await table.clients[0].create("mantis", 2)  # a real lobby change, after them
         update = await next_push(watcher, "lobby")
         assert update["rooms"][0]["room"] == marker.room  # nothing came before it

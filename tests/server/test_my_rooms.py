@@ -7,7 +7,7 @@ from __future__ import annotations
 from playhall import app
 from playhall_client import Client
 
-from .helpers import finished_against_a_bot
+from .helpers import at_least, finished_against_a_bot
 
 
 async def _wait_gone(server: app.Running, room: str) -> None:
@@ -38,7 +38,7 @@ async def test_my_rooms_lists_a_private_game_with_whose_turn_it_is(
             mover, mirror = (host, mine) if seat == 0 else (friend, theirs)
             await mirror.wait(lambda m: m.version >= mine.version)
             reply = await mover.move(mine.room, mirror.view["moves"][0])
-            await mine.wait(lambda m, v=reply["version"]: m.version >= v)
+            await mine.wait(at_least(reply["version"]))
         [entry] = await friend.my_rooms()
         assert entry["room"] == mine.room and entry["game"] == "mantis"
         assert entry["title"] == "Mantis" and entry["private"] is True

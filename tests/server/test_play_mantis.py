@@ -10,6 +10,8 @@ from websockets.asyncio.client import connect
 
 from playhall_client import Client, RoomMirror
 
+from .helpers import newer_than
+
 
 async def play_until_over(players: list[tuple[Client, RoomMirror]], timeout: float = 60) -> int:
     """Each player moves (first legal move) whenever it is their turn; returns moves made."""
@@ -26,7 +28,7 @@ async def play_until_over(players: list[tuple[Client, RoomMirror]], timeout: flo
             version = mirror.version
             await client.move(mirror.room, mirror.view["moves"][0])
             moves += 1
-            await mirror.wait(lambda m, v=version: m.version > v, timeout)
+            await mirror.wait(newer_than(version), timeout)
 
     await asyncio.gather(*(run(c, m) for c, m in players))
     return moves

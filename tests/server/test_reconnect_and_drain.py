@@ -11,7 +11,7 @@ from websockets.asyncio.client import connect
 from playhall_client import Client
 
 from .conftest import free_port
-from .helpers import started_table
+from .helpers import at_least, newer_than, started_table
 from .process import ServerProcess
 
 
@@ -29,9 +29,9 @@ async def test_dropped_client_catches_up_from_missed_diffs(url: str) -> None:
             seat = watching.view["to_act"][0]
             assert seat != absent
             before = watching.version
-            await table.mirrors[seat].wait(lambda m, v=before: m.version >= v)
+            await table.mirrors[seat].wait(at_least(before))
             await table.clients[seat].move(table.room, table.mirrors[seat].view["moves"][0])
-            await watching.wait(lambda m, v=before: m.version > v)
+            await watching.wait(newer_than(before))
         back = await Client.connect(url, token=token)
         assert back.player == client.player
         resumed = back._mirror(table.room)

@@ -24,8 +24,9 @@ from playhall.rooms.table import game_options, room_key
 from playhall_client import Client, ConnectionLost, RoomMirror, ServerError
 
 from .conftest import free_port
-from .helpers import stored_room
+from .helpers import at_least, newer_than, stored_room
 from .process import ServerProcess
+from .redis_replies import stream_entries
 
 
 async def mover(
@@ -44,10 +45,10 @@ async def mover(
             reply = await client.move(mirror.room, move)
         except ServerError as exc:
             assert exc.code == "stale", exc  # raced a catch-up; the mirror is about to move on
-            await mirror.wait(lambda m, v=version: m.version > v, 60)
+            await mirror.wait(newer_than(version), 60)
             continue
         acked.append((reply["version"], move))
-        await mirror.wait(lambda m, v=reply["version"]: m.version >= v, 60)
+        await mirror.wait(at_least(reply["version"]), 60)
 
 
 @pytest.mark.parametrize("players, checkpoint_every", [(2, 1), (2, 1000), (4, 5)])
@@ -99,7 +100,7 @@ async def test_sigkill_mid_game_loses_no_acknowledged_move(
         try:
             entries = [
                 {k.decode(): v for k, v in f.items()}
-                for _, f in await r.xrange(f"{prefix}room:{{{room}}}:log")
+                for _, f in stream_entries(await r.xrange(f"{prefix}room:{{{room}}}:log"))
             ]
         finally:
             await r.aclose()
@@ -120,6 +121,7 @@ async def test_sigkill_mid_game_loses_no_acknowledged_move(
             if e["k"] == b"move":
                 state = game.apply(state, int(e["s"]), msgpack.unpackb(e["m"])).state
         assert msgpack.packb(state) == msgpack.packb(record.state)
+        assert record.state is not None
         # Every client's mirror, kept through the restart, equals its seat's stored view.
         for seat, mirror in enumerate(mirrors):
             assert mirror.view["state"] == game.view(record.state, seat)

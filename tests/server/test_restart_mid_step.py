@@ -18,8 +18,9 @@ from playhall.rooms.record import RoomRecord
 from playhall_client import Client, RoomMirror
 
 from .conftest import free_port
-from .helpers import stored_room
+from .helpers import at_least, newer_than, stored_room
 from .process import ServerProcess
+from .redis_replies import stream_entries
 
 Pred = Callable[[dict[str, Any]], bool]
 
@@ -35,13 +36,13 @@ async def play_until(
     for _ in range(limit):
         lead = max(mirrors, key=lambda m: m.version)
         for m in mirrors:
-            await m.wait(lambda x, v=lead.version: x.version >= v)
+            await m.wait(at_least(lead.version))
         if until(lead.view["state"]):
             return
         assert lead.view["status"] == "playing", "the game ended before the moment came"
         seat = rng.choice(lead.view["to_act"]) if lead.view["to_act"] else None
         if seat is None:  # an automatic step is due: wait for it
-            await lead.wait(lambda x, v=lead.version: x.version > v, 30)
+            await lead.wait(newer_than(lead.version), 30)
             continue
         mover = next(i for i, m in enumerate(mirrors) if m.seat == seat)
         # Playing on, not resigning (the Math Magic Card duel allows it at any time).
@@ -52,7 +53,7 @@ async def play_until(
         ]
         before = lead.version
         await clients[mover].move(lead.room, rng.choice(moves), version=before)
-        await lead.wait(lambda x, v=before: x.version > v, 30)
+        await lead.wait(newer_than(before), 30)
     raise AssertionError("the moment never came")
 
 
@@ -101,7 +102,7 @@ async def test_restart_at_the_awkward_moment(
         for client in clients:
             await client.request("ping")  # back online
         for mirror, view in zip(mirrors, views_before, strict=True):
-            await mirror.wait(lambda m, v=before.version: m.version >= v)
+            await mirror.wait(at_least(before.version))
             if mirror.version == before.version:
                 assert mirror.view == view  # the same view, seat by seat
         after = await stored(redis_url, prefix, room)
@@ -112,10 +113,10 @@ async def test_restart_at_the_awkward_moment(
         if before.deadline is not None:
             # The paced step ran at its stored moment: not lost, not re-armed from zero, and
             # not early (a stream id is the time Redis stored the entry, in milliseconds).
-            await mirrors[0].wait(lambda m, v=before.version: m.version > v, 30)
+            await mirrors[0].wait(newer_than(before.version), 30)
             r = aioredis.Redis.from_url(redis_url)
             try:
-                entries = await r.xrange(f"{prefix}room:{{{room}}}:log")
+                entries = stream_entries(await r.xrange(f"{prefix}room:{{{room}}}:log"))
             finally:
                 await r.aclose()
             step_id, step = next((i, f) for i, f in entries if int(f[b"v"]) == before.version + 1)

@@ -14,12 +14,13 @@ from playhall_client import Client
 
 from .conftest import free_port
 from .process import ServerProcess
+from .redis_replies import raw
 
 LEASE_MS = 5000
 
 
 async def stored_version(client: aioredis.Redis, prefix: str, room: str) -> int:
-    return int(await client.hget(f"{prefix}room:{{{room}}}", "v"))
+    return int(raw(await client.hget(f"{prefix}room:{{{room}}}", "v")))
 
 
 async def test_a_bots_only_room_moves_again_within_the_lease_after_its_owner_is_killed(
@@ -51,7 +52,7 @@ async def test_a_bots_only_room_moves_again_within_the_lease_after_its_owner_is_
             assert time.monotonic() < deadline, "the room did not move again in time"
             await asyncio.sleep(0.05)  # polling Redis for the change, not standing in for sync
         assert await redis.get(f"{prefix}lease:{{{mirror.room}}}") is not None
-        owner = (await redis.get(f"{prefix}lease:{{{mirror.room}}}")).decode()
+        owner = raw(await redis.get(f"{prefix}lease:{{{mirror.room}}}")).decode()
         assert owner.startswith("owner-b|")
     finally:
         await redis.aclose()

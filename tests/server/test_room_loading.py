@@ -5,9 +5,10 @@ it was in Redis."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import pytest
 import redis.asyncio as aioredis
@@ -26,6 +27,7 @@ from playhall.store.pipe import RedisPipe
 from playhall.store.redis_store import Store
 
 from .conftest import server_config
+from .redis_replies import stream_entries
 
 #: Room ids (11 letters and digits, as the server makes them).
 LOAD1 = "loadOneRoom"
@@ -36,6 +38,8 @@ DAMAGED = {"gap": "loadGapRoom", "bad_move": "loadBadMove"}
 class Viewer:
     player: str
     name: str
+    id: int = field(default_factory=itertools.count(1).__next__)
+    address: str = "127.0.0.1"
 
     def push(self, frame: bytes, room: str | None = None) -> None:
         pass
@@ -143,13 +147,14 @@ async def test_a_room_whose_log_does_not_replay_is_refused_and_let_go(
     await unload(setup.manager, room)
     key = setup.store.keys.log_key(room.record.id)
     if damage == "gap":
-        (newest, _), *_ = await setup.redis.xrevrange(key, count=1)
+        (newest, _), *_ = stream_entries(await setup.redis.xrevrange(key, count=1))
         await setup.redis.xdel(key, newest)
     else:
-        (newest, fields), *_ = await setup.redis.xrevrange(key, count=1)
+        (newest, fields), *_ = stream_entries(await setup.redis.xrevrange(key, count=1))
         await setup.redis.xdel(key, newest)
         fields[b"m"] = b"\x81\xa4type\xa4fly"  # {"type": "fly"}: not a Mantis move
-        await setup.redis.xadd(key, fields)
+        # redis-py types the fields as a dict (invariant) of its own unions: no dict of bytes is.
+        await setup.redis.xadd(key, fields)  # type: ignore[arg-type]
     before = await setup.redis.hgetall(setup.store.keys.room_key(room.record.id))
     with pytest.raises(RoomError) as refused:
         await setup.manager.get(room.record.id)

@@ -21,13 +21,14 @@ from .conftest import free_port
 from .faults import ResetProxy
 from .helpers import Table, started_table, wait_for_redis
 from .process import ServerProcess
+from .redis_replies import raw
 
 #: How long Redis stays away once the step met it (the fault's shape, not a synchronisation).
 OUTAGE = 1.0
 
 #: The two ways the room's step meets the outage: Redis went before the commit reached it
 #: (nothing stored), or it ran the commit and went before replying (stored, reply lost).
-FAULTS = {"down": {"forward": False}, "lost": {"forward": True}}
+FAULTS: dict[str, dict[str, Any]] = {"down": {"forward": False}, "lost": {"forward": True}}
 
 #: What drives the room once both players are gone: a turn clock (on_timeout ``forfeit``: the
 #: game ends by the timeout; ``bot``: a stand-in, then bots play to the end), or the away
@@ -47,7 +48,7 @@ async def finished(redis_url: str, prefix: str, room: str) -> RoomRecord:
 
     async def over() -> bool:
         nonlocal record
-        record = RoomRecord.unpack(await redis.hget(f"{prefix}room:{{{room}}}", "d"))
+        record = RoomRecord.unpack(raw(await redis.hget(f"{prefix}room:{{{room}}}", "d")))
         return record.status == "finished"
 
     try:

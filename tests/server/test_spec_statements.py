@@ -27,7 +27,7 @@ class Raw:
 
     async def until_reply(self, rid: int | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The pushes received before the reply to ``rid``, and the reply."""
-        pushes = []
+        pushes: list[dict[str, Any]] = []
         while True:
             message = msgpack.unpackb(await asyncio.wait_for(self.ws.recv(), 10))
             if "re" in message and message["re"] == rid:
@@ -73,9 +73,9 @@ async def test_which_refused_moves_carry_the_rooms_version(url: str) -> None:
     mover = table.mover()
     other = table.clients[1 - mover]
     for fields, code in (({"version": version + 5}, "stale"), ({}, "not_your_turn")):
+        sent: dict[str, Any] = {"version": version, **fields}
         with pytest.raises(ServerError) as err:
-            await other.request("move", room=table.room, mid="x", move={"type": "score"},
-                                **{"version": version, **fields})
+            await other.request("move", room=table.room, mid="x", move={"type": "score"}, **sent)
         assert err.value.code == code and err.value.reply["version"] == version
     await table.close()
 

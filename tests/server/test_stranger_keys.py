@@ -5,6 +5,7 @@ short-lived record for a player who never played, and room ids that cannot name 
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,7 @@ def _absent_room() -> str:
     return "".join(secrets.choice(ROOM_ID_ALPHABET) for _ in range(ROOM_ID_LENGTH))
 
 
-async def _refused(client: Client, kind: str, **fields: object) -> str:
+async def _refused(client: Client, kind: str, **fields: Any) -> str:
     with pytest.raises(ServerError) as refused:
         await client.request(kind, **fields)
     return refused.value.code

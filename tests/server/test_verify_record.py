@@ -225,6 +225,7 @@ async def test_playhall_verify_prints_the_checks_and_the_place(
     assert "ok    replay: Mantis set up for 2 seats" in ran.stdout
     bad = tmp_path / "bad.json"
     record, changed = tampered(played, TAMPERS[1][1])
+    assert changed is not None  # the step it changed
     bad.write_text(json.dumps(record))
     ran = await _playhall("verify", str(bad))
     assert ran.returncode == 1

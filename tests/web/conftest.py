@@ -43,7 +43,7 @@ from ..server.conftest import free_port
 from ..server.process import ServerProcess
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, BrowserContext, Page
+    from playwright.async_api import Browser, BrowserContext, Page, ViewportSize
 
 #: Debian's Chromium as a headless test browser: no sandbox (CI runs as root), no GPU, and no
 #: traffic of its own (updates, first-run pages).
@@ -59,8 +59,8 @@ HOW_TO_GET_ONE = (
     "no Chromium for the browser tests: install one (`apt-get install chromium`) "
     "or set PLAYHALL_CHROMIUM to a Chromium/Chrome executable"
 )
-DESKTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1280, "height": 800}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 #: How long Playwright waits for a locator or a navigation (ms): generous for a shared machine.
 TIMEOUT_MS = 15_000
 
@@ -234,7 +234,7 @@ async def new_page(
     contexts: list[BrowserContext] = []
 
     async def make(
-        viewport: dict[str, int] | None = None,
+        viewport: ViewportSize | None = None,
         base_url: str | None = None,
         ignore_https_errors: bool = False,
     ) -> Page:

@@ -21,6 +21,7 @@ import pytest
 from playhall_client import Client, RoomMirror, ServerError
 
 from ..cluster import LocalCluster
+from ..helpers import newer_than
 from ..process import ServerProcess, free_port
 
 #: Short enough that a killed owner's rooms are taken over within a test's patience.
@@ -104,7 +105,7 @@ class Recorder:
 
 
 async def recording(url: str, **kwargs: object) -> Recorder:
-    client = await Client.connect(url, **kwargs)  # type: ignore[arg-type]
+    client = await Client.connect(url, **kwargs)
     return Recorder(client)
 
 
@@ -133,7 +134,7 @@ async def play_on(players: list[tuple[Client, RoomMirror]], timeout: float = 90)
             except ServerError as exc:
                 if exc.code not in OVERTAKEN:
                     raise
-            await mirror.wait(lambda m, v=version: m.version > v, timeout)
+            await mirror.wait(newer_than(version), timeout)
 
     async with asyncio.timeout(timeout):
         await asyncio.gather(*(run(c, m) for c, m in players))

@@ -16,6 +16,7 @@ import pytest
 from playhall_client import Client, RoomMirror, ServerError
 
 from ..helpers import redis_client, wait_for_redis
+from ..redis_replies import raw, stream_entries
 from ..test_play_mantis import play_until_over
 from .conftest import FORWARD_TIMEOUT, Fleet, fleet_processes, play_on, running
 
@@ -24,7 +25,7 @@ async def log_mids(redis_url: str, prefix: str, room: str) -> Counter[object]:
     """How often each move id is in the room's log."""
     client = redis_client(redis_url)
     try:
-        entries = await client.xrange(f"{prefix}room:{{{room}}}:log")
+        entries = stream_entries(await client.xrange(f"{prefix}room:{{{room}}}:log"))
     finally:
         await client.aclose()
     return Counter(msgpack.unpackb(fields[b"i"]) for _, fields in entries if b"i" in fields)
@@ -127,7 +128,7 @@ async def lease_holder(redis_url: str, prefix: str, room: str) -> str:
         lease = await client.get(f"{prefix}lease:{{{room}}}")
     finally:
         await client.aclose()
-    return "" if lease is None else lease.decode().rpartition("|")[0]
+    return "" if lease is None else raw(lease).decode().rpartition("|")[0]
 
 
 async def test_a_drained_owner_hands_its_rooms_over_at_once(

@@ -14,6 +14,7 @@ from typing import TypeVar
 from playhall_client import Client, RoomMirror, ServerError
 
 from ..balancer import StartFleet
+from ..helpers import newer_than
 from .test_failover import log_mids
 
 T = TypeVar("T")
@@ -91,7 +92,7 @@ class Pair:
                 self.failed.append(exc)
                 raise
             self.acked.append((mirror.room, mid))
-            await mirror.wait(lambda m, v=version: m.version > v, 60)
+            await mirror.wait(newer_than(version), 60)
 
 
 async def test_a_rolling_restart_under_load_fails_no_move_and_loses_none(
@@ -130,10 +131,10 @@ async def test_a_rolling_restart_under_load_fails_no_move_and_loses_none(
         if not playing.done():
             playing.cancel()
     assert [e for p in pairs for e in p.failed] == []
-    acked = [move for p in pairs for move in p.acked]
-    assert len(acked) >= 100
-    for room in {room for room, _ in acked}:
+    all_acked = [move for p in pairs for move in p.acked]
+    assert len(all_acked) >= 100
+    for room in {room for room, _ in all_acked}:
         logged = await log_mids(redis_url, fleet.prefix, room)
-        for mid in (m for r, m in acked if r == room):
+        for mid in (m for r, m in all_acked if r == room):
             assert logged[mid] == 1, (room, mid, logged[mid])
         assert all(count == 1 for count in Counter(logged).values())
