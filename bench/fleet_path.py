@@ -70,6 +70,7 @@ from playhall import app, log  # noqa: E402
 from playhall.config import Config  # noqa: E402
 from playhall.games.rng import int_key  # noqa: E402
 from playhall.rooms import table  # noqa: E402
+from playhall.tasks import cancel_and_wait  # noqa: E402
 
 MODES = ("local", "forwarded", "spread")
 
@@ -373,9 +374,7 @@ async def run(redis_url: str, mode: str, moves: int, part: str | None,
         await node.keeper.stop()
         await node.endpoint.matchmaker.stop()  # (quick play's sweep, twice a second)
         await node.endpoint.results.stop()
-        for task in (node.sweeper, node.counter, node.refusals, node.descriptors):
-            if task is not None:
-                task.cancel()
+        await cancel_and_wait(node.sweeper, node.counter, node.refusals, node.descriptors)
     quiet = max(node.fleet.bus.quiet for node in nodes.values())
     for node in nodes.values():
         node.fleet.bus.quiet = 3600.0

@@ -53,8 +53,9 @@ class Keeper:
         ]
 
     async def stop(self) -> None:
-        """Cancel the three loops and wait until each has ended (a lease renewal under way
-        finishes or fails first, bounded by the Redis timeout)."""
+        """Cancel the three loops and wait until each has ended: one inside a Redis call ends
+        there, or, where redis-py lost the cancel, when the call returns (bounded by the Redis
+        timeout) at its next ``pause``."""
         await cancel_and_wait(*self._tasks)
 
     def _failed(self, exc: Exception, during: str, bug: str) -> None:
