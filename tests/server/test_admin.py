@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import sys
 import time
 import urllib.error
@@ -31,9 +32,9 @@ OPERATOR = "ops-alice"
 
 
 class Served:
-    def __init__(self, server: ServerProcess, admin_port: int) -> None:
+    def __init__(self, server: ServerProcess, admin_url: str) -> None:
         self.server = server
-        self.url = f"http://127.0.0.1:{admin_port}"
+        self.url = admin_url.removesuffix("/admin/")
 
     async def admin(self, *argv: str, token: str = TOKEN) -> tuple[int, Any, str]:
         """Run ``playhall admin --json <argv>`` as an operator would: exit status, the JSON
@@ -52,18 +53,25 @@ class Served:
         return [line for line in self.server.log_lines() if line.get("event") == event]
 
 
+async def started_with_admin(server: ServerProcess) -> Served:
+    """Start ``server`` (logging at info to its ``log_path``, its ``--admin-listen`` on port 0)
+    and find its operator's listener in its ``listening`` line: the kernel picked the port,
+    since a port picked by a test may be taken by anything before the server binds it."""
+    await server.start()
+    await server.logged("listening")
+    (listening,) = (line for line in server.log_lines() if line["event"] == "listening")
+    return Served(server, listening["admin"])
+
+
 @pytest.fixture
 async def served(redis_url: str, tmp_path: Path) -> AsyncIterator[Served]:
-    admin_port = free_port()
     server = ServerProcess(
         free_port(), redis_url, f"adm{tmp_path.name[-6:]}:", "admin-test",
-        ["--admin-listen", f"127.0.0.1:{admin_port}", "--admin-token", TOKEN,
-         "--log-level", "info"],
+        ["--admin-listen", "127.0.0.1:0", "--admin-token", TOKEN, "--log-level", "info"],
         log_path=tmp_path / "server.log",
     )
-    await server.start()
     try:
-        yield Served(server, admin_port)
+        yield await started_with_admin(server)
     finally:
         server.terminate()
 
@@ -262,12 +270,16 @@ async def test_a_wrong_token_is_refused_and_logged(served: Served) -> None:
 
 
 async def test_the_listener_is_not_reached_when_nothing_listens() -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "playhall.cli", "admin", "--url", f"127.0.0.1:{free_port()}",
-        "rooms", stderr=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        env={"PYTHONPATH": ":".join(str(ROOT / d) for d in ("protocol", "server", "clients"))},
-    )
-    _, err = await asyncio.wait_for(process.communicate(), 30)
+    # A port held bound but not listening: connecting is refused, and nothing else can take it.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "playhall.cli", "admin", "--url", f"127.0.0.1:{port}",
+            "rooms", stderr=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            env={"PYTHONPATH": ":".join(str(ROOT / d) for d in ("protocol", "server", "clients"))},
+        )
+        _, err = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode == 1 and b"cannot reach" in err
 
 

@@ -14,7 +14,7 @@ from playhall_protocol import errors
 
 from .helpers import started_table
 from .process import ServerProcess, free_port
-from .test_admin import Served
+from .test_admin import Served, started_with_admin
 
 
 @pytest.fixture
@@ -23,15 +23,17 @@ async def two(redis_url: str, tmp_path: Path) -> AsyncIterator[tuple[Served, Ser
     served = []
     try:
         for name in ("proc-a", "proc-b"):
-            admin_port = free_port()
             server = ServerProcess(
                 free_port(), redis_url, prefix, name,
-                ["--admin-listen", f"127.0.0.1:{admin_port}", "--admin-token", "s3cret-admin-token",
+                ["--admin-listen", "127.0.0.1:0", "--admin-token", "s3cret-admin-token",
                  "--log-level", "info"],
                 log_path=tmp_path / f"{name}.log",
             )
-            served.append(Served(server, admin_port))
-            await server.start()
+            try:
+                served.append(await started_with_admin(server))
+            except BaseException:
+                server.terminate()
+                raise
         yield served[0], served[1]
     finally:
         for one in served:

@@ -75,8 +75,8 @@ async def test_every_game_resumes_after_sigkill(
     # A small bot delay keeps the game going long enough to be killed in the middle of it.
     extra = ["--bot-delay", "0.01"]
     first = ServerProcess(port, redis_url, prefix, "games-test", extra)
-    second = ServerProcess(port, redis_url, prefix, "games-test", extra)
     await first.start()
+    second = ServerProcess(first.port, redis_url, prefix, "games-test", extra)
     watcher = await Client.connect(first.url, name="watcher")
     try:
         room = await bot_room(watcher, game, seats, paced(options))

@@ -88,8 +88,8 @@ async def test_a_private_spectator_stays_in_across_a_restart_in_the_javascript_l
     port = free_port()
     prefix = f"j{uuid.uuid4().hex[:8]}:"
     first = ServerProcess(port, redis_url, prefix, "js-spectator")
-    second = ServerProcess(port, redis_url, prefix, "js-spectator")
     await first.start()
+    second = ServerProcess(first.port, redis_url, prefix, "js-spectator")
     try:
         process = await _spectator_script(first.url, "restart")
         assert process.stdout is not None and process.stdin is not None

@@ -112,7 +112,7 @@ async def test_a_seek_across_a_restart_finds_the_table_opened_before_it(
     prefix = f"q{uuid.uuid4().hex[:8]}:"
     first = ServerProcess(port, redis_url, prefix, "seek")
     await first.start()
-    second = ServerProcess(port, redis_url, prefix, "seek")
+    second = ServerProcess(first.port, redis_url, prefix, "seek")
     try:
         opener = await Client.connect(first.url, name="opener")
         table = await opener.seek("mantis", (3, 3))

@@ -83,7 +83,7 @@ async def test_sigterm_drains_and_clients_resume_on_the_next_process(redis_url: 
     await first.start()
     closes: list[int | None] = []
     clients = [await Client.connect(first.url, name=f"p{i}") for i in range(2)]
-    second = ServerProcess(port, redis_url, prefix, "drain-test")
+    second = ServerProcess(first.port, redis_url, prefix, "drain-test")
     try:
         a, b = clients
         room = await a.create("mantis", 2)

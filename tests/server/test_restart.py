@@ -61,7 +61,7 @@ async def test_sigkill_mid_game_loses_no_acknowledged_move(
     first = ServerProcess(port, redis_url, prefix, "restart-test", extra)
     await first.start()
     clients = [await Client.connect(first.url, name=f"p{i}") for i in range(players)]
-    second = ServerProcess(port, redis_url, prefix, "restart-test", extra)
+    second = ServerProcess(first.port, redis_url, prefix, "restart-test", extra)
     try:
         mirror0 = await clients[0].create("mantis", players)
         room = mirror0.room

@@ -83,8 +83,8 @@ async def test_restart_at_the_awkward_moment(
     port = free_port()
     prefix = f"m{uuid.uuid4().hex[:8]}:"
     first = ServerProcess(port, redis_url, prefix, "moment-test")
-    second = ServerProcess(port, redis_url, prefix, "moment-test")
     await first.start()
+    second = ServerProcess(first.port, redis_url, prefix, "moment-test")
     clients = [await Client.connect(first.url, name=f"p{i}") for i in range(seats)]
     try:
         mirrors = [await clients[0].create(game, seats, options=options)]

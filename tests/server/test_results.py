@@ -193,7 +193,7 @@ async def test_a_game_ended_by_a_killed_server_is_rated_once_by_the_next(
     prefix = f"k{uuid.uuid4().hex[:8]}:"
     first = ServerProcess(port, redis_url, prefix, "results-1", ["--results-delay", "3600"])
     await first.start()
-    second = ServerProcess(port, redis_url, prefix, "results-2", [])
+    second = ServerProcess(first.port, redis_url, prefix, "results-2", [])
     r = aioredis.Redis.from_url(redis_url)
     try:
         players = [await Client.connect(first.url, name=f"p{i}") for i in range(2)]
