@@ -10,13 +10,12 @@ answered runs out (timed from before it was sent, so never later than Redis' own
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 
 from playhall import __version__, log
 from playhall.store.fleet import FleetStore, Member
 from playhall.store.outage import Outage, is_store_error
-from playhall.tasks import pause
+from playhall.tasks import cancel_and_wait, pause
 
 logger = log.get("playhall.fleet")
 
@@ -74,10 +73,7 @@ class Heartbeat:
 
     async def leave(self) -> None:
         """Stop renewing and delete the entry (else it expires after ``lease_ms``)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel_and_wait(self._task)
         self._until = 0.0
         try:
             await self.fleet.leave(self.instance)

@@ -14,6 +14,7 @@ from playhall.counters import Counters
 from playhall.fleet.ping import ASK, PEERS_PER_ROUND, Pings
 from playhall.store.keys import Keys
 
+from ..cancels import cancelled_while_stopping
 from .buses import StandInBus
 
 KEYS = Keys("ph:")
@@ -78,3 +79,19 @@ async def test_the_turn_goes_on_when_the_fleet_shrinks() -> None:
     bus.asked.clear()
     asking.ask_round(fewer)
     assert bus.asked == ["p04", "p05", "p06", "p07", "p08", "p09", "p00", "p01"]
+
+
+async def test_a_stop_cancelled_while_it_waits_for_the_asking_loop_ends_cancelled() -> None:
+    bus = KeptBus([])
+    subscribed: list[bytes] = []
+
+    async def subscribe(channel: bytes, handler: Any) -> None:
+        subscribed.append(channel)
+
+    bus.subscribe = subscribe  # type: ignore[attr-defined]
+    asking = pings(bus)
+    await asking.start()
+    assert subscribed == [KEYS.ping_channel("me").encode()] and asking._task is not None
+    stopper = await cancelled_while_stopping(asking.stop)
+    assert stopper.cancelled()
+    assert asking._task.done()

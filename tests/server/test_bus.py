@@ -18,6 +18,7 @@ from playhall.store.bus import Bus, client_name
 from playhall.store.outage import Outage
 from playhall.store.pipe import RedisPipe
 
+from ..cancels import cancelled_while_stopping
 from .helpers import Heard, wait_for_redis
 
 
@@ -154,3 +155,15 @@ async def test_a_killed_connection_is_made_again_with_every_channel_and_told(
         assert await publisher.call(b"PUBLISH", channel, b"again") == 1
     await heard.wait(lambda: all(heard.messages[c] == [b"again"] for c in names))
     assert heard.reconnects == 1 and subscriber.subscriptions == 2
+
+
+async def test_a_stop_cancelled_while_it_waits_for_the_links_ends_cancelled(
+    bus: tuple[Bus, Heard], admin: aioredis.Redis,
+) -> None:
+    subscriber, heard = bus
+    [channel] = channels(1)
+    await subscriber.subscribe(channel, heard.handler(channel))
+    await subscriber.start()
+    assert len(await bus_connections(admin, subscriber)) == 1
+    stopper = await cancelled_while_stopping(subscriber.stop)
+    assert stopper.cancelled()

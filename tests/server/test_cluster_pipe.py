@@ -24,6 +24,7 @@ from playhall.store.connect import drop_idle_connections, open_client, open_pipe
 from playhall.store.outage import is_store_error
 from playhall.store.pipe import encode_bulk, encode_command
 
+from ..cancels import cancelled_while_stopping
 from .cluster import LocalCluster, on_node, primary_port
 
 #: A script of one key (the pipe's routing sees its first key after the key count).
@@ -309,3 +310,11 @@ async def test_a_transaction_runs_on_its_slots_primary_and_after_a_failover_on_i
         assert threads == []
     finally:
         await client.aclose()
+
+
+async def test_a_close_cancelled_while_it_waits_for_a_map_read_ends_cancelled(
+    cluster_pipe: ClusterPipe,
+) -> None:
+    cluster_pipe.refresh_soon()
+    stopper = await cancelled_while_stopping(cluster_pipe.aclose)
+    assert stopper.cancelled()

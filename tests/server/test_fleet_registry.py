@@ -13,10 +13,13 @@ import uuid
 import redis.asyncio as aioredis
 
 from playhall import __version__, app
+from playhall.heartbeat import Heartbeat
 from playhall.store.fleet import FleetStore, Member
 from playhall.store.keys import Keys
+from playhall.store.outage import Outage
 from playhall.store.pipe import RedisPipe
 
+from ..cancels import cancelled_while_stopping
 from .conftest import free_port, server_config
 from .helpers import healthz, silent_websocket, wait_for_redis
 from .process import ServerProcess
@@ -148,3 +151,20 @@ async def test_healthz_is_503_while_the_process_is_not_listed(redis_url: str) ->
         assert await healthz(running.port) == (200, "ok")
     finally:
         await running.drain()
+
+
+async def test_a_leave_cancelled_while_it_waits_for_the_renewals_ends_cancelled(
+    redis_url: str,
+) -> None:
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    fleet, pipe = fleet_of(redis_url, prefix)
+    heartbeat = Heartbeat(fleet, Outage(), "leaver", 60_000)
+    try:
+        await heartbeat.start()
+        assert await names(fleet) == ["leaver"]
+        stopper = await cancelled_while_stopping(heartbeat.leave)
+        assert stopper.cancelled()
+    finally:
+        await heartbeat.leave()  # now uncancelled: the entry goes
+        assert await names(fleet) == []
+        pipe.close()

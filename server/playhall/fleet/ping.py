@@ -22,7 +22,6 @@ are not a ping are dropped, the first logged.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import itertools
 import time
@@ -37,7 +36,7 @@ from playhall.store.bus import Bus
 from playhall.store.fleet import Member
 from playhall.store.keys import Keys
 from playhall.store.outage import is_store_error
-from playhall.tasks import pause
+from playhall.tasks import cancel_and_wait, pause
 from playhall_protocol.codec import pack
 
 logger = log.get("playhall.fleet")
@@ -84,10 +83,7 @@ class Pings:
             self._task = asyncio.get_running_loop().create_task(self._ask_forever())
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel_and_wait(self._task)
 
     def ask_round(self, peers: list[str]) -> None:
         """One round: ask each of ``peers`` (instance names, in an order that stays put from

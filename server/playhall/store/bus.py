@@ -47,7 +47,7 @@ from playhall.store.dial import Dial
 from playhall.store.outage import Outage, is_store_error
 from playhall.store.pipe import Callback, CommandPipe, RedisPipe, then_of
 from playhall.store.subscriber import Subscriber
-from playhall.tasks import pause
+from playhall.tasks import cancel_and_wait, pause
 
 logger = log.get("playhall.bus")
 
@@ -317,11 +317,8 @@ class _Link:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="bus")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     async def add(self, channel: bytes) -> None:
         self.channels.add(channel)

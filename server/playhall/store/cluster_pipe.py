@@ -23,7 +23,6 @@ second): a primary turned replica answers those itself rather than ``MOVED``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -36,6 +35,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from playhall import log
 from playhall.store.pipe import RedisPipe, encode_command
+from playhall.tasks import cancel_and_wait
 
 logger = log.get("playhall.store")
 
@@ -294,9 +294,7 @@ class ClusterPipe:
 
     async def aclose(self) -> None:
         self.close()
-        if self._refreshing is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._refreshing
+        await cancel_and_wait(self._refreshing)
 
 
 def node_url(seed: str, host: str, port: int) -> str:
