@@ -38,8 +38,15 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if url:
         yield url
         return
-    redis = EmbeddedRedis(Path(tmp_path_factory.mktemp("redis")), port=free_port())
-    redis.start()
+    folder = Path(tmp_path_factory.mktemp("redis"))
+    for attempt in range(3):  # its port was only free when picked: another may take it first
+        redis = EmbeddedRedis(folder / str(attempt), port=free_port())
+        try:
+            redis.start()
+            break
+        except RuntimeError as failure:
+            if "Address already in use" not in str(failure) or attempt == 2:
+                raise
     yield redis.url
     redis.stop()
 
