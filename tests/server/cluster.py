@@ -103,11 +103,13 @@ class LocalCluster:
             self._spawn(node)
         async with asyncio.timeout(timeout):
             for node in self.nodes:
-                while not await _answers(node.port):
-                    if not node.alive:
-                        raise RuntimeError(f"redis-server on {node.port} did not start:\n"
-                                           + self.log_tail(node))
+                # Dead first: a node that could not bind its port (taken by another program
+                # since it was picked) says so in its log, whatever else answers there.
+                while node.alive and not await _answers(node.port):
                     await asyncio.sleep(0.02)  # polling for readiness
+                if not node.alive:
+                    raise RuntimeError(f"redis-server on {node.port} did not start:\n"
+                                       + self.log_tail(node))
             made = await asyncio.create_subprocess_exec(
                 self.cli, "--cluster", "create",
                 *(f"127.0.0.1:{n.port}" for n in self.nodes),

@@ -53,9 +53,17 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 async def cluster_nodes(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LocalCluster]:
-    cluster = LocalCluster(Path(tmp_path_factory.mktemp("cluster")))
+    folder = Path(tmp_path_factory.mktemp("cluster"))
+    for attempt in range(3):  # as redis_url: a node's port may be taken before it binds
+        cluster = LocalCluster(folder / str(attempt))
+        try:
+            await cluster.start()
+            break
+        except RuntimeError as failure:
+            cluster.stop()
+            if "Address already in use" not in str(failure) or attempt == 2:
+                raise
     try:
-        await cluster.start()
         yield cluster
     finally:
         cluster.stop()
