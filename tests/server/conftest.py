@@ -10,9 +10,10 @@ replicas: ``cluster.py``) is started for the session by the first test that asks
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -28,45 +29,53 @@ from .balancer import Fleet, StartFleet, start_fleet, stop_fleet
 from .cluster import LocalCluster
 from .faults import ResetProxy
 from .process import free_port
+from .shipped import start_on_free_ports
 
 log.configure("json", os.environ.get("PLAYHALL_TEST_LOG_LEVEL", "error"))
 
 
+def _taken(failure: RuntimeError) -> bool:
+    """A Redis node failed to start because its port was taken (its log says so)."""
+    return "Address already in use" in str(failure)
+
+
 @pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+async def redis_url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
     url = os.environ.get("PLAYHALL_TEST_REDIS_URL")
     if url:
         yield url
         return
     folder = Path(tmp_path_factory.mktemp("redis"))
-    for attempt in range(3):  # its port was only free when picked: another may take it first
-        redis = EmbeddedRedis(folder / str(attempt), port=free_port())
-        try:
-            redis.start()
-            break
-        except RuntimeError as failure:
-            if "Address already in use" not in str(failure) or attempt == 2:
-                raise
-    yield redis.url
-    redis.stop()
+    redis = [EmbeddedRedis(folder / "0", port=free_port())]  # the one now tried
+
+    def move() -> None:
+        redis.append(EmbeddedRedis(folder / str(len(redis)), port=free_port()))
+
+    await start_on_free_ports(
+        lambda: asyncio.to_thread(redis[-1].start), _taken, move, "the tests' Redis"
+    )
+    try:
+        yield redis[-1].url
+    finally:
+        redis[-1].stop()
 
 
 @pytest.fixture(scope="session")
 async def cluster_nodes(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LocalCluster]:
     folder = Path(tmp_path_factory.mktemp("cluster"))
-    for attempt in range(3):  # as redis_url: a node's port may be taken before it binds
-        cluster = LocalCluster(folder / str(attempt))
-        try:
-            await cluster.start()
-            break
-        except RuntimeError as failure:
-            cluster.stop()
-            if "Address already in use" not in str(failure) or attempt == 2:
-                raise
+    cluster = [LocalCluster(folder / "0")]  # the one now tried
+
+    def move() -> None:
+        cluster[-1].stop()
+        cluster.append(LocalCluster(folder / str(len(cluster))))
+
     try:
-        yield cluster
+        await start_on_free_ports(
+            lambda: cluster[-1].start(), _taken, move, "the tests' Redis Cluster"
+        )
+        yield cluster[-1]
     finally:
-        cluster.stop()
+        cluster[-1].stop()
 
 
 @pytest.fixture

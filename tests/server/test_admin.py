@@ -56,9 +56,14 @@ class Served:
 async def started_with_admin(server: ServerProcess) -> Served:
     """Start ``server`` (logging at info to its ``log_path``, its ``--admin-listen`` on port 0)
     and find its operator's listener in its ``listening`` line: the kernel picked the port,
-    since a port picked by a test may be taken by anything before the server binds it."""
-    await server.start()
-    await server.logged("listening")
+    since a port picked by a test may be taken by anything before the server binds it.
+    A server that fails to start or to log it is terminated before the failure goes on."""
+    try:
+        await server.start()
+        await server.logged("listening")
+    except BaseException:
+        server.terminate()
+        raise
     (listening,) = (line for line in server.log_lines() if line["event"] == "listening")
     return Served(server, listening["admin"])
 
@@ -70,8 +75,9 @@ async def served(redis_url: str, tmp_path: Path) -> AsyncIterator[Served]:
         ["--admin-listen", "127.0.0.1:0", "--admin-token", TOKEN, "--log-level", "info"],
         log_path=tmp_path / "server.log",
     )
+    served = await started_with_admin(server)
     try:
-        yield await started_with_admin(server)
+        yield served
     finally:
         server.terminate()
 

@@ -29,11 +29,7 @@ async def two(redis_url: str, tmp_path: Path) -> AsyncIterator[tuple[Served, Ser
                  "--log-level", "info"],
                 log_path=tmp_path / f"{name}.log",
             )
-            try:
-                served.append(await started_with_admin(server))
-            except BaseException:
-                server.terminate()
-                raise
+            served.append(await started_with_admin(server))
         yield served[0], served[1]
     finally:
         for one in served:
