@@ -5,9 +5,10 @@
 // window, the latencies (from sending a move to receiving the update it caused) of the updates
 // received in it, and this process's own CPU seconds over it.
 //
-//   node load.js colyseus|bgio PORT ROOMS WARMUP SECONDS [API_PORT]   (API_PORT: bgio's lobby)
+//   node load.js colyseus|bgio|floor PORT ROOMS WARMUP SECONDS [API_PORT]   (bgio's lobby)
 import { Client as ColyseusClient } from "@colyseus/sdk";
 import { createRequire } from "node:module";
+import WebSocket from "ws";
 
 import { Duel } from "./bgio_game.js";
 
@@ -22,6 +23,17 @@ const [peer, port, rooms, warmup, seconds, apiPort] = process.argv.slice(2);
 const LINGER = 1000;
 // Rooms set up at once: the peers' matchmaking is HTTP, one request per seat.
 const SETUP_BATCH = 25;
+// The floor's rooms are numbered by the load generator (floor_server.py makes a room when its
+// first seat connects).
+let floorRooms = 0;
+
+function opened(url) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.once("open", () => resolve(ws));
+    ws.once("error", reject);
+  });
+}
 
 // A room: two seats, each a function (onUpdate) => send, where the peer calls
 // onUpdate(turn, count) on every state its client sees and send() makes the seat's move.
@@ -66,6 +78,18 @@ const PEERS = {
       });
     }
     return seats;
+  },
+  async floor() {
+    const room = floorRooms++;
+    const sockets = await Promise.all([0, 1].map((seat) => opened(`ws://127.0.0.1:${port}/${room}/${seat}`)));
+    return sockets.map((ws) => (onUpdate) => {
+      ws.on("message", (data) => {
+        const [turn, count] = String(data).split(" ");
+        onUpdate(Number(turn), Number(count));
+      });
+      onUpdate(0, 0); // seat 0 moves first; the server sends nothing before the first move
+      return () => ws.send("m");
+    });
   },
 };
 

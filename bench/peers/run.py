@@ -5,13 +5,19 @@
 
 The workload is bench/moves.py's duel: R rooms of two players, each player on its own
 connection, moving as soon as it is its turn, the server alone on one core (``taskset -c 0``,
-bench/moves.py's default) and the load generator on the other. Four systems:
+bench/moves.py's default) and the load generator on the other. Six systems:
 
 - ``colyseus``: Colyseus (@colyseus/core with its websocket transport) serving
   colyseus_server.js, a room whose state is whose turn it is and a count of moves, played by
   Colyseus's official client (@colyseus/sdk);
 - ``bgio``: boardgame.io's server (socket.io, its lobby API, InMemory storage) serving
   bgio_game.js, played by boardgame.io's own client;
+- ``floor`` and ``floor-redis``: floor_server.py, the same duel on the parts Playhall is built
+  on (websockets' Sans-I/O protocol under an asyncio protocol on uvloop; for ``floor-redis``,
+  every move appended to a list in Redis through a pipelined connection before the update goes
+  out) and nothing else: the least a Python server on them does per move. It runs on the
+  Python that runs this script (uvloop, websockets and hiredis installed: Playhall's own
+  environment), played by load.js over ``ws``;
 - ``pure`` and ``compiled``: Playhall at ``--commit``, its two builds made by bench/compare.py
   (``build``) and each measured by its own bench/moves.py (Mantis, rematches, every move stored
   in Redis before it is acknowledged).
@@ -46,6 +52,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +64,23 @@ from moves import cpu_split, free_port, other_cores, rss_mb  # noqa: E402  (benc
 
 #: The server's core: bench/moves.py's default, which ``compare.moves`` runs Playhall with.
 SERVER_CORE = "0"
-SYSTEMS = ("colyseus", "bgio", "pure", "compiled")
-#: Each peer's server script and whether it takes a second port (boardgame.io's lobby API).
-PEERS = {"colyseus": ("colyseus_server.js", False), "bgio": ("bgio_server.js", True)}
+SYSTEMS = ("colyseus", "bgio", "floor", "floor-redis", "pure", "compiled")
+
+
+@dataclass(frozen=True)
+class Peer:
+    server: list[str]  #: the server's command, its port(s) to follow
+    client: str  #: load.js's name for how to play it
+    lobby: bool = False  #: a second port (boardgame.io's lobby API)
+    redis: bool = False  #: a Redis of its own for the run, its URL after the port(s)
+
+
+PEERS = {
+    "colyseus": Peer(["node", "colyseus_server.js"], "colyseus"),
+    "bgio": Peer(["node", "bgio_server.js"], "bgio", lobby=True),
+    "floor": Peer([sys.executable, "floor_server.py"], "floor"),
+    "floor-redis": Peer([sys.executable, "floor_server.py"], "floor", redis=True),
+}
 
 
 def install() -> None:
@@ -84,20 +105,29 @@ def wait_listening(port: int, server: subprocess.Popen[bytes]) -> None:
 
 
 def peer_run(peer: str, rooms: int, seconds: float, warmup: float) -> dict[str, Any]:
-    """One run of a peer: its server on the server's core, load.js on the others."""
-    script, lobby = PEERS[peer]
-    ports = [free_port(), free_port()] if lobby else [free_port()]
+    """One run of a peer: its server on the server's core, load.js (and the floor's Redis, as
+    bench/moves.py's) on the others."""
+    from playhall.store.embedded import EmbeddedRedis
+
+    spec = PEERS[peer]
+    ports = [free_port(), free_port()] if spec.lobby else [free_port()]
     # This process and so load.js on the other cores; the server alone on its own (taskset
-    # execs node, so the server's pid is node's).
+    # execs the server, so its pid is the server's).
     os.sched_setaffinity(0, other_cores(SERVER_CORE))
-    server = subprocess.Popen(["taskset", "-c", SERVER_CORE, "node", script, *map(str, ports)],
-                              cwd=HERE, stdout=subprocess.DEVNULL)
+    redis = None
+    if spec.redis:
+        redis = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="playhall-peers-")) / "redis",
+                              port=free_port())
+        redis.start()
+    server = subprocess.Popen(
+        ["taskset", "-c", SERVER_CORE, *spec.server, *map(str, ports),
+         *([redis.url] if redis else [])], cwd=HERE, stdout=subprocess.DEVNULL)
     load = None
     try:
         wait_listening(ports[-1], server)
         wait_listening(ports[0], server)
         load = subprocess.Popen(
-            ["node", "load.js", peer, str(ports[0]), str(rooms), str(warmup), str(seconds),
+            ["node", "load.js", spec.client, str(ports[0]), str(rooms), str(warmup), str(seconds),
              *map(str, ports[1:])], cwd=HERE, stdout=subprocess.PIPE, text=True)
         assert load.stdout is not None
         if load.stdout.readline().strip() != "ready":  # every room set up: play starts now
@@ -114,6 +144,9 @@ def peer_run(peer: str, rooms: int, seconds: float, warmup: float) -> dict[str, 
             if process is not None and process.poll() is None:
                 process.terminate()
                 process.wait(30)
+        if redis is not None:
+            redis.stop()
+            shutil.rmtree(redis.data_dir.parent, ignore_errors=True)
     lat = sorted(result["lat"])
     moved = result["moves"]
     cpu = user1 + sys1 - user0 - sys0
