@@ -26,6 +26,7 @@ const SETUP_BATCH = 25;
 // The floor's rooms are numbered by the load generator (floor_server.py makes a room when its
 // first seat connects).
 let floorRooms = 0;
+const MOVE = new Uint8Array([0x6d]); // binary, as Playhall's clients send their frames
 
 function opened(url) {
   return new Promise((resolve, reject) => {
@@ -88,7 +89,7 @@ const PEERS = {
         onUpdate(Number(turn), Number(count));
       });
       onUpdate(0, 0); // seat 0 moves first; the server sends nothing before the first move
-      return () => ws.send("m");
+      return () => ws.send(MOVE);
     });
   },
 };

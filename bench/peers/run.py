@@ -37,6 +37,11 @@ or the load side), its RSS at the window's end, and the load generator's CPU in 
 Playhall it shares the other core with Redis, so together they must stay under one for the
 numbers to be the server's). Latency and RSS are the median run's. Progress goes to stderr,
 every run's numbers to ``--json``. Not part of the test command.
+
+``BENCH_CALLGRIND=FILE`` counts the server's instructions per move over the measured window, as
+bench/moves.py does (which Playhall's runs are; for the peers, the server runs under callgrind
+in place of ``taskset``): meant for the Python floor and few rooms (the server runs some 50
+times slower), and printed after the table.
 """
 
 from __future__ import annotations
@@ -60,7 +65,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from compare import build, cell, git, log, moves  # noqa: E402  (bench/compare.py)
-from moves import cpu_split, free_port, other_cores, rss_mb  # noqa: E402  (bench/moves.py)
+from moves import (  # noqa: E402  (bench/moves.py)
+    callgrind_totals,
+    cpu_split,
+    free_port,
+    other_cores,
+    rss_mb,
+)
 
 #: The server's core: bench/moves.py's default, which ``compare.moves`` runs Playhall with.
 SERVER_CORE = "0"
@@ -119,10 +130,19 @@ def peer_run(peer: str, rooms: int, seconds: float, warmup: float) -> dict[str, 
         redis = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="playhall-peers-")) / "redis",
                               port=free_port())
         redis.start()
+    counted = os.environ.get("BENCH_CALLGRIND")
+    if counted:  # as bench/moves.py: instrumented over the measured window only
+        for old in Path(counted).parent.glob(Path(counted).name + "*"):
+            old.unlink()
+        runner = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                  f"--callgrind-out-file={counted}"]
+    else:
+        runner = ["taskset", "-c", SERVER_CORE]
     server = subprocess.Popen(
-        ["taskset", "-c", SERVER_CORE, *spec.server, *map(str, ports),
-         *([redis.url] if redis else [])], cwd=HERE, stdout=subprocess.DEVNULL)
+        [*runner, *spec.server, *map(str, ports), *([redis.url] if redis else [])],
+        cwd=HERE, stdout=subprocess.DEVNULL)
     load = None
+    instructions = 0
     try:
         wait_listening(ports[-1], server)
         wait_listening(ports[0], server)
@@ -133,9 +153,16 @@ def peer_run(peer: str, rooms: int, seconds: float, warmup: float) -> dict[str, 
         if load.stdout.readline().strip() != "ready":  # every room set up: play starts now
             raise RuntimeError(f"{peer}: the load generator did not start")
         time.sleep(warmup)
+        if counted:
+            subprocess.run(["callgrind_control", "-z", "-i", "on", str(server.pid)],
+                           check=True, capture_output=True)
         (user0, sys0), t0 = cpu_split(server.pid), time.perf_counter()
         time.sleep(seconds)
         (user1, sys1), t1 = cpu_split(server.pid), time.perf_counter()
+        if counted:
+            subprocess.run(["callgrind_control", "-d", str(server.pid)],
+                           check=True, capture_output=True)
+            instructions = callgrind_totals(Path(counted))["Ir"]
         rss = rss_mb(server.pid)
         result = json.loads(load.stdout.readline())
         load.wait(60)
@@ -150,7 +177,11 @@ def peer_run(peer: str, rooms: int, seconds: float, warmup: float) -> dict[str, 
     lat = sorted(result["lat"])
     moved = result["moves"]
     cpu = user1 + sys1 - user0 - sys0
+    counts = {}
+    if counted and moved:
+        counts["server_instructions_per_move"] = round(instructions / moved)
     return {
+        **counts,
         "rooms": rooms,
         "moves_per_s": round(moved / seconds),
         "p50_ms": round(statistics.median(lat), 2) if lat else None,
@@ -215,6 +246,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="where Playhall's trees are built (kept)")
     parser.add_argument("--json", type=Path, help="every run's numbers, written here")
     args = parser.parse_args()
+    from playhall import log as server_log
+
+    server_log.configure("console", "warning")  # the floor's Redis logs its start: not on stdout
     install()
     sha = git("rev-parse", "--verify", f"{args.commit}^{{commit}}").strip()
     work = args.work or Path(tempfile.mkdtemp(prefix="playhall-peers-"))
@@ -240,6 +274,15 @@ def main() -> None:
     print(f"{json.dumps(info)}\n\nload average (1 min) at the runs' ends: "
           f"{min(loads):.1f}–{max(loads):.1f}\n")
     print(table(runs, args.systems, args.rooms))
+    counted = [r for r in runs if r.get("server_instructions_per_move")]
+    if counted:
+        print("\n| system | R | server instructions per move (runs) |\n|---|---|---|")
+        for r in args.rooms:
+            for system in args.systems:
+                mine = [x["server_instructions_per_move"] for x in counted
+                        if x["system"] == system and x["rooms"] == r]
+                if mine:
+                    print(f"| {system} | {r} | {cell([float(n) for n in mine])} |")
 
 
 if __name__ == "__main__":
