@@ -12,12 +12,11 @@ bench/moves.py's default) and the load generator on the other. Six systems:
   Colyseus's official client (@colyseus/sdk);
 - ``bgio``: boardgame.io's server (socket.io, its lobby API, InMemory storage) serving
   bgio_game.js, played by boardgame.io's own client;
-- ``floor`` and ``floor-redis``: floor_server.py, the same duel on the parts Playhall is built
-  on (websockets' Sans-I/O protocol under an asyncio protocol on uvloop; for ``floor-redis``,
-  every move appended to a list in Redis through a pipelined connection before the update goes
-  out) and nothing else: the least a Python server on them does per move. It runs on the
-  Python that runs this script (uvloop, websockets and hiredis installed: Playhall's own
-  environment), played by load.js over ``ws``;
+- ``floor`` and ``floor-redis``: floor_server.py, the same duel on Playhall's own parts and
+  nothing else (its websocket layer on uvloop; for ``floor-redis``, every move appended to a
+  list in Redis through its command pipe before the update goes out): the least a server on
+  those parts does per move. It runs on the Python that runs this script (Playhall installed
+  in it, as the README's install does), played by load.js over ``ws``;
 - ``pure`` and ``compiled``: Playhall at ``--commit``, its two builds made by bench/compare.py
   (``build``) and each measured by its own bench/moves.py (Mantis, rematches, every move stored
   in Redis before it is acknowledged).
