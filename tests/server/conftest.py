@@ -10,10 +10,9 @@ replicas: ``cluster.py``) is started for the session by the first test that asks
 
 from __future__ import annotations
 
-import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -40,24 +39,25 @@ def _taken(failure: RuntimeError) -> bool:
 
 
 @pytest.fixture(scope="session")
-async def redis_url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    # A sync fixture, unlike cluster_nodes: pytest-asyncio ends every async fixture with its
+    # session's event loop, which it makes again when a sync test asks for an async fixture
+    # (tests/server/test_verify_record.py's do), and those tests' Redis must outlive that.
     url = os.environ.get("PLAYHALL_TEST_REDIS_URL")
     if url:
         yield url
         return
     folder = Path(tmp_path_factory.mktemp("redis"))
-    redis = [EmbeddedRedis(folder / "0", port=free_port())]  # the one now tried
-
-    def move() -> None:
-        redis.append(EmbeddedRedis(folder / str(len(redis)), port=free_port()))
-
-    await start_on_free_ports(
-        lambda: asyncio.to_thread(redis[-1].start), _taken, move, "the tests' Redis"
-    )
-    try:
-        yield redis[-1].url
-    finally:
-        redis[-1].stop()
+    for attempt in range(3):  # as start_on_free_ports (which is async): a port may be taken
+        redis = EmbeddedRedis(folder / str(attempt), port=free_port())
+        try:
+            redis.start()
+            break
+        except RuntimeError as failure:
+            if not _taken(failure) or attempt == 2:
+                raise
+    yield redis.url
+    redis.stop()
 
 
 @pytest.fixture(scope="session")

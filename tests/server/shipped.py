@@ -56,7 +56,7 @@ def stop(process: subprocess.Popen[bytes] | None, graceful: signal.Signals) -> N
 
 
 async def start_on_free_ports(
-    start: Callable[[], Awaitable[object]], port_taken: Callable[[RuntimeError], bool],
+    start: Callable[[], Awaitable[None]], port_taken: Callable[[RuntimeError], bool],
     move: Callable[[], None], name: str,
 ) -> None:
     """``start`` a program (it raises ``RuntimeError`` when the program exits or is not ready
