@@ -15,8 +15,9 @@ bench/moves.py's default) and the load generator on the other. Six systems:
 - ``floor`` and ``floor-redis``: floor_server.py, the same duel on Playhall's own parts and
   nothing else (its websocket layer on uvloop; for ``floor-redis``, every move appended to a
   list in Redis through its command pipe before the update goes out): the least a server on
-  those parts does per move. It runs on the Python that runs this script (Playhall installed
-  in it, as the README's install does), played by load.js over ``ws``;
+  those parts does per move. It runs on the Python that runs this script, on the parts
+  installed there (the README's install: interpreted), or with ``--floor-build compiled`` on
+  the compiled build of ``--commit`` (as ``compiled`` below), played by load.js over ``ws``;
 - ``pure`` and ``compiled``: Playhall at ``--commit``, its two builds made by bench/compare.py
   (``build``) and each measured by its own bench/moves.py (Mantis, rematches, every move stored
   in Redis before it is acknowledged).
@@ -114,9 +115,10 @@ def wait_listening(port: int, server: subprocess.Popen[bytes]) -> None:
     raise TimeoutError(f"nothing listens on port {port}")
 
 
-def peer_run(peer: str, rooms: int, seconds: float, warmup: float) -> dict[str, Any]:
+def peer_run(peer: str, rooms: int, seconds: float, warmup: float,
+             tree: Path | None = None) -> dict[str, Any]:
     """One run of a peer: its server on the server's core, load.js (and the floor's Redis, as
-    bench/moves.py's) on the others."""
+    bench/moves.py's) on the others; a Python server on ``tree``'s packages, if given."""
     from playhall.store.embedded import EmbeddedRedis
 
     spec = PEERS[peer]
@@ -139,7 +141,9 @@ def peer_run(peer: str, rooms: int, seconds: float, warmup: float) -> dict[str, 
         runner = ["taskset", "-c", SERVER_CORE]
     server = subprocess.Popen(
         [*runner, *spec.server, *map(str, ports), *([redis.url] if redis else [])],
-        cwd=HERE, stdout=subprocess.DEVNULL)
+        cwd=HERE, stdout=subprocess.DEVNULL, env=None if tree is None else {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(str(tree / d) for d in ("protocol", "server"))})
     load = None
     instructions = 0
     try:
@@ -194,7 +198,8 @@ def peer_run(peer: str, rooms: int, seconds: float, warmup: float) -> dict[str, 
 def run(system: str, trees: dict[str, Path], rooms: int, seconds: float,
         warmup: float) -> dict[str, Any]:
     if system in PEERS:
-        result = peer_run(system, rooms, seconds, warmup)
+        result = peer_run(system, rooms, seconds, warmup,
+                          trees.get("floor") if system.startswith("floor") else None)
     else:
         result = moves(trees[system], rooms, seconds, warmup)
     moved = result["moves_per_s"]
@@ -243,6 +248,8 @@ def main() -> None:
     parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
     parser.add_argument("--commit", default="HEAD", help="Playhall's commit (both builds)")
     parser.add_argument("--work", type=Path, help="where Playhall's trees are built (kept)")
+    parser.add_argument("--floor-build", choices=["installed", "compiled"], default="installed",
+                        help="the floor's parts: this Python's install, or --commit's compiled")
     parser.add_argument("--json", type=Path, help="every run's numbers, written here")
     args = parser.parse_args()
     from playhall import log as server_log
@@ -252,9 +259,13 @@ def main() -> None:
     sha = git("rev-parse", "--verify", f"{args.commit}^{{commit}}").strip()
     work = args.work or Path(tempfile.mkdtemp(prefix="playhall-peers-"))
     trees: dict[str, Path] = {}
-    if {"pure", "compiled"} & set(args.systems):
+    floor_compiled = args.floor_build == "compiled"
+    if {"pure", "compiled"} & set(args.systems) or floor_compiled:
         trees = build(sha, work)
-    info = {**versions(), "playhall": sha[:9], "loadavg_before": os.getloadavg()}
+    if floor_compiled:
+        trees["floor"] = trees["compiled"]
+    info = {**versions(), "playhall": sha[:9], "floor_build": args.floor_build,
+            "loadavg_before": os.getloadavg()}
     log(json.dumps(info))
     runs: list[dict[str, Any]] = []
     try:
