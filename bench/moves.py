@@ -299,11 +299,7 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
     instructions = 0
     totals: dict[str, int] = {}
     if counted:  # instrumented from the measured window only (see the module docstring)
-        for old in Path(counted).parent.glob(Path(counted).name + "*"):
-            old.unlink()
-        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-               f"--callgrind-out-file={counted}",
-               *os.environ.get("BENCH_CALLGRIND_ARGS", "").split(), *cmd]
+        cmd = [*callgrind_command(counted), *cmd]
     elif shutil.which("taskset") and server_core:
         cmd = ["taskset", "-c", server_core, *cmd]
     traced = os.environ.get("BENCH_TRACE")
@@ -348,8 +344,7 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         redis_pid = redis.process.pid if redis.process is not None else None
         redis0 = cpu_seconds(redis_pid) if redis_pid else 0.0
         if counted:
-            subprocess.run(["callgrind_control", "-z", "-i", "on", str(server.pid)],
-                           check=True, capture_output=True)
+            callgrind_start(server.pid)
         sampler = None
         if traced:
             pids = {"server": server.pid, **{f"load{i}": w.pid for i, w in enumerate(workers)
@@ -363,9 +358,7 @@ def run(rooms: int, seconds: float, warmup: float, procs: int, server_core: str,
         (user1, sys1), t1 = cpu_split(server.pid), time.perf_counter()
         samples = sampler.stop() if sampler is not None else []
         if counted:
-            subprocess.run(["callgrind_control", "-d", str(server.pid)],
-                           check=True, capture_output=True)
-            totals = callgrind_totals(Path(counted))
+            totals = callgrind_stop(server.pid, counted)
             instructions = totals["Ir"]
         redis1 = cpu_seconds(redis_pid) if redis_pid else 0.0
         rss = rss_mb(server.pid)
@@ -437,6 +430,27 @@ def syscall_counts(report: str) -> dict[str, int]:
             name = "all" if event == "raw_syscalls:sys_enter" else event.rpartition("_enter_")[2]
             counts[name] = int(fields[0])
     return counts
+
+
+def callgrind_command(out: str) -> list[str]:
+    """What runs a program under callgrind, counting nothing until :func:`callgrind_start`,
+    into ``out`` (its earlier dumps removed first), with ``BENCH_CALLGRIND_ARGS``'s options."""
+    for old in Path(out).parent.glob(Path(out).name + "*"):
+        old.unlink()
+    return ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
+            *os.environ.get("BENCH_CALLGRIND_ARGS", "").split()]
+
+
+def callgrind_start(pid: int) -> None:
+    """Counting from now on, from zero (the measured window's start)."""
+    subprocess.run(["callgrind_control", "-z", "-i", "on", str(pid)], check=True,
+                   capture_output=True)
+
+
+def callgrind_stop(pid: int, out: str) -> dict[str, int]:
+    """The counts since :func:`callgrind_start`, dumped now (``callgrind_totals``)."""
+    subprocess.run(["callgrind_control", "-d", str(pid)], check=True, capture_output=True)
+    return callgrind_totals(Path(out))
 
 
 def callgrind_totals(out: Path) -> dict[str, int]:

@@ -66,7 +66,9 @@ sys.path.insert(0, str(HERE.parent))
 
 from compare import build, cell, git, log, moves  # noqa: E402  (bench/compare.py)
 from moves import (  # noqa: E402  (bench/moves.py)
-    callgrind_totals,
+    callgrind_command,
+    callgrind_start,
+    callgrind_stop,
     cpu_split,
     free_port,
     other_cores,
@@ -132,13 +134,8 @@ def peer_run(peer: str, rooms: int, seconds: float, warmup: float,
                               port=free_port())
         redis.start()
     counted = os.environ.get("BENCH_CALLGRIND")
-    if counted:  # as bench/moves.py: instrumented over the measured window only
-        for old in Path(counted).parent.glob(Path(counted).name + "*"):
-            old.unlink()
-        runner = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-                  f"--callgrind-out-file={counted}"]
-    else:
-        runner = ["taskset", "-c", SERVER_CORE]
+    # As bench/moves.py: instrumented over the measured window only.
+    runner = callgrind_command(counted) if counted else ["taskset", "-c", SERVER_CORE]
     server = subprocess.Popen(
         [*runner, *spec.server, *map(str, ports), *([redis.url] if redis else [])],
         cwd=HERE, stdout=subprocess.DEVNULL, env=None if tree is None else {
@@ -157,15 +154,12 @@ def peer_run(peer: str, rooms: int, seconds: float, warmup: float,
             raise RuntimeError(f"{peer}: the load generator did not start")
         time.sleep(warmup)
         if counted:
-            subprocess.run(["callgrind_control", "-z", "-i", "on", str(server.pid)],
-                           check=True, capture_output=True)
+            callgrind_start(server.pid)
         (user0, sys0), t0 = cpu_split(server.pid), time.perf_counter()
         time.sleep(seconds)
         (user1, sys1), t1 = cpu_split(server.pid), time.perf_counter()
         if counted:
-            subprocess.run(["callgrind_control", "-d", str(server.pid)],
-                           check=True, capture_output=True)
-            instructions = callgrind_totals(Path(counted))["Ir"]
+            instructions = callgrind_stop(server.pid, counted)["Ir"]
         rss = rss_mb(server.pid)
         result = json.loads(load.stdout.readline())
         load.wait(60)
