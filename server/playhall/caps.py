@@ -23,7 +23,7 @@ from typing import Any
 from playhall.config import Config
 from playhall.rooms import table
 from playhall.rooms.record import RoomRecord
-from playhall.rooms.table import RoomError
+from playhall.rooms.table import RoomError, retry_after
 from playhall.store.players import PlayerStore
 from playhall_protocol import errors
 
@@ -73,7 +73,7 @@ class Caps:
                 raise RoomError(
                     errors.TOO_MANY_ROOMS,
                     f"at most {cap} new rooms a minute{whose}; try again in {math.ceil(left)} s",
-                    retry_after=round(left, 1),
+                    retry_after=retry_after(left),
                 )
         return done
 
@@ -90,7 +90,7 @@ class Caps:
             raise RoomError(
                 errors.RATE_LIMITED,
                 f"at most {cap} renames a minute; try again in {math.ceil(left)} s",
-                retry_after=round(left, 1),
+                retry_after=retry_after(left),
             )
 
     async def connection(self, address: str, member: str) -> bool:
@@ -106,7 +106,7 @@ class Caps:
             errors.RATE_LIMITED,
             f"at most {cap} connections at once from one address, on every server together; "
             "close one, then say hello again",
-            retry_after=round(self.config.lease_ms / 3000, 1),
+            retry_after=retry_after(self.config.lease_ms / 3000),
         )
 
     async def new_player(self, address: str, log: Any, request: int) -> None:
@@ -125,5 +125,5 @@ class Caps:
                 errors.RATE_LIMITED,
                 f"at most {cap} new players a minute from one address; say hello with your "
                 f"token, or try again in {math.ceil(left)} s",
-                retry_after=round(left, 1),
+                retry_after=retry_after(left),
             )

@@ -440,3 +440,15 @@ def test_a_rematch_keeps_the_tables_mutes() -> None:
         finished, mantis(), "alice", room_id="r2", secret=int_key(9), created=3.0
     )
     assert rematch.muted == ("alice",)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "sent"),
+    [(0.0, 0.1), (0.04, 0.1), (0.1, 0.1), (0.11, 0.2), (1.2, 1.2), (59.91, 60.0)],
+)
+def test_a_refusals_retry_after_is_rounded_up_to_a_tenth_and_never_0(
+    seconds: float, sent: float
+) -> None:
+    """A wait under 0.05 s once went out as ``retry_after`` 0 (rounded to the nearest tenth):
+    a client told 0 tries again at once, into the same refusal."""
+    assert table.retry_after(seconds) == sent

@@ -61,7 +61,7 @@ from playhall.rooms.handle import ReplyTo, RoomHandle
 from playhall.rooms.ids import is_room_id
 from playhall.rooms.manager import RoomManager
 from playhall.rooms.mine import my_rooms
-from playhall.rooms.table import RoomError, no_such_room
+from playhall.rooms.table import RoomError, no_such_room, retry_after
 from playhall.store.code_tries import CodeTries, Try
 from playhall.store.codes import normalise_code
 from playhall.store.outage import failure_of, is_store_error, report
@@ -439,7 +439,7 @@ class Endpoint:
             raise RoomError(
                 errors.TOO_MANY_TRIES,
                 f"too many wrong join codes; try again in {math.ceil(taken.wait)} s",
-                retry_after=round(taken.wait, 1),
+                retry_after=retry_after(taken.wait),
             )
         args["code"] = code
         # The outcome is kept and the try given back after the handler, never inside it (nor
@@ -575,7 +575,7 @@ class Endpoint:
             errors.ADDRESS_REFUSED,
             f"this server refuses connections from your address for {math.ceil(left)} s "
             f"more{why}",
-            retry_after=round(left, 1),
+            retry_after=retry_after(left),
         )
 
     async def _rename(self, session: Session, wanted: str) -> dict[str, Any]:

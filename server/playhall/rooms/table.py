@@ -11,6 +11,7 @@ storing and the broadcasting, in order.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Container, Mapping
 from dataclasses import replace
@@ -42,6 +43,12 @@ class RoomError(Exception):
         self.code = code
         self.reason = reason
         self.extra = extra
+
+
+def retry_after(seconds: float) -> float:
+    """A wait as an ``error``'s ``retry_after``: rounded up to a tenth of a second, so never
+    0 (a client told 0 would try again at once, into the same refusal)."""
+    return max(0.1, math.ceil(round(seconds * 10, 6)) / 10)
 
 
 def no_such_room(room_id: str) -> RoomError:
