@@ -29,7 +29,7 @@ import random
 import select
 import socket
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import msgpack
 
@@ -470,6 +470,20 @@ _hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
 LINGER = 1.0
 
 
+class Player(Protocol):
+    async def request(self, kind: str, **fields: Any) -> dict[str, Any]: ...
+
+
+async def next_game(a: Player, b: Player, room: str) -> str:
+    """After a game in ``room``: ``a`` makes its rematch and joins it, and both leave the
+    finished room as real players do, so the server may let it go. The rematch's room."""
+    rematch: str = (await a.request("rematch", room=room))["room"]
+    await a.request("join", room=rematch)
+    await a.request("leave", room=room)
+    await b.request("leave", room=room)
+    return rematch
+
+
 async def linger(stop_at: float) -> None:
     """Wait until ``LINGER`` seconds after ``stop_at`` (``time.perf_counter`` seconds)."""
     await asyncio.sleep(max(0.0, stop_at + LINGER - _clock()))
@@ -519,12 +533,7 @@ async def lean_pair(host: str, port: int, stats: dict[str, Any], stop_at: float,
         if _clock() >= stop_at:
             break
         stats["games"] += 1
-        old_room = room
-        room = (await a.request("rematch", room=room))["room"]
-        await a.request("join", room=room)
-        # Like real players, leave the finished room, so the server may let it go.
-        await a.request("leave", room=old_room)
-        await b.request("leave", room=old_room)
+        room = await next_game(a, b, room)
     await linger(stop_at)
     a.close()
     b.close()

@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "protocol"), str(ROOT / "server"), str(ROOT / "clients")]
 
 import msgpack  # noqa: E402
-from loadgen import lean_pair, linger  # noqa: E402  (bench/loadgen.py: the script's folder)
+from loadgen import lean_pair, linger, next_game  # noqa: E402  (bench/loadgen.py: the script's folder)
 from slices import Sampler, gc_env, read_pauses, write_slices  # noqa: E402  (bench/slices.py)
 from websockets.asyncio.client import ClientConnection, connect  # noqa: E402
 
@@ -172,12 +172,7 @@ async def websockets_pair(host: str, port: int, stats: dict[str, Any], stop_at: 
         if time.perf_counter() >= stop_at:
             break
         stats["games"] += 1
-        old_room = room
-        room = (await a.request("rematch", room=room))["room"]
-        await a.request("join", room=room)
-        # Like real players, leave the finished room, so the server may let it go.
-        await a.request("leave", room=old_room)
-        await b.request("leave", room=old_room)
+        room = await next_game(a, b, room)
     await linger(stop_at)
     await a_ws.close()
     await b_ws.close()
