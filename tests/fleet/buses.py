@@ -13,7 +13,8 @@ class StandInBus:
         raise NotImplementedError
 
     def publish_then(
-        self, channel: bytes, payload: bytes, then: Callback, at_once: bool = False
+        self, channel: bytes, payload: bytes, then: Callback, at_once: bool = False,
+        now: bool = False,
     ) -> None:
         then_of(self.publish(channel, payload), then)
 

@@ -216,6 +216,30 @@ async def test_a_room_moving_away_is_told_behind_the_frames_already_posted_to_th
     ]
 
 
+async def test_an_answer_leaves_at_once_with_what_its_edge_was_due_the_rest_at_the_pass_end(
+) -> None:
+    """A forwarded request's answer is published when it is posted, with the frames its edge
+    was due before it (the mover's update), rather than at the end of the loop pass, after
+    every other room's work of the pass: the edge's player waits for it. What other edges are
+    due goes at the pass's end, as before; numbers run on per edge."""
+    from playhall.rooms.handle import ReplyTo
+
+    bus = Reaching()
+    owner = Owner(bus, Keys("ph:"), "host:2")
+    owner.mail.post("host:1#ab", [FRAME, 3, "r1", b"update"])
+    owner.mail.post("host:3#ef", [FRAME, 7, "r1", b"update"])
+    owner.reply(ReplyTo(3, 12, "host:1#ab", 9), {"version": 5}, None)
+    # Published by the call: no loop pass has run since.
+    assert [batch[1:] for _, batch in bus.sent] == [
+        (1, [[FRAME, 3, "r1", b"update"], [REPLY, 9, {"version": 5}, None]], "host:1#ab")
+    ]
+    await until(lambda: len(bus.sent) == 2)
+    assert bus.sent[1][1][1:] == (1, [[FRAME, 7, "r1", b"update"]], "host:3#ef")
+    owner.mail.post("host:1#ab", [FRAME, 3, "r1", b"next"])
+    await until(lambda: len(bus.sent) == 3)
+    assert bus.sent[2][1][1:] == (2, [[FRAME, 3, "r1", b"next"]], "host:1#ab")
+
+
 class Unloadable:
     """The room manager with Redis away: the room is not held here, and loading it fails."""
 

@@ -152,6 +152,28 @@ async def test_a_command_sent_at_once_is_written_in_the_same_pass(redis_url: str
         pipe.close()
 
 
+async def test_a_command_sent_now_is_written_by_the_call_with_what_was_queued_before_it(
+    redis_url: str,
+) -> None:
+    """``now`` (a forwarded request's answer): written by the call itself even when the pass
+    has a write due, together with the commands queued before it, in order; the write the
+    pass scheduled then writes only what comes after."""
+    pipe = RedisPipe(redis_url)
+    key = f"pipe:{uuid.uuid4().hex}".encode()
+    got: list[object] = []
+    try:
+        await pipe.call(b"PING")  # connected
+        behind = pipe.call(b"RPUSH", key, b"a")
+        assert len(pipe._queued) == 1 and pipe._flush_scheduled
+        pipe.call_then(lambda reply, error: got.append(reply), b"RPUSH", key, b"b", now=True)
+        assert not pipe._queued  # both written, in order
+        assert await behind == 1
+        assert await pipe.call(b"LRANGE", key, b"0", b"-1") == [b"a", b"b"]
+        assert got == [2]
+    finally:
+        pipe.close()
+
+
 async def test_a_lost_connection_hands_its_callbacks_the_failure(redis_url: str) -> None:
     pipe = RedisPipe(redis_url)
     admin = aioredis.from_url(redis_url)

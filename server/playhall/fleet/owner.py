@@ -5,9 +5,9 @@ A connection held by another process (an *edge*) is, in the room it watches here
 :class:`RemoteViewer`: the room's audience treats it as any viewer, sends it the frames of its
 own seat and nothing else, and its ``push`` hands the frame to :class:`EdgeMail`. Answers to
 forwarded requests go the same way (``ReplyRouter.deliver`` passes an answer addressed to
-another process here). EdgeMail sends each edge everything of one pass of the event loop in
-one publish, in order, numbered per edge (``fleet.messages``), so the edge can tell when one
-was lost.
+another process here). EdgeMail sends each edge what it is due in order, in batches numbered
+per edge (``fleet.messages``), so the edge can tell when one was lost: an answer at once, with
+what its edge was due before it; everything else of a pass of the event loop in one publish.
 
 An edge that no longer listens (two of its batches, sent a moment apart, reached nobody; or its
 channel has no subscriber at the periodic check) is gone: its viewers are detached from every
@@ -99,7 +99,8 @@ class RemoteViewer:
 class EdgeMail:
     """What goes to each edge, gathered over a pass of the event loop and published once: at
     the pass's end, or before the pass's frames are written to this process's own clients
-    when it has any (``WriteBatch.first``, wired in ``playhall.app``)."""
+    when it has any (``WriteBatch.first``, wired in ``playhall.app``); or at once, by
+    :meth:`send_now`."""
 
     def __init__(self, bus: Publisher, keys: Keys, on_gone: Callable[[str, float], None]) -> None:
         self.bus = bus
@@ -132,21 +133,33 @@ class EdgeMail:
         return items
 
     def flush(self) -> None:
+        self._scheduled = False
         if not self._pending:  # (called in every pass that writes to a client: see app)
             return
-        self._scheduled = False
         pending, self._pending = self._pending, {}
         for edge, items in pending.items():
-            seq = self._seq.get(edge, 0) + 1
-            self._seq[edge] = seq
             # At once: this callback is the end of the pass's work for the edges, and the
             # batch would otherwise wait a loop pass more for the pipe's write.
-            self.bus.publish_then(
-                self.keys.edge_channel(instance_of(edge)).encode(),
-                pack_batch(self.boot, seq, items, edge),
-                functools.partial(self._sent, edge, seq, time.monotonic()),
-                at_once=True,
-            )
+            self._publish(edge, items, now=False)
+
+    def send_now(self, edge: str) -> None:
+        """Publish what is due to ``edge`` now, written to Redis by this call, rather than at
+        the pass's end: a forwarded request's answer, whose player waits for it (with the
+        frames posted before it, the mover's update among them), need not wait for every
+        other room's work of the pass. Costs a write more in a pass that has others due."""
+        items = self._pending.pop(edge, None)
+        if items:
+            self._publish(edge, items, now=True)
+
+    def _publish(self, edge: str, items: list[Any], now: bool) -> None:
+        seq = self._seq.get(edge, 0) + 1
+        self._seq[edge] = seq
+        self.bus.publish_then(
+            self.keys.edge_channel(instance_of(edge)).encode(),
+            pack_batch(self.boot, seq, items, edge),
+            functools.partial(self._sent, edge, seq, time.monotonic()),
+            at_once=True, now=now,
+        )
 
     def _sent(
         self, edge: str, seq: int, at: float, listeners: Any, failure: BaseException | None
@@ -300,10 +313,11 @@ class Owner:
     def reply(
         self, to: ReplyTo, result: dict[str, Any] | None, error: RoomError | None
     ) -> None:
-        """Send the answer to a forwarded request back to the edge that asked."""
+        """Send the answer to a forwarded request back to the edge that asked, at once."""
         assert to.edge is not None
         wire = None if error is None else [error.code, error.reason, error.extra]
         self.mail.post(to.edge, [REPLY, to.corr, result, wire])
+        self.mail.send_now(to.edge)
 
     def moved(self, room_id: str, edges: set[str]) -> None:
         """Tell ``edges`` (which had viewers in it) that ``room_id`` is no longer here."""

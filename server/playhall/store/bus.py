@@ -88,7 +88,8 @@ class Publisher(Protocol):
     def publish(self, channel: bytes, payload: bytes) -> Awaitable[Any]: ...
 
     def publish_then(
-        self, channel: bytes, payload: bytes, then: Callback, at_once: bool = False
+        self, channel: bytes, payload: bytes, then: Callback, at_once: bool = False,
+        now: bool = False,
     ) -> None: ...
 
     def numsub(self, channels: list[bytes]) -> Awaitable[Any]: ...
@@ -146,15 +147,17 @@ class Bus:
         return self._pipe.call(b"SPUBLISH" if self.sharded else b"PUBLISH", channel, payload)
 
     def publish_then(
-        self, channel: bytes, payload: bytes, then: Callback, at_once: bool = False
+        self, channel: bytes, payload: bytes, then: Callback, at_once: bool = False,
+        now: bool = False,
     ) -> None:
         """Publish ``payload``, and give ``then`` the number of subscribers that got it (or
         the error the publish failed with) as soon as Redis's answer is read (on a single
         Redis from the pipe's read callback: ``RedisPipe.call_then``; ``then`` must not block).
-        ``at_once``: the publish starts a path another process waits on (see
-        ``RedisPipe.call_then``)."""
+        ``at_once``, ``now``: the publish starts a path another process waits on (see
+        ``RedisPipe.call_then``; on a Cluster both are queued as any command is, for the pass's
+        write)."""
         if self._single is not None:
-            self._single.call_then(then, b"PUBLISH", channel, payload, at_once=at_once)
+            self._single.call_then(then, b"PUBLISH", channel, payload, at_once=at_once, now=now)
         else:
             then_of(self._pipe.call(b"SPUBLISH", channel, payload), then)
 

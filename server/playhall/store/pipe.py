@@ -256,19 +256,25 @@ class RedisPipe:
         self._connect()
         return future
 
-    def call_then(self, callback: Callback, *args: bytes, at_once: bool = False) -> None:
+    def call_then(
+        self, callback: Callback, *args: bytes, at_once: bool = False, now: bool = False
+    ) -> None:
         """:meth:`call`, its reply (or failure) handed to ``callback`` from the read callback
         that parsed it (:class:`Then`). ``at_once``: the command starts a path another process
         waits on (the fleet's requests and batches): written by the call itself when no write
         is due this pass, rather than in a loop pass after this one; otherwise queued behind the
         others, in order. The pass's later commands wait for the one write scheduled then: a
-        pass makes at most one write more, never one per command."""
+        pass makes at most one write more, never one per command. ``now``: written by the call
+        itself whatever is due, with the commands queued before it (a forwarded request's
+        answer: see ``EdgeMail.send_now``)."""
         connection = self.connection
         command = (encode_command(list(args)),)
         if connection is None:
             then_of(self._hold(command), callback)
         else:
             self._queue(connection, command, at_once, Then(callback))
+            if now and self._queued:
+                self._write()
 
     def _queue(
         self, connection: _Connection, command: tuple[bytes, ...], at_once: bool = False,
