@@ -138,8 +138,6 @@ class EdgeMail:
             return
         pending, self._pending = self._pending, {}
         for edge, items in pending.items():
-            # At once: this callback is the end of the pass's work for the edges, and the
-            # batch would otherwise wait a loop pass more for the pipe's write.
             self._publish(edge, items, now=False)
 
     def send_now(self, edge: str) -> None:
@@ -152,6 +150,8 @@ class EdgeMail:
             self._publish(edge, items, now=True)
 
     def _publish(self, edge: str, items: list[Any], now: bool) -> None:
+        # At once: a batch is the end of its pass's work for the edge (or an answer), and
+        # would otherwise wait a loop pass more for the pipe's write.
         seq = self._seq.get(edge, 0) + 1
         self._seq[edge] = seq
         self.bus.publish_then(
