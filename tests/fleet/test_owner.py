@@ -240,6 +240,16 @@ async def test_an_answer_leaves_at_once_with_what_its_edge_was_due_the_rest_at_t
     assert bus.sent[2][1][1:] == (2, [[FRAME, 3, "r1", b"next"]], "host:1#ab")
 
 
+async def test_an_answer_with_nothing_else_due_leaves_no_flush_behind() -> None:
+    from playhall.rooms.handle import ReplyTo
+
+    bus = Reaching()
+    owner = Owner(bus, Keys("ph:"), "host:2")
+    owner.reply(ReplyTo(3, 12, "host:1#ab", 9), None, None)
+    assert [batch[1:] for _, batch in bus.sent] == [(1, [[REPLY, 9, None, None]], "host:1#ab")]
+    assert not owner.mail._scheduled  # no loop callback made to find nothing to send
+
+
 class Unloadable:
     """The room manager with Redis away: the room is not held here, and loading it fails."""
 

@@ -140,14 +140,15 @@ class EdgeMail:
         for edge, items in pending.items():
             self._publish(edge, items, now=False)
 
-    def send_now(self, edge: str) -> None:
-        """Publish what is due to ``edge`` now, written to Redis by this call, rather than at
-        the pass's end: a forwarded request's answer, whose player waits for it (with the
-        frames posted before it, the mover's update among them), need not wait for every
-        other room's work of the pass. Costs a write more in a pass that has others due."""
-        items = self._pending.pop(edge, None)
-        if items:
-            self._publish(edge, items, now=True)
+    def send_now(self, edge: str, item: list[Any]) -> None:
+        """Publish ``item`` to ``edge`` now, behind what ``edge`` was due, written to Redis by
+        this call rather than at the pass's end: a forwarded request's answer, whose player
+        waits for it (with the frames posted before it, the mover's update among them), need
+        not wait for every other room's work of the pass. Costs a write more in a pass that
+        has others due. (Not through :meth:`post`: that would schedule a flush for nothing.)"""
+        items = self._pending.pop(edge, [])
+        items.append(item)
+        self._publish(edge, items, now=True)
 
     def _publish(self, edge: str, items: list[Any], now: bool) -> None:
         # At once: a batch is the end of its pass's work for the edge (or an answer), and
@@ -316,8 +317,7 @@ class Owner:
         """Send the answer to a forwarded request back to the edge that asked, at once."""
         assert to.edge is not None
         wire = None if error is None else [error.code, error.reason, error.extra]
-        self.mail.post(to.edge, [REPLY, to.corr, result, wire])
-        self.mail.send_now(to.edge)
+        self.mail.send_now(to.edge, [REPLY, to.corr, result, wire])
 
     def moved(self, room_id: str, edges: set[str]) -> None:
         """Tell ``edges`` (which had viewers in it) that ``room_id`` is no longer here."""
