@@ -96,6 +96,35 @@ async def test_sharded_messages_reach_their_subscriber_from_every_node(
     assert heard.reconnects == 0
 
 
+async def test_a_publish_another_process_waits_on_is_written_to_its_node_by_the_call(
+    bus: tuple[Bus, Heard], publisher: ClusterPipe,
+) -> None:
+    """The fleet's publishes on a Cluster are written as on one Redis (``RedisPipe.call_then``):
+    ``at_once`` (a forwarded request) by the call when nothing is due to its channel's node in
+    that pass, else with the pass's write; ``now`` (a forwarded request's answer) by the call,
+    with what was queued for that node before it. Each still reaches its subscriber, in order,
+    and its count reaches ``then``."""
+    subscriber, heard = bus
+    channel = (await listening_everywhere(subscriber, heard, publisher))[0]
+    node = publisher.pipe_at(publisher.node_of(channel))
+    bus_of_publisher = Bus("", publisher, Outage(), name="playhall-bus:publisher", timeout=2.0)
+    counts: list[object] = []
+
+    def then(listeners: object, failure: BaseException | None) -> None:
+        counts.append(failure or listeners)
+
+    assert await publisher.call(b"SPUBLISH", channel, b"0") == 1  # the node's pipe connected
+    bus_of_publisher.publish_then(channel, b"1", then, at_once=True)
+    assert not node._queued  # nothing was due: written by the call
+    bus_of_publisher.publish_then(channel, b"2", then, at_once=True)
+    bus_of_publisher.publish_then(channel, b"3", then)
+    assert len(node._queued) == 2  # a write was due: they wait for it
+    bus_of_publisher.publish_then(channel, b"4", then, now=True)
+    assert not node._queued  # written by the call, behind what was queued
+    await heard.wait(lambda: heard.messages[channel] == [b"0", b"1", b"2", b"3", b"4"])
+    await heard.wait(lambda: counts == [1, 1, 1, 1])
+
+
 @pytest.mark.parametrize("fault", ["fail_over", "kill"])
 async def test_after_a_primary_fails_the_bus_subscribes_on_its_successor_and_says_so(
     bus: tuple[Bus, Heard], publisher: ClusterPipe, redis_cluster: LocalCluster, fault: str,

@@ -8,7 +8,9 @@ protocol (``store/subscriber.py``) that hands every message to the handler of it
 the read callback, in the order Redis sent them; a task per connection makes it, subscribes and
 watches it. Publishing goes through the store's command pipe (``store/pipe.py``): one
 connection, so what this process publishes to a channel arrives in the order it was published,
-and every publish of a loop pass leaves in one write.
+and the publishes of a loop pass leave in one write, except those another process waits on
+(the fleet's requests and answers: ``publish_then``'s ``at_once`` and ``now``), which are
+written by the call that makes them, on one Redis as on a Cluster.
 
 On a Cluster the bus speaks sharded pub/sub: a channel lives in the hash slot of its name
 (``SSUBSCRIBE``, ``SPUBLISH``, ``PUBSUB SHARDNUMSUB``, each sent to the primary of the
@@ -153,13 +155,18 @@ class Bus:
         """Publish ``payload``, and give ``then`` the number of subscribers that got it (or
         the error the publish failed with) as soon as Redis's answer is read (on a single
         Redis from the pipe's read callback: ``RedisPipe.call_then``; ``then`` must not block).
-        ``at_once``, ``now``: the publish starts a path another process waits on (see
-        ``RedisPipe.call_then``; on a Cluster both are queued as any command is, for the pass's
-        write)."""
+        ``at_once``, ``now``: the publish starts a path another process waits on, and is
+        written as ``RedisPipe.call_then`` says (on a Cluster, to its channel's node; its
+        answer, which only the publisher waits on, reaches ``then`` a loop pass after it is
+        read)."""
         if self._single is not None:
             self._single.call_then(then, b"PUBLISH", channel, payload, at_once=at_once, now=now)
-        else:
-            then_of(self._pipe.call(b"SPUBLISH", channel, payload), then)
+        elif self._cluster is not None:
+            then_of(
+                self._cluster.call(b"SPUBLISH", channel, payload, at_once=at_once, now=now), then
+            )
+        else:  # a stand-in pipe (the benchmarks')
+            then_of(self.publish(channel, payload), then)
 
     def numsub(self, channels: list[bytes]) -> Awaitable[Any]:
         """``PUBSUB NUMSUB``: awaited, a flat list of channel, subscriber count, ... (on a

@@ -229,16 +229,23 @@ class RedisPipe:
         the call itself, so commands go in the order of the calls."""
         return self.call_encoded(encode_command(list(args)))
 
-    def call_encoded(self, *command: bytes) -> Awaitable[Any]:
+    def call_encoded(
+        self, *command: bytes, at_once: bool = False, now: bool = False
+    ) -> Awaitable[Any]:
         """:meth:`call` for a command already in RESP, in one or more parts: they are written
         with the rest of the batch in one join, so the caller need not join them first.
+        ``at_once``, ``now``: as for :meth:`call_then` (a Cluster's publishes: see
+        ``ClusterPipe.call``).
 
         Not a coroutine while connected: the future Redis's reply settles is returned as it
         is, which spares every commit a coroutine of its own."""
         connection = self.connection
         if connection is None:
             return self._hold(command)
-        return self._queue(connection, command)
+        future = self._queue(connection, command, at_once)
+        if now:
+            self.write_now()
+        return future
 
     async def connected(self) -> None:
         """Connect now if not connected: the calls that follow are queued as they are made,
@@ -273,8 +280,14 @@ class RedisPipe:
             then_of(self._hold(command), callback)
         else:
             self._queue(connection, command, at_once, Then(callback))
-            if now and self._queued:
-                self._write()
+            if now:
+                self.write_now()
+
+    def write_now(self) -> None:
+        """Write what is queued now, rather than at the pass's end (the write scheduled then
+        writes only what is queued after this)."""
+        if self._queued:
+            self._write()
 
     def _queue(
         self, connection: _Connection, command: tuple[bytes, ...], at_once: bool = False,
