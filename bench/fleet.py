@@ -5,7 +5,8 @@ balancer ("spread"), persistence on.
     python bench/fleet.py --rooms 50 500 --modes owner placed spread --procs 2 --split --repeat 3
     python bench/fleet.py --rooms 50 --rate 20 --split --modes owner pair --repeat 3
 
-Starts Redis (append-only, everysec), two real server processes on one key prefix and, for the
+Starts Redis (append-only, everysec; with ``--cluster`` a Redis Cluster of three primaries with a
+replica each, bench/redis_cluster.py), two real server processes on one key prefix and, for the
 spread runs, HAProxy (Debian's binary, ``balance roundrobin``, no stickiness) in front of both.
 The players are bench/loadgen.py's lean clients, as in bench/moves.py: each pair makes a room
 (its creator's process holds it), plays, rematches. Modes:
@@ -95,7 +96,7 @@ import time
 import urllib.request
 import uuid
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -111,6 +112,10 @@ from moves import (  # noqa: E402  (bench/moves.py: the script's folder)
     server_env,
     wait_listening,
 )
+from redis_cluster import Cluster  # noqa: E402  (bench/redis_cluster.py)
+
+if TYPE_CHECKING:
+    from playhall.store.embedded import EmbeddedRedis
 
 HAPROXY_CFG = """\
 global
@@ -230,16 +235,26 @@ def histogram_quantile(q: float, before: list[Scraped], after: list[Scraped]) ->
     return lower
 
 
+def redis_processes(store: EmbeddedRedis | Cluster) -> list[int]:
+    """The pids whose CPU is Redis's: the one server, or every node of the Cluster."""
+    if isinstance(store, Cluster):
+        return [node.pid for node in store.nodes]
+    return [store.process.pid] if store.process is not None else []
+
+
 def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         server_core: str, rate: float = 0.0, split: bool = False,
-        probe: float = 0.0, quota: float = 0.0, ping: float = 0.0) -> dict[str, Any]:
+        probe: float = 0.0, quota: float = 0.0, ping: float = 0.0,
+        cluster: bool = False) -> dict[str, Any]:
     """One run; ``rate``: moves/s per room (0: closed loop); ``split``: process A on the
     first core and B on the second (else both on ``server_core``); ``probe``: fleet round
     trips a second timed through the run's Redis over the measured window, the echo on A's
     core and the asker on B's (the floor under the same load); ``quota``: each server capped at
     that much of a core (0: not capped); ``ping``: the servers' own round trips to each other
     a second (``fleet_ping_every``), their median over the window reported (the floor in the
-    servers themselves)."""
+    servers themselves); ``cluster``: on a Redis Cluster started for the run
+    (bench/redis_cluster.py: three primaries, a replica each) in place of one Redis, its
+    nodes' CPU counted as Redis's."""
     from playhall.store.embedded import EmbeddedRedis
 
     cores = sorted(os.sched_getaffinity(0))
@@ -247,12 +262,18 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
     load_cores = set(cores) if split else other_cores(server_core)
     os.sched_setaffinity(0, load_cores)
     data = Path(tempfile.mkdtemp(prefix="playhall-fleet-bench-"))
-    redis = EmbeddedRedis(data / "redis", port=free_port(), fsync="everysec")
-    redis.start()
+    store: EmbeddedRedis | Cluster
+    if cluster:
+        store = Cluster(data / "cluster")
+        store.start()
+        url = store.url
+    else:
+        store = EmbeddedRedis(data / "redis", port=free_port(), fsync="everysec")
+        url = store.start()
     prefix = f"b{uuid.uuid4().hex[:6]}:"
     ports = [free_port(), free_port()]
     metrics_ports = [free_port(), free_port()]
-    servers = [start_server(p, redis.url, prefix, f"{prefix}{n}", core, metrics_port=m,
+    servers = [start_server(p, url, prefix, f"{prefix}{n}", core, metrics_port=m,
                             ping=ping)
                for p, n, core, m in zip(ports, "AB", server_cores, metrics_ports, strict=True)]
     balancer = None
@@ -290,21 +311,21 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
         for worker in workers:
             worker.start()
         if probe:
-            workers += start_probe(redis.url, server_cores, start_at + warmup,
+            workers += start_probe(url, server_cores, start_at + warmup,
                                    start_at + warmup + seconds, probe, queue)
         time.sleep(max(0.0, start_at - time.time()) + warmup)
         pids = [s.pid for s in servers]
-        redis_pid = redis.process.pid if redis.process is not None else 0
+        redis_pids = redis_processes(store)
         scraped0 = [counts(m) for m in metrics_ports]
         cpu0 = [cpu_seconds(p) for p in pids]
-        redis0 = cpu_seconds(redis_pid)
+        redis0 = sum(cpu_seconds(p) for p in redis_pids)
         lb0 = cpu_seconds(balancer.pid) if balancer else 0.0
         periods0 = [q.periods() for q in quotas]
         t0 = time.perf_counter()
         time.sleep(seconds)
         t1 = time.perf_counter()
         cpu1 = [cpu_seconds(p) for p in pids]
-        redis1 = cpu_seconds(redis_pid)
+        redis1 = sum(cpu_seconds(p) for p in redis_pids)
         lb1 = cpu_seconds(balancer.pid) if balancer else 0.0
         periods1 = [q.periods() for q in quotas]
         scraped1 = [counts(m) for m in metrics_ports]
@@ -321,7 +342,7 @@ def run(mode: str, rooms: int, seconds: float, warmup: float, procs: int,
             proc.wait(30)
         for cap in quotas:
             cap.remove()
-        redis.stop()
+        store.stop()
         shutil.rmtree(data, ignore_errors=True)
     wall = t1 - t0
     hops = sorted(x for r in results if isinstance(r, list) for x in r)
@@ -650,6 +671,9 @@ def main() -> None:
     parser.add_argument("--quota", type=float, default=0.0,
                         help="cap each server at this much of a core (a CPU cgroup each, "
                              "5 ms period): every server saturated")
+    parser.add_argument("--cluster", action="store_true",
+                        help="each run on a Redis Cluster (three primaries, a replica each) "
+                             "in place of one Redis")
     parser.add_argument("--split", action="store_true",
                         help="process A on the first core, B on the second (the load, "
                              "HAProxy and Redis on any)")
@@ -673,7 +697,7 @@ def main() -> None:
             for mode in runs:
                 runs[mode].append(run(mode, rooms, args.seconds, args.warmup, args.procs,
                                       args.server_core, args.rate, args.split,
-                                      args.probe, args.quota, args.ping))
+                                      args.probe, args.quota, args.ping, args.cluster))
         # Each round's efficiency, its runs side by side (they met the same spell of the
         # machine), before the runs are sorted for their medians.
         in_turn = {mode: [r["moves_per_server_cpu_s"] for r in done] for mode, done in runs.items()}
