@@ -174,6 +174,35 @@ async def test_a_command_sent_now_is_written_by_the_call_with_what_was_queued_be
         pipe.close()
 
 
+async def test_a_pass_makes_at_most_one_write_more_than_its_own(redis_url: str) -> None:
+    """Under load one pass answers many rooms: the first ``now`` (or ``at_once``) of a pass is
+    written by its call; those after it in the same pass wait for the pass's write, in order,
+    so that their answers share one write rather than making one each."""
+    pipe = RedisPipe(redis_url)
+    key = f"pipe:{uuid.uuid4().hex}".encode()
+    got: list[object] = []
+
+    def then(reply: object, error: BaseException | None) -> None:
+        got.append(error or reply)
+
+    try:
+        await pipe.call(b"PING")  # connected
+        pipe.call_then(then, b"RPUSH", key, b"a", now=True)
+        assert not pipe._queued  # the pass's first: written by the call
+        pipe.call_then(then, b"RPUSH", key, b"b", now=True)
+        pipe.call_then(then, b"RPUSH", key, b"c", at_once=True)
+        assert len(pipe._queued) == 2  # they wait for the pass's write
+        assert await pipe.call(b"LRANGE", key, b"0", b"-1") == [b"a", b"b", b"c"]
+        assert got == [1, 2, 3]
+        pipe.call_then(then, b"RPUSH", key, b"d", at_once=True)
+        assert not pipe._queued  # a new pass: its first is written by its call again
+        pipe.call_then(then, b"RPUSH", key, b"e", now=True)
+        assert len(pipe._queued) == 1
+        assert await pipe.call(b"LLEN", key) == 5
+    finally:
+        pipe.close()
+
+
 async def test_a_lost_connection_hands_its_callbacks_the_failure(redis_url: str) -> None:
     pipe = RedisPipe(redis_url)
     admin = aioredis.from_url(redis_url)

@@ -210,6 +210,9 @@ class RedisPipe:
         self._watchdog: asyncio.TimerHandle | None = None
         self._queued: list[bytes] = []
         self._flush_scheduled = False
+        #: Whether a write was made early (``at_once``, ``now``) since the last scheduled one:
+        #: a pass makes at most one write more than its own.
+        self._early = False
         #: The connection in use; None until the next command makes one.
         self.connection: _Connection | None = None
         self._connecting: asyncio.Future[_Connection] | None = None
@@ -270,10 +273,12 @@ class RedisPipe:
         that parsed it (:class:`Then`). ``at_once``: the command starts a path another process
         waits on (the fleet's requests and batches): written by the call itself when no write
         is due this pass, rather than in a loop pass after this one; otherwise queued behind the
-        others, in order. The pass's later commands wait for the one write scheduled then: a
-        pass makes at most one write more, never one per command. ``now``: written by the call
-        itself whatever is due, with the commands queued before it (a forwarded request's
-        answer: see ``EdgeMail.send_now``)."""
+        others, in order. The pass's later commands wait for the one write scheduled then.
+        ``now``: written by the call itself whatever is due, with the commands queued before it
+        (a forwarded request's answer: see ``EdgeMail.send_now``), unless a write was made
+        early in this pass already: then with the pass's write. Either way a pass makes at most
+        one write more than its own, never one per command: under load, when one pass answers
+        many rooms, their answers share a write again."""
         connection = self.connection
         command = (encode_command(list(args)),)
         if connection is None:
@@ -285,8 +290,10 @@ class RedisPipe:
 
     def write_now(self) -> None:
         """Write what is queued now, rather than at the pass's end (the write scheduled then
-        writes only what is queued after this)."""
-        if self._queued:
+        writes only what is queued after this), unless a write was made early in this pass
+        already (see :meth:`call_then`)."""
+        if self._queued and not self._early:
+            self._early = True
             self._write()
 
     def _queue(
@@ -304,12 +311,14 @@ class RedisPipe:
         if not self._flush_scheduled:
             self._flush_scheduled = True
             if at_once:  # (nothing else is queued: no write is due)
+                self._early = True
                 self._write()
             loop.call_soon(self._flush)
         return future
 
     def _flush(self) -> None:
         self._flush_scheduled = False
+        self._early = False
         self._write()
 
     def _write(self) -> None:
