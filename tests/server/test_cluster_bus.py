@@ -102,8 +102,8 @@ async def test_a_publish_another_process_waits_on_is_written_to_its_node_by_the_
     """The fleet's publishes on a Cluster are written as on one Redis (``RedisPipe.call_then``):
     ``at_once`` (a forwarded request) by the call when nothing is due to its channel's node in
     that pass, else with the pass's write; ``now`` (a forwarded request's answer) by the call,
-    with what was queued for that node before it. Each still reaches its subscriber, in order,
-    and its count reaches ``then``."""
+    with what was queued for that node before it (the first early write of the node's pass).
+    Each still reaches its subscriber, in order, and its count reaches ``then``."""
     subscriber, heard = bus
     channel = (await listening_everywhere(subscriber, heard, publisher))[0]
     node = publisher.pipe_at(publisher.node_of(channel))
@@ -119,10 +119,12 @@ async def test_a_publish_another_process_waits_on_is_written_to_its_node_by_the_
     bus_of_publisher.publish_then(channel, b"2", then, at_once=True)
     bus_of_publisher.publish_then(channel, b"3", then)
     assert len(node._queued) == 2  # a write was due: they wait for it
-    bus_of_publisher.publish_then(channel, b"4", then, now=True)
+    await heard.wait(lambda: heard.messages[channel] == [b"0", b"1", b"2", b"3"])
+    bus_of_publisher.publish_then(channel, b"4", then)
+    bus_of_publisher.publish_then(channel, b"5", then, now=True)
     assert not node._queued  # written by the call, behind what was queued
-    await heard.wait(lambda: heard.messages[channel] == [b"0", b"1", b"2", b"3", b"4"])
-    await heard.wait(lambda: counts == [1, 1, 1, 1])
+    await heard.wait(lambda: heard.messages[channel] == [b"0", b"1", b"2", b"3", b"4", b"5"])
+    await heard.wait(lambda: counts == [1, 1, 1, 1, 1])
 
 
 @pytest.mark.parametrize("fault", ["fail_over", "kill"])

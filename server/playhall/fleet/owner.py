@@ -145,7 +145,9 @@ class EdgeMail:
         this call rather than at the pass's end: a forwarded request's answer, whose player
         waits for it (with the frames posted before it, the mover's update among them), need
         not wait for every other room's work of the pass. Costs a write more in a pass that
-        has others due. (Not through :meth:`post`: that would schedule a flush for nothing.)"""
+        has others due, once a pass: the answers after the first of a pass are written with
+        the pass's write (``RedisPipe.call_then``). (Not through :meth:`post`: that would
+        schedule a flush for nothing.)"""
         items = self._pending.pop(edge, [])
         items.append(item)
         self._publish(edge, items, now=True)
