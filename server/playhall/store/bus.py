@@ -162,9 +162,7 @@ class Bus:
         if self._single is not None:
             self._single.call_then(then, b"PUBLISH", channel, payload, at_once=at_once, now=now)
         elif self._cluster is not None:
-            then_of(
-                self._cluster.call(b"SPUBLISH", channel, payload, at_once=at_once, now=now), then
-            )
+            then_of(self._cluster.call_early(at_once, now, b"SPUBLISH", channel, payload), then)
         else:  # a stand-in pipe (the benchmarks')
             then_of(self.publish(channel, payload), then)
 

@@ -187,13 +187,22 @@ class ClusterPipe:
             return self.table[0]
         return self.table[self.slot(key)]
 
-    def call(self, *args: bytes, at_once: bool = False, now: bool = False) -> Awaitable[Any]:
-        """Queue the command on its slot's primary; awaited, its reply. ``at_once``, ``now``:
-        the command is written to its node as ``RedisPipe.call_then`` writes one (the fleet's
-        publishes, which another process waits on: its requests and batches); a command sent
-        again after a redirection is written with its new node's pass."""
-        answer = self.call_encoded(encode_command(list(args)), at_once=at_once, now=now)
-        if args[0] in _COUNTING:
+    def call(self, *args: bytes) -> Awaitable[Any]:
+        return self._counting(args[0], self.call_encoded(encode_command(list(args))))
+
+    def call_early(self, at_once: bool, now: bool, *args: bytes) -> Awaitable[Any]:
+        """:meth:`call`, the command written to its node as ``RedisPipe.call_then`` writes one
+        with ``at_once`` or ``now`` (the fleet's publishes, which another process waits on:
+        its requests and answers); sent again after a redirection, with its new node's pass."""
+        command = encode_command(list(args))
+        key = command_key((command,))
+        pipe = self.pipe_at(self.node_of(key))
+        answer = self._answer(pipe.call_early(command, at_once, now), (command,), key)
+        return self._counting(args[0], answer)
+
+    def _counting(self, name: bytes, answer: Awaitable[Any]) -> Awaitable[Any]:
+        """``answer``, checked for a count of 0 when command ``name`` counts subscribers."""
+        if name in _COUNTING:
             return self._counted(answer)
         return answer
 
@@ -208,14 +217,12 @@ class ClusterPipe:
                 self.refresh_soon()
         return reply
 
-    def call_encoded(
-        self, *command: bytes, at_once: bool = False, now: bool = False
-    ) -> Awaitable[Any]:
+    def call_encoded(self, *command: bytes) -> Awaitable[Any]:
         """Queue the command on its slot's primary now (commands go in the order of the
         calls, per node); awaited, its reply, after any redirection."""
         key = command_key(command)
-        pipe = self.pipe_at(self.node_of(key))
-        return self._answer(pipe.call_encoded(*command, at_once=at_once, now=now), command, key)
+        address = self.node_of(key)
+        return self._answer(self.pipe_at(address).call_encoded(*command), command, key)
 
     async def _answer(
         self, pending: Awaitable[Any], command: tuple[bytes, ...], key: bytes | None,

@@ -232,20 +232,26 @@ class RedisPipe:
         the call itself, so commands go in the order of the calls."""
         return self.call_encoded(encode_command(list(args)))
 
-    def call_encoded(
-        self, *command: bytes, at_once: bool = False, now: bool = False
-    ) -> Awaitable[Any]:
+    def call_encoded(self, *command: bytes) -> Awaitable[Any]:
         """:meth:`call` for a command already in RESP, in one or more parts: they are written
         with the rest of the batch in one join, so the caller need not join them first.
-        ``at_once``, ``now``: as for :meth:`call_then` (a Cluster's publishes: see
-        ``ClusterPipe.call``).
 
         Not a coroutine while connected: the future Redis's reply settles is returned as it
         is, which spares every commit a coroutine of its own."""
         connection = self.connection
         if connection is None:
             return self._hold(command)
-        future = self._queue(connection, command, at_once)
+        return self._queue(connection, command)
+
+    def call_early(self, command: bytes, at_once: bool, now: bool) -> Awaitable[Any]:
+        """:meth:`call_encoded` for one command another process waits on, written early as
+        :meth:`call_then` says (``ClusterPipe.call_early``: a Cluster's publishes, whose
+        answers come through its redirections). Apart from :meth:`call_encoded`, whose
+        every call (each commit's) would otherwise pay for parsing keyword arguments."""
+        connection = self.connection
+        if connection is None:
+            return self._hold((command,))
+        future = self._queue(connection, (command,), at_once)
         if now:
             self.write_now()
         return future
