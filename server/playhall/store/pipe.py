@@ -251,10 +251,7 @@ class RedisPipe:
         connection = self.connection
         if connection is None:
             return self._hold((command,))
-        future = self._queue(connection, (command,), at_once)
-        if now:
-            self.write_now()
-        return future
+        return self._queue(connection, (command,), at_once, None, now)
 
     async def connected(self) -> None:
         """Connect now if not connected: the calls that follow are queued as they are made,
@@ -290,22 +287,14 @@ class RedisPipe:
         if connection is None:
             then_of(self._hold(command), callback)
         else:
-            self._queue(connection, command, at_once, Then(callback))
-            if now:
-                self.write_now()
-
-    def write_now(self) -> None:
-        """Write what is queued now, rather than at the pass's end (the write scheduled then
-        writes only what is queued after this), unless a write was made early in this pass
-        already (see :meth:`call_then`)."""
-        if self._queued and not self._early:
-            self._early = True
-            self._write()
+            self._queue(connection, command, at_once, Then(callback), now)
 
     def _queue(
         self, connection: _Connection, command: tuple[bytes, ...], at_once: bool = False,
-        then: Then | None = None,
+        then: Then | None = None, now: bool = False,
     ) -> asyncio.Future[Any]:
+        """Queue ``command`` for the pass's write, or write it early (``at_once``, ``now``:
+        see :meth:`call_then`)."""
         loop = connection.loop
         # (With ``then``: the Then, which call_then does not return.)
         future: Any = loop.create_future() if then is None else then
@@ -320,6 +309,9 @@ class RedisPipe:
                 self._early = True
                 self._write()
             loop.call_soon(self._flush)
+        if now and self._queued and not self._early:  # (at most one early write a pass)
+            self._early = True
+            self._write()
         return future
 
     def _flush(self) -> None:
