@@ -163,7 +163,7 @@ class Bus:
             self._single.call_then(then, b"PUBLISH", channel, payload, at_once=at_once, now=now)
         elif self._cluster is not None:
             then_of(self._cluster.call_early(at_once, now, b"SPUBLISH", channel, payload), then)
-        else:  # a stand-in pipe (the benchmarks')
+        else:  # a stand-in pipe (the tests')
             then_of(self.publish(channel, payload), then)
 
     def numsub(self, channels: list[bytes]) -> Awaitable[Any]:
