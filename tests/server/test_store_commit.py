@@ -226,3 +226,54 @@ async def test_every_new_connection_gives_redis_the_scripts_before_any_commit(
         assert [await stored(store, room) for room in rooms] == [(1, b"v1")] * len(rooms)
     finally:
         await client.aclose()
+
+
+async def test_a_commit_publishes_its_messages_once_stored_and_never_when_refused(
+    store: Store, redis_url: str
+) -> None:
+    # On one Redis the owner's frames for other processes' viewers go with the room's commit
+    # (rooms.actor, fleet.owner.EdgeMail.claim): published by the script, after the change
+    # is made, and not at all if it is refused.
+    room = "r-publish"
+    channel = store.keys.edge_channel("test").encode()
+    listener = aioredis.Redis.from_url(redis_url)
+    pubsub = listener.pubsub()
+    await pubsub.subscribe(channel)
+    try:
+        assert (await pubsub.get_message(timeout=5))["type"] == "subscribe"
+
+        async def heard() -> bytes:
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5)
+            assert message is not None, "nothing was published"
+            return bytes(message["data"])
+
+        lease = await opened(store, room, b"v0")
+        made = change(room, lease, 0, b"")
+        made.publish = [channel, b"first", channel, b"second"]
+        await store.rooms.commit(made)
+        assert [await heard(), await heard()] == [b"first", b"second"]
+        assert await stored(store, room) == (1, b"v0")
+
+        refused = change(room, lease, 0, b"")  # made against version 0: the room is at 1
+        refused.publish = [channel, b"conflict"]
+        with pytest.raises(VersionConflict):
+            await store.rooms.commit(refused)
+        await store.rooms.release(room, lease)
+        other = await store.rooms.acquire(room, "two", 10_000)
+        assert other is not None
+        fenced = change(room, lease, 1, b"")
+        fenced.publish = [channel, b"fenced"]
+        with pytest.raises(Fenced):
+            await store.rooms.commit(fenced)
+        # Redis delivers in order: the next message heard is the next commit's, so neither
+        # refused commit published anything.
+        last = change(room, other, 1, b"")
+        last.publish = [channel, b"third"]
+        await store.rooms.commit(last)
+        assert await heard() == b"third"
+        # The log entry comes after the messages in the script's arguments: it is whole.
+        assert [e["v"] for e in await store.rooms.log(room)] == [b"0", b"1", b"2"]
+        assert (await store.rooms.log(room))[-1]["m"] == b"\x80"
+    finally:
+        await pubsub.aclose()
+        await listener.aclose()

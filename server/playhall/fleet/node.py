@@ -24,7 +24,7 @@ from playhall.counters import Counters
 from playhall.fleet.edge import Connections, Edge, RemoteRoom, TakeRoom
 from playhall.fleet.owner import HeldRooms, Owner, RemoteViewer
 from playhall.rooms.audience import Viewer
-from playhall.rooms.handle import RoomHandle
+from playhall.rooms.handle import EarlyMail, RoomHandle
 from playhall.store.bus import Bus
 from playhall.store.keys import Keys
 from playhall.store.outage import Outage, is_store_error
@@ -81,6 +81,13 @@ class FleetNode:
 
     def remote(self, room_id: str) -> RoomHandle:
         return RemoteRoom(room_id, self.edge)
+
+    @property
+    def early(self) -> EarlyMail | None:
+        """The owner's mail, for rooms' commits to publish, when the bus publishes on the
+        commits' own connection (one Redis); None on a Cluster, where an edge's channel is not
+        in a room's slot."""
+        return self.owner.mail if self.bus.on_commit_pipe else None
 
     def held(self, room_id: str) -> None:
         channel = self.keys.room_channel(room_id).encode()

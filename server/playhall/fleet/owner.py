@@ -39,7 +39,7 @@ from playhall.fleet.messages import (
 )
 from playhall.rooms.audience import Viewer
 from playhall.rooms.commands import HANDLERS
-from playhall.rooms.handle import ReplyTo, RoomHandle
+from playhall.rooms.handle import Claimed, ReplyTo, RoomHandle
 from playhall.rooms.table import RoomError
 from playhall.store.bus import Publisher
 from playhall.store.keys import Keys
@@ -114,6 +114,8 @@ class EdgeMail:
         #: Edge -> when (monotonic) the first of its batches that reached nobody was sent, while
         #: no later one reached it, and the number of the batch that then checks (see _unheard).
         self._silent: dict[str, tuple[float, int | None]] = {}
+        #: The viewers whose frames are this mail (``rooms.handle.EarlyMail``).
+        self.kinds: tuple[type, ...] = (RemoteViewer,)
 
     def post(self, edge: str, item: list[Any]) -> None:
         self._batch(edge).append(item)
@@ -151,6 +153,25 @@ class EdgeMail:
         items = self._pending.pop(edge, [])
         items.append(item)
         self._publish(edge, items, now=True)
+
+    def claim(self) -> Claimed:
+        """Every edge's batch due now, numbered, for a room's commit to publish
+        (``rooms.handle.EarlyMail``): on one Redis the commit goes on the connection these
+        batches would have, so it keeps their order with the batches before and after."""
+        pending, self._pending = self._pending, {}
+        words: list[bytes] = []
+        for edge, items in pending.items():
+            seq = self._seq.get(edge, 0) + 1
+            self._seq[edge] = seq
+            words.append(self.keys.edge_channel(instance_of(edge)).encode())
+            words.append(pack_batch(self.boot, seq, items, edge))
+        return words, list(pending)
+
+    def lost(self, claimed: Claimed) -> None:
+        """The commit that was to publish ``claimed`` did not: each of its edges gets its next
+        batch at once (empty if nothing else is due), sees the gap in the numbers and syncs."""
+        for edge in claimed[1]:
+            self._nudge(edge)
 
     def _publish(self, edge: str, items: list[Any], now: bool) -> None:
         # At once: a batch is the end of its pass's work for the edge (or an answer), and

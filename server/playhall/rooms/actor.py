@@ -41,7 +41,7 @@ from playhall.results import results_of
 from playhall.rooms import table
 from playhall.rooms.audience import Audience, Viewer
 from playhall.rooms.commands import HANDLERS, hide_from_outsiders
-from playhall.rooms.handle import Replies, ReplyTo
+from playhall.rooms.handle import Claimed, EarlyMail, Replies, ReplyTo
 from playhall.rooms.inbox import Command, Inbox
 from playhall.rooms.listing import Listing
 from playhall.rooms.record import FINISHED, PLAYING, RoomRecord
@@ -70,6 +70,7 @@ class Room:
         on_idle: Callable[[Room], None],
         checkpoint: int | None = None,
         counters: Counters | None = None,
+        early: EarlyMail | None = None,
     ) -> None:
         self.record = record
         #: The process's counts (playhall.counters), shared by its rooms.
@@ -88,6 +89,12 @@ class Room:
         self._on_idle = on_idle
         self.inbox: Inbox[Command] = Inbox(config.room_inbox)
         self.audience = Audience(record.id, game, config)
+        #: Where the frames of other processes' viewers go with the commit (see ``commit``).
+        self._early = early
+        if early is not None:
+            self.audience.early_kinds = early.kinds
+        #: What the commit in flight publishes, until it is known stored or not.
+        self._claimed: Claimed | None = None
         self.listing = Listing(game.title, store, lobby)
         self._timer: asyncio.TimerHandle | None = None
         #: The timer of the next clock to run out, or of a seat's player away too long.
@@ -302,19 +309,30 @@ class Room:
         ends = new.status == FINISHED and old.status == PLAYING
         if ends:  # noted first: a process that dies after the commit leaves it to the next
             await results_of(self.store, self.config).expect(old, new)
+        # Viewers on other processes get their frames from Redis as it stores the change: the
+        # commit publishes them (on one Redis), a hop sooner than this process could once it
+        # has read the commit's answer. Everyone else's wait in ``held`` for that answer.
+        held: list[tuple[Viewer, bytes]] | None = None
+        early = self._early
+        if early is not None and self.audience.has_early():
+            held = []
+            self.audience.broadcast(new, events or [], held)
+            self._claimed = early.claim()
+            change.publish = self._claimed[0]
         reply_lost = False
         started = _commit_clock()
         try:
             await self.store.rooms.commit(change)
         except Exception as exc:
             if not outcome_unknown(exc):
+                self._not_stored()
                 raise
             reply_lost = True
         # (Settled after the except block: docs/operations.md, "The compiled build".)
         if reply_lost:
             self.unsettled = (
                 new,
-                lambda: self._adopt(new, kind, seat, player, events, checkpoint, summary),
+                lambda: self._adopt(new, kind, seat, player, events, checkpoint, summary, held),
             )
             await self._settle()
             if self.record is not new:
@@ -323,17 +341,29 @@ class Room:
                 self.store.rooms.write_indexes(change)
         else:
             self.counters.committed(kind, _commit_clock() - started)
-            self._adopt(new, kind, seat, player, events, checkpoint, summary)
+            self._adopt(new, kind, seat, player, events, checkpoint, summary, held)
         if new.status != old.status:
             self.counters.game_changed(new.game, new.status)
         if ends:
             results_of(self.store, self.config).ended(new)
 
+    def _not_stored(self) -> None:
+        """The change whose commit was to publish :attr:`_claimed` is not stored: what was
+        made for it is forgotten (viewers get a snapshot of the next version), and the edges
+        it was for hear of the gap."""
+        claimed, self._claimed = self._claimed, None
+        if claimed is not None and self._early is not None:
+            self.audience.forget()
+            self._early.lost(claimed)
+
     def _adopt(
         self, new: RoomRecord, kind: str, seat: int | None, player: str | None,
         events: list[Event] | None, checkpoint: bool, summary: dict[str, Any] | None,
+        held: list[tuple[Viewer, bytes]] | None = None,
     ) -> None:
-        """Make ``new``, stored, the room's record, and tell everyone."""
+        """Make ``new``, stored, the room's record, and tell everyone (``held``: the frames
+        of those its commit did not publish, made before it; see ``commit``)."""
+        self._claimed = None
         # Presence says when a stand-in would take an absent player's seat, which depends on
         # the seats and on whether the game is being played.
         presence_changed = new.seats is not self.record.seats or new.status != self.record.status
@@ -345,7 +375,10 @@ class Room:
         self.listing.adopt(new, summary)
         if self._debug:
             self.log.debug("committed", kind=kind, seat=seat, player=player, version=new.version)
-        self.audience.broadcast(new, events or [])
+        if held is None:
+            self.audience.broadcast(new, events or [])
+        else:
+            self.audience.deliver(held)
         if presence_changed:  # a seat taken, left or given to a bot, the game started or ended;
             self.audience.push_presence(new)  # viewers coming and going push it themselves
         self.schedule()
@@ -365,14 +398,16 @@ class Room:
         version, token = await self._stored_version()
         self.unsettled = None
         if token != self.lease:
+            self._not_stored()  # (the room is let go: its viewers sync wherever it goes)
             raise Fenced(f"lease now {token!r}")
         if version == new.version:
             self.log.info("commit_settled", version=version, stored=True)
             adopt()
-        elif version != self.record.version:
+            return
+        self._not_stored()
+        if version != self.record.version:
             raise VersionConflict(f"VERSION {version}")
-        else:
-            self.log.info("commit_settled", version=version, stored=False)
+        self.log.info("commit_settled", version=version, stored=False)
 
     async def _stored_version(self) -> tuple[int | None, str | None]:
         """Redis's version of the room and its lease token, asked once more on a fresh

@@ -145,6 +145,9 @@ class Audience:
         # key -> (version, bytes) of the last snapshot encoded for it
         self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}
         self._last_presence: dict[str, Any] = {}
+        #: The kinds of viewer whose frames may go before the change is stored, because what
+        #: they are handed is published only once it is (see :meth:`broadcast`'s ``held``).
+        self.early_kinds: tuple[type, ...] = ()
 
     # -- coming and going ----------------------------------------------------------------------
 
@@ -285,11 +288,23 @@ class Audience:
                 del self._away_since[seat]
         return keys
 
-    def broadcast(self, record: RoomRecord, events: list[Event]) -> None:
+    def has_early(self) -> bool:
+        """Whether some viewer is of :attr:`early_kinds`."""
+        kinds = self.early_kinds
+        return bool(kinds) and any(isinstance(viewer, kinds) for viewer in self.viewers)
+
+    def broadcast(
+        self, record: RoomRecord, events: list[Event],
+        held: list[tuple[Viewer, bytes]] | None = None,
+    ) -> None:
         """Send ``record``'s version to every viewer: the update frame of its key (encoded once
         per key, and once for all the keys whose views changed alike: see :func:`_alike`), or a
         snapshot if it was not at the previous version. The frames are kept as they were sent:
-        a client catching up later gets exactly those bytes again."""
+        a client catching up later gets exactly those bytes again.
+
+        With ``held``, ``record`` is not stored yet: only viewers of :attr:`early_kinds` are
+        handed their frames now, the others' go into ``held`` for :meth:`deliver` once it is
+        stored, or are dropped with :meth:`forget` if it is not."""
         version = record.version
         # The events spectators see with this version: ``events`` itself unless delayed.
         watched = self._delay.note(record, events)
@@ -328,15 +343,33 @@ class Audience:
                         alike[kind] = frame
                 frames[key] = frame
         self._history.record(version, frames)
+        kinds = self.early_kinds if held is not None else ()
         for session, state in self.viewers.items():
             if session.is_stale(self.room):
                 continue  # its outbox overflowed; it gets a snapshot once it drains
             if state.version == version - 1 and state.seat in frames:
-                session.push(frames[state.seat], self.room)
+                frame = frames[state.seat]
             else:
                 seen = watched if state.seat is None else events
-                session.push(self._snapshot_frame(record, state.seat, seen), self.room)
+                frame = self._snapshot_frame(record, state.seat, seen)
+            if held is not None and not isinstance(session, kinds):
+                held.append((session, frame))
+            else:
+                session.push(frame, self.room)
             state.version = version
+
+    def deliver(self, held: list[tuple[Viewer, bytes]]) -> None:
+        """Hand the frames :meth:`broadcast` held to their viewers: the change is stored."""
+        for session, frame in held:
+            session.push(frame, self.room)
+
+    def forget(self) -> None:
+        """The change a broadcast with ``held`` sent was not stored: forget the views and
+        frames made for it, so every viewer gets a snapshot of the next version stored."""
+        self._views.clear()
+        self._history = FrameHistory(self.config.history)
+        for state in self.viewers.values():
+            state.version = -1
 
     def _update_or_snapshot(
         self, record: RoomRecord, key: ViewerKey, frame: bytes, events: list[Event]

@@ -75,6 +75,32 @@ class RoomHandle(Protocol):
         ...
 
 
+#: What :meth:`EarlyMail.claim` hands a commit: the channels and payloads to publish with it,
+#: in turn, and the edges they are for.
+Claimed = tuple[list[bytes], list[str]]
+
+
+class EarlyMail(Protocol):
+    """The frames a room's change sends other processes' viewers, published by the change's
+    own commit, so they leave Redis the moment it is stored rather than a round trip later,
+    when this process has read that it was (implemented by
+    :class:`playhall.fleet.owner.EdgeMail`, on one Redis only: on a Cluster the edges'
+    channels are not in the room's slot)."""
+
+    #: The viewer classes whose frames are mail (``playhall.fleet.owner.RemoteViewer``).
+    kinds: tuple[type, ...]
+
+    def claim(self) -> Claimed:
+        """Everything due to other processes now, numbered as the batches it would otherwise
+        have gone in, for the commit to publish."""
+        ...
+
+    def lost(self, claimed: Claimed) -> None:
+        """The commit that was to publish ``claimed`` did not store its change: the edges it
+        was for are told of the gap in their batches' numbers (and sync)."""
+        ...
+
+
 class Fleet(Protocol):
     """The other processes on the same Redis, as the room manager sees them (implemented by
     :class:`playhall.fleet.node.FleetNode`)."""
@@ -99,4 +125,9 @@ class Fleet(Protocol):
     def moved(self, room_id: str, viewers: Iterable[Viewer], closing: bool) -> None:
         """``room_id`` left this process while ``viewers`` watched it: each finds it where it
         is now (wherever that is), except this process's own connections when ``closing``."""
+        ...
+
+    @property
+    def early(self) -> EarlyMail | None:
+        """The mail a room's commit publishes (None: sent once the commit is answered)."""
         ...

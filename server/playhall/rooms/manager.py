@@ -200,6 +200,7 @@ class RoomManager:
             on_idle=self.evict,
             checkpoint=checkpoint,
             counters=self.counters,
+            early=None if self.fleet is None else self.fleet.early,
         )
         self.rooms[record.id] = room
         room.start()

@@ -139,6 +139,13 @@ class Bus:
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
+    def on_commit_pipe(self) -> bool:
+        """Whether the bus publishes on one Redis's command pipe, the one rooms commit on, so
+        a publish and a commit keep the order they were made in (and a commit script's own
+        PUBLISH reaches the bus's subscribers)."""
+        return self._single is not None
+
+    @property
     def sharded(self) -> bool:
         """Whether the bus speaks sharded pub/sub (SSUBSCRIBE, SPUBLISH): on a Cluster."""
         return self._cluster is not None

@@ -58,7 +58,7 @@ class Commit:
 
     __slots__ = (
         "room", "lease", "prev_version", "version", "record", "log", "lobby", "unlist",
-        "active", "was_active", "expire", "code", "game", "order", "due", "undue",
+        "active", "was_active", "expire", "code", "game", "order", "due", "undue", "publish",
     )  # fmt: skip
 
     def __init__(
@@ -80,6 +80,7 @@ class Commit:
         order: str = "",
         due: float | None = None,
         undue: bool = False,
+        publish: list[bytes] | None = None,
     ) -> None:
         self.room = room
         self.lease = lease  # the lease token held ("" to skip the check, tests only)
@@ -107,6 +108,10 @@ class Commit:
         #: never again (it finished).
         self.due = due
         self.undue = undue
+        #: Channels and payloads, in turn, that the commit script publishes once the change is
+        #: made, and only then (on one Redis: the room's frames for other processes' viewers,
+        #: ``fleet.owner.EdgeMail.claim``).
+        self.publish = [] if publish is None else publish
 
     def indexed(self) -> bool:
         """Whether the change moves the room in an index other rooms share (lobby, active set,
@@ -385,12 +390,15 @@ class RoomStore:
 
     def _commit_tail(self, change: Commit) -> list[bytes]:
         """The commit script's arguments after the lease: what changes from commit to commit."""
+        publish = change.publish
         args = [
             b"%d" % change.prev_version,
             b"%d" % change.version,
             change.record,
             b"%d" % change.expire,
+            b"%d" % (len(publish) // 2),
         ]
+        args.extend(publish)
         args.extend(change.log)
         return args
 

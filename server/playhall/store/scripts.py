@@ -56,8 +56,10 @@ end
 # A room's change, in the room's slot only. KEYS: the record, the log, the lease, the chat, the
 # fence counter. ARGV: the lease token held ('' skips the check: tests only), the version the
 # change was made against (-1: a new room), the new version, the new record ('' keeps the last
-# checkpoint), the seconds until the room's keys expire ('0' keeps them), then the log entry's
-# fields and values.
+# checkpoint), the seconds until the room's keys expire ('0' keeps them), the number P of
+# messages to publish once the change is made, then P channels and payloads (on one Redis: the
+# owner's batches for other processes' viewers of the room, see fleet.owner.EdgeMail.claim), then
+# the log entry's fields and values.
 _COMMIT = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
   return redis.error_reply('FENCED lease lost')
@@ -71,13 +73,17 @@ if ARGV[4] == '' then
 else
   redis.call('HSET', KEYS[1], 'v', ARGV[3], 'd', ARGV[4], 'c', ARGV[3])
 end
-if #ARGV > 5 then
-  redis.call('XADD', KEYS[2], '*', unpack(ARGV, 6))
+local log = 7 + 2 * tonumber(ARGV[6])
+if #ARGV >= log then
+  redis.call('XADD', KEYS[2], '*', unpack(ARGV, log))
 end
 if ARGV[5] ~= '0' then
   for _, key in ipairs({KEYS[1], KEYS[2], KEYS[4], KEYS[5]}) do
     redis.call('EXPIRE', key, ARGV[5])
   end
+end
+for i = 7, log - 1, 2 do
+  redis.call('PUBLISH', ARGV[i], ARGV[i + 1])
 end
 return 1
 """

@@ -5,14 +5,20 @@ it, in order, with no gap and nothing of another seat's."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import msgpack
+import pytest
+import redis.asyncio as aioredis
+from redis.asyncio.client import Monitor
 from redis.asyncio.cluster import RedisCluster
 
+from playhall.store.connect import parse_target
+from playhall.store.keys import Keys
 from playhall_client import Client, RoomMirror
 
 from ..helpers import redis_client
@@ -173,6 +179,69 @@ async def _kill_subscribers(redis_url: str) -> int:
             )
             return sum(int(count) for count in cut.values())
         return int(await client.execute_command("CLIENT", "KILL", "TYPE", "pubsub"))
+    finally:
+        await client.aclose()
+
+
+async def test_an_edges_frames_are_published_by_the_commit_that_stores_their_version(
+    fleet: Fleet, redis_url: str
+) -> None:
+    """On one Redis, the frames a move sends to other processes' viewers are published by
+    the room's commit script, as Redis stores the move (a hop before the owner could, having
+    read that it did): MONITOR shows the edges' channels published from Lua, once for each
+    version the edges' viewers were shown at least, and those viewers see every version."""
+    if parse_target(redis_url).cluster:
+        pytest.skip("on a Cluster an edge's channel is not in the room's slot: sent as before")
+    client = aioredis.Redis.from_url(redis_url)
+    marker = f"end-of-{uuid.uuid4().hex}"
+    from_lua: list[str] = []
+
+    async def watch(monitor: Monitor) -> None:
+        while True:
+            command = await monitor.next_command()
+            words = command["command"]
+            if marker in words:
+                return
+            if command["client_type"] == "lua" and words.startswith(
+                f"PUBLISH {fleet.prefix}edge:"
+            ):
+                from_lua.append(words)
+
+    try:
+        async with client.monitor() as monitor:
+            watching = asyncio.ensure_future(watch(monitor))
+            async with duel_across(fleet) as duel:
+                moves = await duel.playing
+                await duel.seen_to_the_end()
+            await client.echo(marker)
+            await watching
+        assert moves > 0
+        # The watcher's and seat 1's processes were sent every move's frames by its commit
+        # (the owner's own connection, seat 0's, gets its frames directly).
+        assert len(from_lua) >= moves
+    finally:
+        await client.aclose()
+
+
+async def test_a_commit_fenced_out_publishes_none_of_its_frames(
+    fleet: Fleet, redis_url: str
+) -> None:
+    """The owner's lease is taken from it mid-game (as if another process had taken the room
+    over), for a moment: the commit it makes next is fenced out, with the frames it had made
+    for the other processes' viewers, which the commit was to publish (that a refused commit
+    publishes nothing is tests/server/test_store_commit.py's). The room is taken again and
+    every connection sees each version once, with no gap or fork, to the game's end."""
+    client = redis_client(redis_url)
+    try:
+        async with duel_across(fleet) as duel:
+            await duel.mirror.wait(lambda m: m.version >= 8)
+            key = Keys(fleet.prefix).lease_key(duel.room)
+            await client.set(key, "stranger|999999", px=300)
+            await duel.playing
+            await duel.seen_to_the_end()
+        for r in duel.recorders:
+            versions = [m["to"] for m, _ in room_frames(r, duel.room) if m["t"] == "update"]
+            assert len(versions) == len(set(versions)), f"{r.client.name} saw a version twice"
     finally:
         await client.aclose()
 
