@@ -7,7 +7,8 @@
   for (0: it waits for none).
 - a batch (:func:`pack_batch`), owner to edge, on the edge's channel
   (``p edge:<instance>``): what the owner has for that edge's connections after one pass of
-  its event loop, in the order the connections would have got it on one process: answers
+  its event loop, or when a room commits (on one Redis the commit script publishes it), in the
+  order the connections would have got it on one process: answers
   (:data:`REPLY`), frames of a room (:data:`FRAME`, the exact bytes the owner's room encoded
   for that connection's seat),
   "send this room's frames again" (:data:`CLEAR`, the owner's side of a snapshot after

@@ -7,7 +7,10 @@ own seat and nothing else, and its ``push`` hands the frame to :class:`EdgeMail`
 forwarded requests go the same way (``ReplyRouter.deliver`` passes an answer addressed to
 another process here). EdgeMail sends each edge what it is due in order, in batches numbered
 per edge (``fleet.messages``), so the edge can tell when one was lost: an answer at once, with
-what its edge was due before it; everything else of a pass of the event loop in one publish.
+what its edge was due before it; everything else of a pass of the event loop in one publish; and
+on one Redis, what is due when a room commits a change (its frames for the edges' viewers among
+it) as arguments of that commit, whose script publishes them once the change is stored
+(:meth:`EdgeMail.claim`, ``rooms.actor.Room.commit``).
 
 An edge that no longer listens (two of its batches, sent a moment apart, reached nobody; or its
 channel has no subscriber at the periodic check) is gone: its viewers are detached from every

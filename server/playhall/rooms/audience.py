@@ -148,6 +148,8 @@ class Audience:
         #: The kinds of viewer whose frames may go before the change is stored, because what
         #: they are handed is published only once it is (see :meth:`broadcast`'s ``held``).
         self.early_kinds: tuple[type, ...] = ()
+        # Whether a viewer is of those kinds, worked out again only when one comes or goes.
+        self._early_here: bool | None = None
 
     # -- coming and going ----------------------------------------------------------------------
 
@@ -155,6 +157,7 @@ class Audience:
         """``session`` watches the room from ``seat`` (None: as a spectator)."""
         self.viewers[session] = ViewerState(seat)
         self._viewer_keys = None
+        self._early_here = None
         if seat is not None:
             self._away_since.pop(seat, None)
             self.gone.pop(seat, None)
@@ -167,6 +170,7 @@ class Audience:
         if state is None:
             return
         self._viewer_keys = None
+        self._early_here = None
         if state.seat is not None and not self.watching(state.seat):
             self._away_since[state.seat] = time.monotonic()
             self.gone[state.seat] = time.time()
@@ -289,9 +293,14 @@ class Audience:
         return keys
 
     def has_early(self) -> bool:
-        """Whether some viewer is of :attr:`early_kinds`."""
-        kinds = self.early_kinds
-        return bool(kinds) and any(isinstance(viewer, kinds) for viewer in self.viewers)
+        """Whether some viewer is of :attr:`early_kinds` (asked at every change)."""
+        here = self._early_here
+        if here is None:
+            kinds = self.early_kinds
+            here = self._early_here = bool(kinds) and any(
+                isinstance(viewer, kinds) for viewer in self.viewers
+            )
+        return here
 
     def broadcast(
         self, record: RoomRecord, events: list[Event],
