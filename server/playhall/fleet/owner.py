@@ -157,6 +157,10 @@ class EdgeMail:
         items.append(item)
         self._publish(edge, items, now=True)
 
+    def answer(self, to: ReplyTo, result: dict[str, Any]) -> None:
+        assert to.edge is not None
+        self.post(to.edge, [REPLY, to.corr, result, None])
+
     def claim(self) -> Claimed:
         """Every edge's batch due now, numbered, for a room's commit to publish
         (``rooms.handle.EarlyMail``): on one Redis the commit goes on the connection these

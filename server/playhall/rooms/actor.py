@@ -93,8 +93,12 @@ class Room:
         self._early = early
         if early is not None:
             self.audience.early_kinds = early.kinds
-        #: What the commit in flight publishes, until it is known stored or not.
+        #: What the commit in flight publishes, until it is known stored or not; and the
+        #: command whose answer it carries, with that answer's address (see ``commit``).
         self._claimed: Claimed | None = None
+        self._answered: tuple[Command, ReplyTo] | None = None
+        #: The command being handled.
+        self._command: Command | None = None
         self.listing = Listing(game.title, store, lobby)
         self._timer: asyncio.TimerHandle | None = None
         #: The timer of the next clock to run out, or of a seat's player away too long.
@@ -177,6 +181,7 @@ class Room:
             if command.kind == "_stop":
                 return
             handler = HANDLERS[command.kind]
+            self._command = command
             try:
                 if self.unsettled is not None:
                     await self._settle()
@@ -265,9 +270,12 @@ class Room:
     async def commit(
         self, new: RoomRecord, kind: str, seat: int | None = None, player: str | None = None,
         move: Any = None, events: list[Event] | None = None, mid: Any = None,
+        answer: dict[str, Any] | None = None,
     ) -> None:
         """Store ``new`` (whose version is the current one + 1), then adopt and broadcast it.
         Every change of the room is made here, by the command handlers (``rooms.commands``).
+        ``answer``: what the command being handled answers once this change is stored (then
+        a forwarded request's answer can go with the commit, see below).
 
         A game step (``kind`` in ``STEPS``) that leaves the status and the seats as they were
         is stored as its log entry only, unless ``checkpoint_every`` steps have passed since
@@ -317,6 +325,13 @@ class Room:
         if early is not None and self.audience.has_early():
             held = []
             self.audience.broadcast(new, events or [], held)
+            command = self._command
+            if answer is not None and command is not None:
+                to = command.reply_to
+                if to is not None and to.edge is not None:  # a forwarded request's
+                    early.answer(to, answer)  # after its frames, as on one process
+                    command.reply_to = None  # answered: the handler's return answers nothing
+                    self._answered = (command, to)
             self._claimed = early.claim()
             change.publish = self._claimed[0]
         reply_lost = False
@@ -352,6 +367,9 @@ class Room:
         made for it is forgotten (viewers get a snapshot of the next version), and the edges
         it was for hear of the gap."""
         claimed, self._claimed = self._claimed, None
+        answered, self._answered = self._answered, None
+        if answered is not None:  # its refusal goes out as a plain answer
+            answered[0].reply_to = answered[1]
         if claimed is not None and self._early is not None:
             self.audience.forget()
             self._early.lost(claimed)
@@ -363,7 +381,7 @@ class Room:
     ) -> None:
         """Make ``new``, stored, the room's record, and tell everyone (``held``: the frames
         of those its commit did not publish, made before it; see ``commit``)."""
-        self._claimed = None
+        self._claimed = self._answered = None
         # Presence says when a stand-in would take an absent player's seat, which depends on
         # the seats and on whether the game is being played.
         presence_changed = new.seats is not self.record.seats or new.status != self.record.status

@@ -54,6 +54,7 @@ class Room(Protocol):
     async def commit(
         self, new: RoomRecord, kind: str, seat: int | None = None, player: str | None = None,
         move: Any = None, events: list[Event] | None = None, mid: Any = None,
+        answer: dict[str, Any] | None = None,
     ) -> None: ...
 
     def schedule(self) -> None: ...
@@ -352,8 +353,9 @@ async def move(room: Room, command: Command) -> dict[str, Any]:
     if taken_back is not None:
         await room.commit(back, "take_back", seat, player, events=events)
         raise taken_back
-    await room.commit(new, "move", seat, player, args["move"], events, args["mid"])
-    return {"room": record.id, "version": new.version}
+    answer = {"room": record.id, "version": new.version}
+    await room.commit(new, "move", seat, player, args["move"], events, args["mid"], answer)
+    return answer
 
 
 async def resign(room: Room, command: Command) -> dict[str, Any]:

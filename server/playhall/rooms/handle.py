@@ -90,6 +90,11 @@ class EarlyMail(Protocol):
     #: The viewer classes whose frames are mail (``playhall.fleet.owner.RemoteViewer``).
     kinds: tuple[type, ...]
 
+    def answer(self, to: ReplyTo, result: dict[str, Any]) -> None:
+        """Queue the answer to forwarded request ``to`` behind what its edge is due, for the
+        next claim (``result``: the command's, should its change be stored)."""
+        ...
+
     def claim(self) -> Claimed:
         """Everything due to other processes now, numbered as the batches it would otherwise
         have gone in, for the commit to publish."""

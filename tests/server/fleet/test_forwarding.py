@@ -186,41 +186,56 @@ async def _kill_subscribers(redis_url: str) -> int:
 async def test_an_edges_frames_are_published_by_the_commit_that_stores_their_version(
     fleet: Fleet, redis_url: str
 ) -> None:
-    """On one Redis, the frames a move sends to other processes' viewers are published by
-    the room's commit script, as Redis stores the move (a hop before the owner could, having
-    read that it did): MONITOR shows the edges' channels published from Lua, once for each
-    version the edges' viewers were shown at least, and those viewers see every version."""
+    """On one Redis, the frames a move sends to other processes' viewers, and the answer to a
+    move forwarded from another process, are published by the room's commit script, as Redis
+    stores the move (a hop before the owner could, having read that it did): while the game is
+    played, MONITOR shows the edges' channels published from Lua, at least once a move, and
+    never otherwise; and every connection sees every version, with no gap."""
     if parse_target(redis_url).cluster:
         pytest.skip("on a Cluster an edge's channel is not in the room's slot: sent as before")
     client = aioredis.Redis.from_url(redis_url)
-    marker = f"end-of-{uuid.uuid4().hex}"
+    start, end = f"start-{uuid.uuid4().hex}", f"end-{uuid.uuid4().hex}"
     from_lua: list[str] = []
+    plain: list[str] = []
 
     async def watch(monitor: Monitor) -> None:
+        playing = False
         while True:
-            command = await monitor.next_command()
-            words = command["command"]
-            if marker in words:
-                return
-            if command["client_type"] == "lua" and words.startswith(
-                f"PUBLISH {fleet.prefix}edge:"
-            ):
-                from_lua.append(words)
+            words = (command := await monitor.next_command())["command"]
+            if start in words or end in words:
+                playing = start in words
+                if not playing:
+                    return
+            elif playing and words.startswith(f"PUBLISH {fleet.prefix}edge:"):
+                (from_lua if command["client_type"] == "lua" else plain).append(words)
 
+    recorders = [await recording(fleet.url(i), name=name) for i, name in enumerate("abw")]
+    a, b, watcher = (r.client for r in recorders)
     try:
+        mirror = await a.create("mantis", 2)
+        other = await b.join(mirror.room)
+        await watcher.join(mirror.room, watch=True)
         async with client.monitor() as monitor:
             watching = asyncio.ensure_future(watch(monitor))
-            async with duel_across(fleet) as duel:
-                moves = await duel.playing
-                await duel.seen_to_the_end()
-            await client.echo(marker)
+            await a.ready(mirror.room)
+            await b.ready(mirror.room)
+            await client.echo(start)
+            moves = await play_until_over([(a, mirror), (b, other)])
+            await client.echo(end)
             await watching
+        final = max(assert_no_gap(r, mirror.room) for r in recorders)
+        for r in recorders:
+            await r.client.rooms[mirror.room].wait(lambda m: m.version == final)
+            assert r.client.rooms[mirror.room].view["status"] == "finished"
         assert moves > 0
-        # The watcher's and seat 1's processes were sent every move's frames by its commit
-        # (the owner's own connection, seat 0's, gets its frames directly).
+        # Seat 1's process (its moves' answers, its frames) and the watcher's were sent each
+        # move's by its commit; the owner's own connection gets its frames directly.
         assert len(from_lua) >= moves
+        assert plain == []
     finally:
         await client.aclose()
+        for r in recorders:
+            await r.client.close()
 
 
 async def test_a_commit_fenced_out_publishes_none_of_its_frames(
