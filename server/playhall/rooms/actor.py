@@ -349,7 +349,11 @@ class Room:
                 new,
                 lambda: self._adopt(new, kind, seat, player, events, checkpoint, summary, held),
             )
-            await self._settle()
+            try:
+                await self._settle()
+            except RoomError:  # the outcome still unknown: the asker is told so too
+                self._answer_back()
+                raise
             if self.record is not new:
                 raise RoomError(errors.STORE_FAILED, "the change was not made")
             if change.indexed():
@@ -366,13 +370,19 @@ class Room:
         """The change whose commit was to publish :attr:`_claimed` is not stored: what was
         made for it is forgotten (viewers get a snapshot of the next version), and the edges
         it was for hear of the gap."""
+        self._answer_back()
         claimed, self._claimed = self._claimed, None
-        answered, self._answered = self._answered, None
-        if answered is not None:  # its refusal goes out as a plain answer
-            answered[0].reply_to = answered[1]
         if claimed is not None and self._early is not None:
             self.audience.forget()
             self._early.lost(claimed)
+
+    def _answer_back(self) -> None:
+        """Give the command whose answer the commit in flight carries its address back, so
+        that its refusal goes out as any other (should the commit have stored the change
+        after all, its edge keeps the first answer to the request and drops the later)."""
+        answered, self._answered = self._answered, None
+        if answered is not None:
+            answered[0].reply_to = answered[1]
 
     def _adopt(
         self, new: RoomRecord, kind: str, seat: int | None, player: str | None,
