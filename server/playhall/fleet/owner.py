@@ -57,6 +57,12 @@ logger = log.get("playhall.fleet")
 RESEND_AFTER: Final = 0.2
 
 
+def reply_item(corr: int, result: dict[str, Any] | None, error: RoomError | None) -> list[Any]:
+    """A batch's answer to forwarded request ``corr`` (``fleet.messages``)."""
+    wire = None if error is None else [error.code, error.reason, error.extra]
+    return [REPLY, corr, result, wire]
+
+
 class HeldRooms(Protocol):
     """What the owner's side needs of the room manager."""
 
@@ -159,7 +165,7 @@ class EdgeMail:
 
     def answer(self, to: ReplyTo, result: dict[str, Any]) -> None:
         assert to.edge is not None
-        self.post(to.edge, [REPLY, to.corr, result, None])
+        self.post(to.edge, reply_item(to.corr, result, None))
 
     def claim(self) -> Claimed:
         """Every edge's batch due now, numbered, for a room's commit to publish
@@ -315,9 +321,7 @@ class Owner:
 
     def _refuse(self, forward: Forward, error: RoomError) -> None:
         if forward.corr:
-            self.mail.post(
-                forward.edge, [REPLY, forward.corr, None, [error.code, error.reason, error.extra]]
-            )
+            self.mail.post(forward.edge, reply_item(forward.corr, None, error))
 
     def viewer(self, forward: Forward) -> Viewer:
         """The viewer standing for the forwarding connection: the connection itself if it is
@@ -346,8 +350,7 @@ class Owner:
     ) -> None:
         """Send the answer to a forwarded request back to the edge that asked, at once."""
         assert to.edge is not None
-        wire = None if error is None else [error.code, error.reason, error.extra]
-        self.mail.send_now(to.edge, [REPLY, to.corr, result, wire])
+        self.mail.send_now(to.edge, reply_item(to.corr, result, error))
 
     def moved(self, room_id: str, edges: set[str]) -> None:
         """Tell ``edges`` (which had viewers in it) that ``room_id`` is no longer here."""

@@ -352,7 +352,7 @@ class Audience:
                         alike[kind] = frame
                 frames[key] = frame
         self._history.record(version, frames)
-        kinds = self.early_kinds if held is not None else ()
+        kinds = self.early_kinds  # (asked only with held)
         for session, state in self.viewers.items():
             if session.is_stale(self.room):
                 continue  # its outbox overflowed; it gets a snapshot once it drains
