@@ -109,6 +109,18 @@ async def recording(url: str, **kwargs: object) -> Recorder:
     return Recorder(client)
 
 
+async def duel_of(recorders: list[Recorder]) -> tuple[RoomMirror, RoomMirror]:
+    """A Mantis duel made by ``recorders``' first client (seat 0), joined by its second (seat 1)
+    and watched by its third, both seats ready: the two seats' mirrors."""
+    a, b, watcher = (r.client for r in recorders)
+    mirror = await a.create("mantis", 2)
+    other = await b.join(mirror.room)
+    await watcher.join(mirror.room, watch=True)
+    await a.ready(mirror.room)
+    await b.ready(mirror.room)
+    return mirror, other
+
+
 #: A move overtaken by the room (a clock ran out, a stand-in moved first): move again later.
 OVERTAKEN = frozenset({"stale", "not_your_turn", "illegal_move", "game_over"})
 

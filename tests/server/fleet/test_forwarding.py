@@ -23,7 +23,7 @@ from playhall_client import Client, RoomMirror
 
 from ..helpers import redis_client
 from ..test_play_mantis import play_until_over
-from .conftest import Fleet, Recorder, recording
+from .conftest import Fleet, Recorder, duel_of, recording
 
 
 def _messages(recorder: Recorder) -> list[tuple[dict[str, Any], bytes]]:
@@ -136,14 +136,10 @@ async def duel_across(fleet: Fleet) -> AsyncIterator[Duel]:
     """A duel whose creator (seat 0) is on process 0, which holds the room, its other seat on
     process 1 and a watcher on process 2, being played to the end from the start."""
     recorders = [await recording(fleet.url(i), name=name) for i, name in enumerate("abw")]
-    a, b, watcher = (r.client for r in recorders)
+    a, b = (r.client for r in recorders[:2])
     playing: asyncio.Future[int] | None = None
     try:
-        mirror = await a.create("mantis", 2)
-        other = await b.join(mirror.room)
-        await watcher.join(mirror.room, watch=True)
-        await a.ready(mirror.room)
-        await b.ready(mirror.room)
+        mirror, other = await duel_of(recorders)
         playing = asyncio.ensure_future(play_until_over([(a, mirror), (b, other)]))
         yield Duel(mirror.room, recorders, mirror, playing)
     finally:

@@ -31,7 +31,15 @@ from ..faults import ResetProxy
 from ..helpers import newer_than, stored_room
 from ..process import ServerProcess, free_port
 from ..test_play_mantis import play_until_over
-from .conftest import FORWARD_TIMEOUT, LEASE_MS, Fleet, Recorder, recording, running
+from .conftest import (
+    FORWARD_TIMEOUT,
+    LEASE_MS,
+    Fleet,
+    Recorder,
+    duel_of,
+    recording,
+    running,
+)
 from .test_forwarding import assert_no_gap, room_frames
 
 
@@ -111,13 +119,8 @@ async def duel(pair: Pair) -> AsyncIterator[Duel]:
         await recording(fleet.url(1), name="b"),
         await recording(fleet.url(1), name="w"),
     ]
-    a, b, watcher = (r.client for r in recorders)
     try:
-        mirror = await a.create("mantis", 2)
-        other = await b.join(mirror.room)
-        await watcher.join(mirror.room, watch=True)
-        await a.ready(mirror.room)
-        await b.ready(mirror.room)
+        mirror, other = await duel_of(recorders)
         duel = Duel(mirror.room, recorders, [mirror, other])
         await mirror.wait(lambda m: m.view["status"] == "playing")
         yield duel
