@@ -20,6 +20,7 @@ from redis.asyncio.cluster import RedisCluster
 from playhall.store.connect import parse_target
 from playhall.store.keys import Keys
 from playhall_client import Client, RoomMirror
+from playhall_protocol import encode
 
 from ..helpers import redis_client
 from ..test_play_mantis import play_until_over
@@ -288,4 +289,34 @@ async def test_chat_presence_and_catching_up_reach_a_connection_on_another_proce
         await back.close()
     finally:
         for client in (a, watcher):
+            await client.close()
+
+
+async def test_a_connection_closed_before_its_join_is_answered_leaves_no_watcher(
+    fleet: Fleet,
+) -> None:
+    """A connection on another process asks to watch a room and hangs up before the answer
+    comes back: the room, on its owner, must not keep it as a watcher (it would be counted in
+    ``watching`` and sent frames for ever). Its process lets the request finish, then tells
+    the room it left (and, were that lost, the room's next frame for it would). Then a real
+    watcher joins through the same process, after the ghosts in the room's inbox, and the room
+    settles at that one watcher."""
+    seen = await recording(fleet.url(0), name="ann")
+    a = seen.client
+    ghosts = [await Client.connect(fleet.url(1), name=f"ghost{n}") for n in range(5)]
+    watcher = await Client.connect(fleet.url(1), name="wes")
+    try:
+        mirror = await a.create("mantis", 2)
+        for ghost in ghosts:
+            await ghost.send_raw(encode({"t": "join", "id": 99, "room": mirror.room,
+                                         "watch": True}))
+            await ghost.close()
+        await watcher.join(mirror.room, watch=True)
+        await mirror.wait(lambda m: m.watchers == ["wes"] and m.watching == 1)
+        # (And the ghosts did get in: what is tested is their leaving.)
+        watched_by = {name for message, _ in _messages(seen) if message.get("t") == "presence"
+                      for name in message["watchers"]}
+        assert watched_by & {ghost.name for ghost in ghosts}
+    finally:
+        for client in (a, watcher, *ghosts):
             await client.close()
