@@ -275,7 +275,8 @@ class Room:
         """Store ``new`` (whose version is the current one + 1), then adopt and broadcast it.
         Every change of the room is made here, by the command handlers (``rooms.commands``).
         ``answer``: what the command being handled answers once this change is stored (then
-        a forwarded request's answer can go with the commit, see below).
+        a forwarded request's answer can go with the commit, see below; a handler passes it
+        when its answer is known before the commit).
 
         A game step (``kind`` in ``STEPS``) that leaves the status and the seats as they were
         is stored as its log entry only, unless ``checkpoint_every`` steps have passed since
@@ -326,7 +327,11 @@ class Room:
             held = []
             self.audience.broadcast(new, events or [], held)
             command = self._command
-            if answer is not None and command is not None:
+            # (Not when the change moves the room's presence: on one process that goes out
+            # before the answer, once the change is stored; so the answer waits for it here.)
+            if answer is not None and command is not None and not (
+                _moves_presence(old, new) and self.audience.presence_moves(new)
+            ):
                 to = command.reply_to
                 if to is not None and to.edge is not None:  # a forwarded request's
                     early.answer(to, answer)  # after its frames, as on one process
@@ -394,7 +399,7 @@ class Room:
         self._claimed = self._answered = None
         # Presence says when a stand-in would take an absent player's seat, which depends on
         # the seats and on whether the game is being played.
-        presence_changed = new.seats is not self.record.seats or new.status != self.record.status
+        presence_changed = _moves_presence(self.record, new)
         self.record = new
         if not self.audience.viewers:  # with viewers, the room is not alone: their leaving is
             self.active_at = time.time()  # when it starts to be (see _run)
@@ -582,6 +587,12 @@ class Room:
 #: The clock a commit is timed by, bound once: compiled, ``time.perf_counter`` would be looked up
 #: on the module at every call.
 _commit_clock: Final = time.perf_counter
+
+def _moves_presence(old: RoomRecord, new: RoomRecord) -> bool:
+    """Whether storing ``new`` over ``old`` may change the room's presence (a seat taken, left
+    or given to a bot, the game started or ended: who a stand-in is due for)."""
+    return new.seats is not old.seats or new.status != old.status
+
 
 #: The answer while Redis cannot be asked whether a change whose reply was lost was stored.
 OUTCOME_UNKNOWN: Final = (

@@ -221,6 +221,10 @@ class Audience:
             for index, (seat, here) in enumerate(zip(record.seats, present, strict=True))
         ]
 
+    def presence_moves(self, record: RoomRecord) -> bool:
+        """Whether :meth:`push_presence` of ``record`` would push anything."""
+        return self.presence_push(record) != self._last_presence
+
     def push_presence(self, record: RoomRecord) -> None:
         """Tell every viewer who is here, when that changed (a player came or went, a seat was
         taken or given to a bot, a spectator came or went)."""

@@ -366,9 +366,10 @@ async def resign(room: Room, command: Command) -> dict[str, Any]:
     seat = table.seated(record, player)
     new, events = table.leave_game(record, room.game, seat, "resignation", time.time())
     room.log.info("resigned", seat=seat, player=player, version=new.version)
-    await room.commit(new, "leave_game", seat, player, "resignation", events)
+    answer = {"room": record.id, "version": new.version}
+    await room.commit(new, "leave_game", seat, player, "resignation", events, answer=answer)
     room.counters.forfeited("resignation")
-    return {"room": record.id, "version": new.version}
+    return answer
 
 
 async def clock(room: Room, command: Command) -> dict[str, Any]:

@@ -320,3 +320,36 @@ async def test_a_connection_closed_before_its_join_is_answered_leaves_no_watcher
     finally:
         for client in (a, watcher, *ghosts):
             await client.close()
+
+
+async def test_an_answer_follows_the_presence_its_change_moved_as_on_one_process(
+    fleet: Fleet,
+) -> None:
+    """A change that ends the game while a player is away also changes the room's presence
+    (no stand-in is due any more): on one process its update, then that presence, then the
+    answer. The player who made it, on another process, gets them in that order too, though
+    the update (and, for a change that moves no presence, the answer) is published by the
+    commit itself."""
+    ra = await recording(fleet.url(0), name="ann")
+    rb = await recording(fleet.url(1), name="bob")
+    a, b = ra.client, rb.client
+    try:
+        mirror = await a.create("mantis", 2)
+        room = mirror.room
+        other = await b.join(room)
+        await a.ready(room)
+        await b.ready(room)
+        await other.wait(lambda m: m.view["status"] == "playing")
+        await a.close()  # away: a stand-in is due for ann's seat (not within this test)
+        await other.wait(lambda m: m.stand_in_at[0] is not None)
+        reply = await b.request("resign", room=room)
+        await other.wait(lambda m: m.view["status"] == "finished" and m.stand_in_at[0] is None)
+        got = [m for m, _ in _messages(rb) if m.get("room") == room]
+        version = reply["version"]
+        [ended] = [i for i, m in enumerate(got) if m["t"] == "update" and m["to"] == version]
+        [answer] = [i for i, m in enumerate(got) if m["t"] == "ok" and m.get("version") == version]
+        presence = [i for i, m in enumerate(got) if i > ended and m["t"] == "presence"]
+        assert presence and ended < presence[0] < answer, [m["t"] for m in got[ended:]]
+    finally:
+        await a.close()
+        await b.close()
