@@ -588,6 +588,7 @@ class Room:
 #: on the module at every call.
 _commit_clock: Final = time.perf_counter
 
+
 def _moves_presence(old: RoomRecord, new: RoomRecord) -> bool:
     """Whether storing ``new`` over ``old`` may change the room's presence (a seat taken, left
     or given to a bot, the game started or ended: who a stand-in is due for)."""
