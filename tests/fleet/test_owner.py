@@ -165,6 +165,23 @@ async def test_a_request_of_a_connection_here_reaches_the_room_as_that_connectio
     assert isinstance(gone, RemoteViewer) and (gone.edge, gone.id) == ("host:2#cd", 5)
 
 
+async def test_a_detach_from_an_edge_that_no_longer_knows_the_connection_keeps_its_name() -> None:
+    """An edge that finds a frame for a connection it no longer holds tells the owner to detach
+    it, with no name (it has none left): the viewer, still in the room until the detach is
+    handled, keeps the name it had (presence would show it nameless). A request of the
+    connection itself still renames it."""
+    bus = Reaching()
+    owner = Owner(bus, Keys("ph:"), "host:2")
+    held = Held()
+    owner.rooms = held  # type: ignore[assignment]
+    owner.received("r1", Forward("host:1#ab", 4, 9, 12, "join", "p", "bob", "a", {}).pack())
+    owner.received("r1", Forward("host:1#ab", 4, 0, None, "detach", "", "", "", {}).pack())
+    joined, detached = held.room.viewers
+    assert joined is detached and joined.name == "bob"
+    owner.received("r1", Forward("host:1#ab", 4, 9, 13, "rename", "p", "robert", "a", {}).pack())
+    assert joined.name == "robert"
+
+
 async def test_a_request_on_a_room_channel_left_just_now_still_reaches_the_owner_side() -> None:
     """Redis delivered a request on a room's channel after this process let the room go but
     before it had the UNSUBSCRIBE (the publisher counted a listener): the bus has no handler

@@ -339,8 +339,8 @@ class Owner:
                 self.mail,
             )
             self._viewers[key] = viewer
-        else:
-            viewer.name = forward.name  # renamed since
+        elif forward.kind != "detach":  # (a detach may come from an edge that no longer holds
+            viewer.name = forward.name  # the connection, and knows no name): renamed since
         return viewer
 
     # -- answers and moves out -----------------------------------------------------------------

@@ -303,7 +303,7 @@ async def test_a_connection_closed_before_its_join_is_answered_leaves_no_watcher
     settles at that one watcher."""
     seen = await recording(fleet.url(0), name="ann")
     a = seen.client
-    ghosts = [await Client.connect(fleet.url(1), name=f"ghost{n}") for n in range(5)]
+    ghosts = [await Client.connect(fleet.url(1), name=f"ghost{n}") for n in range(10)]
     watcher = await Client.connect(fleet.url(1), name="wes")
     try:
         mirror = await a.create("mantis", 2)
@@ -317,6 +317,9 @@ async def test_a_connection_closed_before_its_join_is_answered_leaves_no_watcher
         watched_by = {name for message, _ in _messages(seen) if message.get("t") == "presence"
                       for name in message["watchers"]}
         assert watched_by & {ghost.name for ghost in ghosts}
+        # Nor is a watcher ever shown nameless: a process that finds a frame for a connection
+        # it no longer holds tells the owner to detach it without knowing its name.
+        assert "" not in watched_by
     finally:
         for client in (a, watcher, *ghosts):
             await client.close()
