@@ -84,9 +84,6 @@ class Duel:
     recorders: list[Recorder]
     mirrors: list[RoomMirror]
 
-    def to_move(self) -> int:
-        return 0 if self.mirrors[0].view.get("moves") else 1
-
     async def turn_of(self, seat: int) -> None:
         """Play on (each seat its first legal move) until it is ``seat``'s turn."""
         while not self.mirrors[seat].view.get("moves"):
