@@ -174,10 +174,9 @@ class EdgeMail:
         pending, self._pending = self._pending, {}
         words: list[bytes] = []
         for edge, items in pending.items():
-            seq = self._seq.get(edge, 0) + 1
-            self._seq[edge] = seq
-            words.append(self.keys.edge_channel(instance_of(edge)).encode())
-            words.append(pack_batch(self.boot, seq, items, edge))
+            channel, batch, _ = self._numbered(edge, items)
+            words.append(channel)
+            words.append(batch)
         return words, list(pending)
 
     def lost(self, claimed: Claimed) -> None:
@@ -186,15 +185,19 @@ class EdgeMail:
         for edge in claimed[1]:
             self._nudge(edge)
 
+    def _numbered(self, edge: str, items: list[Any]) -> tuple[bytes, bytes, int]:
+        """``items`` as ``edge``'s next batch: its channel, the batch, and its number."""
+        seq = self._seq.get(edge, 0) + 1
+        self._seq[edge] = seq
+        channel = self.keys.edge_channel(instance_of(edge)).encode()
+        return channel, pack_batch(self.boot, seq, items, edge), seq
+
     def _publish(self, edge: str, items: list[Any], now: bool) -> None:
         # At once: a batch is the end of its pass's work for the edge (or an answer), and
         # would otherwise wait a loop pass more for the pipe's write.
-        seq = self._seq.get(edge, 0) + 1
-        self._seq[edge] = seq
+        channel, batch, seq = self._numbered(edge, items)
         self.bus.publish_then(
-            self.keys.edge_channel(instance_of(edge)).encode(),
-            pack_batch(self.boot, seq, items, edge),
-            functools.partial(self._sent, edge, seq, time.monotonic()),
+            channel, batch, functools.partial(self._sent, edge, seq, time.monotonic()),
             at_once=True, now=now,
         )
 
