@@ -55,6 +55,21 @@ def assert_no_gap(recorder: Recorder, room: str) -> int:
     return version
 
 
+def assert_each_version_once(recorder: Recorder, room: str) -> None:
+    """The connection was sent no version's update twice."""
+    versions = [m["to"] for m, _ in room_frames(recorder, room) if m["t"] == "update"]
+    assert len(versions) == len(set(versions)), f"{recorder.client.name} saw a version twice"
+
+
+async def seen_to_the_end(recorders: list[Recorder], room: str) -> None:
+    """Every connection was shown every version from its snapshot on, with no gap, up to the
+    finished game's last."""
+    final = max(assert_no_gap(r, room) for r in recorders)
+    for r in recorders:
+        await r.client.rooms[room].wait(lambda m: m.version == final)
+        assert r.client.rooms[room].view["status"] == "finished"
+
+
 def updates_by_version(recorder: Recorder, room: str) -> dict[int, bytes]:
     return {m["to"]: f for m, f in room_frames(recorder, room) if m["t"] == "update"}
 
@@ -124,12 +139,7 @@ class Duel:
     playing: asyncio.Future[int]
 
     async def seen_to_the_end(self) -> None:
-        """Every connection was shown every version from its snapshot on, with no gap, up to
-        the finished game's last."""
-        final = max(assert_no_gap(r, self.room) for r in self.recorders)
-        for r in self.recorders:
-            await r.client.rooms[self.room].wait(lambda m: m.version == final)
-            assert r.client.rooms[self.room].view["status"] == "finished"
+        await seen_to_the_end(self.recorders, self.room)
 
 
 @asynccontextmanager
@@ -252,8 +262,7 @@ async def test_a_commit_fenced_out_publishes_none_of_its_frames(
             await duel.playing
             await duel.seen_to_the_end()
         for r in duel.recorders:
-            versions = [m["to"] for m, _ in room_frames(r, duel.room) if m["t"] == "update"]
-            assert len(versions) == len(set(versions)), f"{r.client.name} saw a version twice"
+            assert_each_version_once(r, duel.room)
     finally:
         await client.aclose()
 

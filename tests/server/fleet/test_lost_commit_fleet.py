@@ -40,7 +40,7 @@ from .conftest import (
     recording,
     running,
 )
-from .test_forwarding import assert_no_gap, room_frames
+from .test_forwarding import assert_each_version_once, room_frames, seen_to_the_end
 
 
 @dataclass
@@ -100,12 +100,9 @@ class Duel:
         """The rest of the game, then: every connection saw each version once, no gap."""
         a, b = (r.client for r in self.recorders[:2])
         await play_until_over([(a, self.mirrors[0]), (b, self.mirrors[1])])
-        final = max(assert_no_gap(r, self.room) for r in self.recorders)
+        await seen_to_the_end(self.recorders, self.room)
         for r in self.recorders:
-            await r.client.rooms[self.room].wait(lambda m: m.version == final)
-            assert r.client.rooms[self.room].view["status"] == "finished"
-            versions = [m["to"] for m, _ in room_frames(r, self.room) if m["t"] == "update"]
-            assert len(versions) == len(set(versions)), f"{r.client.name} saw a version twice"
+            assert_each_version_once(r, self.room)
 
 
 @pytest.fixture
