@@ -1,12 +1,14 @@
 """Loading a room from Redis, against a real Redis: the room a process loads (its last
 checkpoint with the game steps since replayed) is exactly the room that was live, and stored
 data that does not replay is refused with ``store_failed``, its lease let go, the room left as
-it was in Redis."""
+it was in Redis. And a room in memory keeps no connection once it has answered it."""
 
 from __future__ import annotations
 
+import gc
 import itertools
 import time
+import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 
@@ -31,6 +33,7 @@ from .redis_replies import stream_entries
 
 #: Room ids (11 letters and digits, as the server makes them).
 LOAD1 = "loadOneRoom"
+KEPT = "keptNoConns"
 DAMAGED = {"gap": "loadGapRoom", "bad_move": "loadBadMove"}
 
 
@@ -162,3 +165,17 @@ async def test_a_room_whose_log_does_not_replay_is_refused_and_let_go(
     assert room.record.id not in setup.manager.rooms
     assert await setup.redis.get(setup.store.keys.lease_key(room.record.id)) is None  # let go
     assert await setup.redis.hgetall(setup.store.keys.room_key(room.record.id)) == before
+
+
+async def test_a_room_keeps_no_connection_once_its_commands_are_answered(setup: Setup) -> None:
+    """A command holds the connection that sent it: once it is answered the room lets both
+    go, so a connection that closed is not kept alive by the last room it played in."""
+    room, viewers = await started_room(setup.manager, KEPT)
+    await play(room, viewers, 3)  # the last move is the first seat's
+    for viewer in viewers:
+        room.audience.detach(room.record, viewer)
+    gone = [weakref.ref(viewer) for viewer in viewers]
+    del viewers, viewer
+    gc.collect()
+    assert [ref() for ref in gone] == [None, None]
+    assert setup.manager.rooms[KEPT] is room  # the room lives on, waiting for its next command

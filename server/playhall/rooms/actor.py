@@ -97,7 +97,7 @@ class Room:
         #: command whose answer it carries, with that answer's address (see ``commit``).
         self._claimed: Claimed | None = None
         self._answered: tuple[Command, ReplyTo] | None = None
-        #: The command being handled.
+        #: The command being handled (only while it is: a command holds its connection).
         self._command: Command | None = None
         self.listing = Listing(game.title, store, lobby)
         self._timer: asyncio.TimerHandle | None = None
@@ -180,40 +180,47 @@ class Room:
             command = await self.inbox.get()
             if command.kind == "_stop":
                 return
-            handler = HANDLERS[command.kind]
-            self._command = command
-            try:
-                if self.unsettled is not None:
-                    await self._settle()
-                if self.record.private:
-                    hide_from_outsiders(self, command)
-                result = await handler(self, command)
-            except RoomError as refusal:  # (named apart: docs/operations.md, "The compiled build")
-                command.finish(self.replies, self.record.id, None, refusal)
-                if refusal.code == errors.STORE_FAILED:
-                    self._retry_later(command)
-                continue
-            except Fenced:
-                self.log.warning("room_fenced", command=command.kind)
-                self._let_go(command, "this server no longer owns the room; reconnect")
-                continue
-            except VersionConflict as conflict:
-                # Redis holds another version than this process does: never serve that room
-                # from memory again; it is loaded afresh (viewers get a snapshot).
-                self.log.warning("room_out_of_date", command=command.kind, stored=str(conflict))
-                self._let_go(command, "the room changed under this server; sync and retry")
-                continue
-            except Exception as exc:
-                self._failed(command, exc)
-                continue
-            command.finish(self.replies, self.record.id, result)
-            if command.kind in _SELF_DRIVEN and self.unsettled is None:
-                self._retries = 0
-            if command.kind in _COMINGS_AND_GOINGS:
-                self.arm_clock()
-                if not self.audience.viewers:
-                    self.active_at = time.time()
-            self._check_idle()
+            await self._handle(command)
+            # (Not kept while the room waits for the next: it holds the connection that sent it.)
+            del command
+
+    async def _handle(self, command: Command) -> None:
+        handler = HANDLERS[command.kind]
+        self._command = command
+        try:
+            if self.unsettled is not None:
+                await self._settle()
+            if self.record.private:
+                hide_from_outsiders(self, command)
+            result = await handler(self, command)
+        except RoomError as refusal:  # (named apart: docs/operations.md, "The compiled build")
+            command.finish(self.replies, self.record.id, None, refusal)
+            if refusal.code == errors.STORE_FAILED:
+                self._retry_later(command)
+            return
+        except Fenced:
+            self.log.warning("room_fenced", command=command.kind)
+            self._let_go(command, "this server no longer owns the room; reconnect")
+            return
+        except VersionConflict as conflict:
+            # Redis holds another version than this process does: never serve that room
+            # from memory again; it is loaded afresh (viewers get a snapshot).
+            self.log.warning("room_out_of_date", command=command.kind, stored=str(conflict))
+            self._let_go(command, "the room changed under this server; sync and retry")
+            return
+        except Exception as exc:
+            self._failed(command, exc)
+            return
+        finally:
+            self._command = None
+        command.finish(self.replies, self.record.id, result)
+        if command.kind in _SELF_DRIVEN and self.unsettled is None:
+            self._retries = 0
+        if command.kind in _COMINGS_AND_GOINGS:
+            self.arm_clock()
+            if not self.audience.viewers:
+                self.active_at = time.time()
+        self._check_idle()
 
     def _failed(self, command: Command, exc: Exception) -> None:
         """A command that raised: Redis failing (``store_failed``, counted in the outage
