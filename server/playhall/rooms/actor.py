@@ -97,8 +97,6 @@ class Room:
         #: command whose answer it carries, with that answer's address (see ``commit``).
         self._claimed: Claimed | None = None
         self._answered: tuple[Command, ReplyTo] | None = None
-        #: The command being handled (only while it is: a command holds its connection).
-        self._command: Command | None = None
         self.listing = Listing(game.title, store, lobby)
         self._timer: asyncio.TimerHandle | None = None
         #: The timer of the next clock to run out, or of a seat's player away too long.
@@ -186,7 +184,6 @@ class Room:
 
     async def _handle(self, command: Command) -> None:
         handler = HANDLERS[command.kind]
-        self._command = command
         try:
             if self.unsettled is not None:
                 await self._settle()
@@ -211,8 +208,6 @@ class Room:
         except Exception as exc:
             self._failed(command, exc)
             return
-        finally:
-            self._command = None
         command.finish(self.replies, self.record.id, result)
         if command.kind in _SELF_DRIVEN and self.unsettled is None:
             self._retries = 0
@@ -277,13 +272,13 @@ class Room:
     async def commit(
         self, new: RoomRecord, kind: str, seat: int | None = None, player: str | None = None,
         move: Any = None, events: list[Event] | None = None, mid: Any = None,
-        answer: dict[str, Any] | None = None,
+        answer: tuple[Command, dict[str, Any]] | None = None,
     ) -> None:
         """Store ``new`` (whose version is the current one + 1), then adopt and broadcast it.
         Every change of the room is made here, by the command handlers (``rooms.commands``).
-        ``answer``: what the command being handled answers once this change is stored (then
-        a forwarded request's answer can go with the commit, see below; a handler passes it
-        when its answer is known before the commit).
+        ``answer``: the command being handled and what it answers once this change is stored
+        (then a forwarded request's answer can go with the commit, see below; a handler
+        passes it when its answer is known before the commit).
 
         A game step (``kind`` in ``STEPS``) that leaves the status and the seats as they were
         is stored as its log entry only, unless ``checkpoint_every`` steps have passed since
@@ -333,15 +328,15 @@ class Room:
         if early is not None and self.audience.has_early():
             held = []
             self.audience.broadcast(new, events or [], held)
-            command = self._command
             # (Not when the change moves the room's presence: on one process that goes out
             # before the answer, once the change is stored; so the answer waits for it here.)
-            if answer is not None and command is not None and not (
+            if answer is not None and not (
                 _moves_presence(old, new) and self.audience.presence_moves(new)
             ):
+                command, reply = answer
                 to = command.reply_to
                 if to is not None and to.edge is not None:  # a forwarded request's
-                    early.answer(to, answer)  # after its frames, as on one process
+                    early.answer(to, reply)  # after its frames, as on one process
                     command.reply_to = None  # answered: the handler's return answers nothing
                     self._answered = (command, to)
             self._claimed = early.claim()

@@ -54,7 +54,7 @@ class Room(Protocol):
     async def commit(
         self, new: RoomRecord, kind: str, seat: int | None = None, player: str | None = None,
         move: Any = None, events: list[Event] | None = None, mid: Any = None,
-        answer: dict[str, Any] | None = None,
+        answer: tuple[Command, dict[str, Any]] | None = None,
     ) -> None: ...
 
     def schedule(self) -> None: ...
@@ -354,7 +354,9 @@ async def move(room: Room, command: Command) -> dict[str, Any]:
         await room.commit(back, "take_back", seat, player, events=events)
         raise taken_back
     answer = {"room": record.id, "version": new.version}
-    await room.commit(new, "move", seat, player, args["move"], events, args["mid"], answer)
+    await room.commit(
+        new, "move", seat, player, args["move"], events, args["mid"], (command, answer)
+    )
     return answer
 
 
@@ -367,7 +369,9 @@ async def resign(room: Room, command: Command) -> dict[str, Any]:
     new, events = table.leave_game(record, room.game, seat, "resignation", time.time())
     room.log.info("resigned", seat=seat, player=player, version=new.version)
     answer = {"room": record.id, "version": new.version}
-    await room.commit(new, "leave_game", seat, player, "resignation", events, answer=answer)
+    await room.commit(
+        new, "leave_game", seat, player, "resignation", events, answer=(command, answer)
+    )
     room.counters.forfeited("resignation")
     return answer
 
