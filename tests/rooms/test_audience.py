@@ -49,13 +49,18 @@ def mantis() -> Game:
     return game
 
 
-def started(seats: int = 2) -> RoomRecord:
+def seated(seats: int = 2) -> RoomRecord:
+    """A room of Mantis with every seat taken, its game not started yet."""
     record = table.create(
         "mantis", {}, seats, "alice", private=False, room_id="r", secret=int_key(3), created=0.0
     ).evolve()
     for player in ("alice", "bob", "carol", "dan")[:seats]:
         record, _, _ = table.join(record, mantis(), player, player.title())
-    record, _ = table.start(record, mantis(), "alice")
+    return record
+
+
+def started(seats: int = 2) -> RoomRecord:
+    record, _ = table.start(seated(seats), mantis(), "alice")
     return record
 
 
@@ -89,6 +94,35 @@ def test_presence_is_pushed_when_it_changes() -> None:
     crowd.detach(record, bob)
     assert alice.messages("presence")[-1]["presence"] == [True, False]
     assert crowd.presence(record) == [True, False]
+
+
+def test_the_presence_asked_before_a_change_is_stored_is_the_one_pushed_after() -> None:
+    # The actor asks presence_moves before the commit and pushes once it is stored: the push
+    # sends what the question worked out rather than working it out again.
+    waiting = seated()
+    playing = table.start(waiting, mantis(), "alice")[0]
+    crowd = audience(away_takeover=60)
+    alice = FakeViewer("alice", "A")
+    crowd.attach(waiting, alice, 0)
+    assert alice.messages("presence")[-1]["stand_in_at"] == [None, None]
+    assert crowd.presence_moves(playing)
+    asked_at = crowd.loaded
+    crowd.loaded += 100  # (worked out again, bob's stand-in time would move with it)
+    crowd.push_presence(playing)
+    assert alice.messages("presence")[-1]["stand_in_at"] == [None, asked_at + 60]
+
+
+def test_a_viewer_coming_between_the_question_and_the_push_is_in_the_push() -> None:
+    waiting = seated()
+    playing = table.start(waiting, mantis(), "alice")[0]
+    crowd = audience(away_takeover=60)
+    alice, watcher = FakeViewer("alice", "A"), FakeViewer("w", "W")
+    crowd.attach(waiting, alice, 0)
+    assert crowd.presence_moves(playing)
+    crowd.attach(waiting, watcher, None)
+    crowd.push_presence(playing)
+    last = alice.messages("presence")[-1]
+    assert (last["watching"], last["stand_in_at"]) == (1, [None, crowd.loaded + 60])
 
 
 def test_a_broadcast_sends_each_key_one_update_that_reproduces_its_view() -> None:

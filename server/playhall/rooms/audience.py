@@ -145,6 +145,10 @@ class Audience:
         # key -> (version, bytes) of the last snapshot encoded for it
         self._snapshot_size: dict[ViewerKey, tuple[int, int]] = {}
         self._last_presence: dict[str, Any] = {}
+        # The presence push :meth:`presence_moves` worked out, and the record it is of: the
+        # :meth:`push_presence` of that record that follows (once the change is stored) sends
+        # it rather than working it out again. Dropped whenever a viewer comes or goes.
+        self._next_presence: tuple[RoomRecord, dict[str, Any]] | None = None
         #: The kinds of viewer whose frames may go before the change is stored, because what
         #: they are handed is published only once it is (see :meth:`broadcast`'s ``held``).
         self.early_kinds: tuple[type, ...] = ()
@@ -157,6 +161,7 @@ class Audience:
         """``session`` watches the room from ``seat`` (None: as a spectator)."""
         self.viewers[session] = ViewerState(seat)
         self._viewer_keys = None
+        self._next_presence = None
         self._early_here = None
         if seat is not None:
             self._away_since.pop(seat, None)
@@ -170,6 +175,7 @@ class Audience:
         if state is None:
             return
         self._viewer_keys = None
+        self._next_presence = None
         self._early_here = None
         if state.seat is not None and not self.watching(state.seat):
             self._away_since[state.seat] = time.monotonic()
@@ -222,13 +228,20 @@ class Audience:
         ]
 
     def presence_moves(self, record: RoomRecord) -> bool:
-        """Whether :meth:`push_presence` of ``record`` would push anything."""
-        return self.presence_push(record) != self._last_presence
+        """Whether :meth:`push_presence` of ``record`` would push anything (asked before
+        ``record`` is stored; the push, once it is, reuses what was worked out here)."""
+        message = self.presence_push(record)
+        self._next_presence = (record, message)
+        return message != self._last_presence
 
     def push_presence(self, record: RoomRecord) -> None:
         """Tell every viewer who is here, when that changed (a player came or went, a seat was
         taken or given to a bot, a spectator came or went)."""
-        message = self.presence_push(record)
+        pending, self._next_presence = self._next_presence, None
+        if pending is not None and pending[0] is record:
+            message = pending[1]
+        else:
+            message = self.presence_push(record)
         if message != self._last_presence:
             self._last_presence = message
             self.push_all(message)
