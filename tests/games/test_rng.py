@@ -84,6 +84,24 @@ def test_below_rejects_a_word_at_or_over_the_largest_multiple_of_the_bound() -> 
     assert r.state["counter"] == w and 40 < refused < 400
 
 
+@given(key=st.binary(min_size=32, max_size=32),
+       n=st.one_of(st.integers(1, 200), st.integers(1, 2**64),
+                   st.sampled_from([255, 256, 2**63, 2**63 + 1, 2**64 - 1, 2**64, 3 * 2**62])))
+def test_below_keeps_a_word_only_under_the_largest_multiple_of_the_bound(
+    key: bytes, n: int
+) -> None:
+    # The specification's words: under limit = 2^64 - (2^64 mod n), each taken modulo n.
+    limit = 2**64 - 2**64 % n
+    r = Rng(seed_state(key))
+    w = 0
+    for _ in range(12):
+        while _word(key, "game", w) >= limit:
+            w += 1
+        assert r.below(n) == _word(key, "game", w) % n
+        w += 1
+    assert r.state["counter"] == w
+
+
 def test_die_rolls_cover_one_to_six_evenly() -> None:
     r = Rng(7)
     counts = Counter(r.between(1, 6) for _ in range(6000))
@@ -106,3 +124,11 @@ def test_shuffle_is_fisher_yates_from_the_last_index_down() -> None:
 def test_below_refuses_an_empty_range() -> None:
     with pytest.raises(ValueError):
         Rng(1).below(0)
+
+
+def test_below_refuses_a_bound_no_64_bit_word_can_meet() -> None:
+    # Past 2^64 the largest multiple of n up to 2^64 is 0: no word would ever be kept.
+    r = Rng(1)
+    with pytest.raises(ValueError, match="2\\^64"):
+        r.below(2**64 + 1)
+    assert r.state["counter"] == 0

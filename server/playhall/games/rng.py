@@ -22,6 +22,7 @@ elsewhere.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import MutableSequence, Sequence
 from typing import Any, Final, TypeVar
 
@@ -30,8 +31,16 @@ T = TypeVar("T")
 #: The game's own stream.
 GAME_LABEL: Final = "game"
 KEY_BYTES: Final = 32
-_WORDS_PER_BLOCK: Final = 4
 _TWO_64: Final = 1 << 64
+#: A block's four words, big-endian: unpacked together when the block is made, so a draw is an
+#: index into them (slicing and converting each word alone cost a draw more than its share of
+#: the block's HMAC).
+_BLOCK_WORDS: Final = struct.Struct(">4Q")
+
+#: The largest multiple of each n up to 2^64, for the bounds games draw below (a deck's size,
+#: a die's faces): worked out once here, not with two big-number steps at every draw.
+_SMALL_BOUNDS: Final = 256
+_LIMITS: Final[list[int]] = [0] + [_TWO_64 - _TWO_64 % n for n in range(1, _SMALL_BOUNDS)]
 
 #: The generator's state as a game state keeps it: ``{"key": bytes, "label": str, "counter":
 #: int}``.
@@ -65,7 +74,7 @@ class Rng:
     :attr:`state` after drawing to store where it stops now. An int stands for
     ``seed_state(n)``, for tests and tools."""
 
-    __slots__ = ("key", "label", "_prefix", "counter", "_block", "_block_index", "_pads")
+    __slots__ = ("key", "label", "_prefix", "counter", "_words", "_block_index", "_pads")
 
     def __init__(self, state: RngState | int) -> None:
         if isinstance(state, int):
@@ -76,7 +85,7 @@ class Rng:
         self.label: str = state["label"]
         self._prefix = self.label.encode()
         self.counter: int = state["counter"]
-        self._block = b""
+        self._words: tuple[int, ...] = ()
         self._block_index = -1
         self._pads: tuple[Any, Any] | None = None
 
@@ -86,12 +95,13 @@ class Rng:
 
     def next64(self) -> int:
         """The stream's next 64-bit word."""
-        index, word = divmod(self.counter, _WORDS_PER_BLOCK)
+        counter = self.counter
+        index = counter >> 2  # four words a block: counter // 4, and below counter % 4
         if index != self._block_index:
-            self._block = self._hmac(self._prefix + index.to_bytes(8, "big"))
+            self._words = _BLOCK_WORDS.unpack(self._hmac(self._prefix + index.to_bytes(8, "big")))
             self._block_index = index
-        self.counter += 1
-        return int.from_bytes(self._block[8 * word : 8 * word + 8], "big")
+        self.counter = counter + 1
+        return self._words[counter & 3]
 
     def _hmac(self, message: bytes) -> bytes:
         """HMAC-SHA256(key, message) as RFC 2104 defines it, from the key's two padded SHA-256
@@ -112,9 +122,12 @@ class Rng:
 
     def below(self, n: int) -> int:
         """A uniform integer in [0, n), without modulo bias (rejection sampling)."""
-        if n <= 0:
-            raise ValueError("n must be positive")
-        limit = _TWO_64 - (_TWO_64 % n)
+        if 0 < n < _SMALL_BOUNDS:
+            limit = _LIMITS[n]
+        elif 0 < n <= _TWO_64:
+            limit = _TWO_64 - (_TWO_64 % n)
+        else:  # (past 2^64 no word is under a multiple of n: the loop below would never end)
+            raise ValueError("n must be from 1 to 2^64")
         while True:
             x = self.next64()
             if x < limit:
