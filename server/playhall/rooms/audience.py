@@ -391,9 +391,11 @@ class Audience:
 
     def forget(self) -> None:
         """The change a broadcast with ``held`` sent was not stored: forget the views and
-        frames made for it, so every viewer gets a snapshot of the next version stored."""
+        frames made for it, so every viewer gets a snapshot of the next version stored (and
+        the presence push worked out for it, which no push will send)."""
         self._views.clear()
         self._history = FrameHistory(self.config.history)
+        self._next_presence = None
         for state in self.viewers.values():
             state.version = -1
 
